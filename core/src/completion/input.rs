@@ -1,0 +1,27 @@
+//! How a delivery's handling ended, as the dispatcher reports it.
+
+use crate::HandlerOutcome;
+
+/// The end of one handler invocation.
+///
+/// Only [`Completion::Returned`] carries an outcome. The other variants all mean "no outcome":
+/// the delivery is left unsettled and the broker brings it back (after the ack timeout, or when
+/// the consumer disconnects). They are told apart because logs and counters should say why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Completion {
+    /// The handler returned this outcome.
+    Returned(HandlerOutcome),
+    /// The handler panicked.
+    Panicked,
+    /// The handler's future was dropped before it finished.
+    Cancelled,
+    /// The service stopped before the handler finished, or during a `retry_after` wait.
+    Stopped,
+}
+
+impl From<HandlerOutcome> for Completion {
+    fn from(outcome: HandlerOutcome) -> Self {
+        Completion::Returned(outcome)
+    }
+}

@@ -1,0 +1,39 @@
+//! Where an outcome becomes a consumer call.
+//!
+//! This module is the whole of the "Completion" table of the guide, as pure code:
+//!
+//! | the handler ended with | [`Settlement`] | the driver then calls |
+//! |---|---|---|
+//! | [`HandlerOutcome::Ack`](crate::HandlerOutcome::Ack) | [`Settlement::Ack`] | `ack_with_id` |
+//! | [`HandlerOutcome::Drop`](crate::HandlerOutcome::Drop) | [`Settlement::Ack`] | `ack_with_id` |
+//! | [`HandlerOutcome::Retry`](crate::HandlerOutcome::Retry) | [`Settlement::Nack`] | `nack_with_id` |
+//! | [`HandlerOutcome::RetryAfter`](crate::HandlerOutcome::RetryAfter)`(d)` | [`Settlement::NackAt`]`(now + d)` | `nack_with_id` once the deadline is reached |
+//! | `RetryAfter(d)` with `d >= ack_timeout` | [`SettlementError`], then [`Settlement::Leave`] | nothing |
+//! | no outcome: [`Completion::Panicked`], [`Completion::Cancelled`], [`Completion::Stopped`] | [`Settlement::Leave`] | nothing; the broker's ack timeout or a disconnect brings the message back |
+//!
+//! The table is the same for all four subscription types: what differs between them is what
+//! the broker does with a negative acknowledgement (count it, or rewind the cursor), not which
+//! call the service makes.
+//!
+//! Two levels are offered. [`SubscriptionRules::settle`] is the bare decision for one delivery.
+//! [`Settler`] is the state machine a subscription's driver runs: it takes completions and
+//! `now`, queues the consumer calls ([`Action`]), holds the delayed ones until their deadline,
+//! and reports the next deadline so that the driver needs a single timer however many
+//! deliveries are waiting.
+
+mod action;
+mod error;
+mod input;
+mod rules;
+mod settlement;
+mod settler;
+
+pub use action::Action;
+pub use error::SettlementError;
+pub use input::Completion;
+pub use rules::SubscriptionRules;
+pub use settlement::Settlement;
+pub use settler::Settler;
+
+#[cfg(test)]
+mod tests;

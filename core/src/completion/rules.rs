@@ -1,0 +1,85 @@
+//! The subscription settings the completion rules depend on.
+
+use alloc::sync::Arc;
+use core::time::Duration;
+
+use super::{Completion, Settlement, SettlementError};
+use crate::{HandlerOutcome, Instant, SubscriptionType};
+
+/// What the completion rules need to know about a subscription.
+///
+/// Built once per subscription at registration; settling a delivery does not allocate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscriptionRules {
+    subscription: Arc<str>,
+    kind: SubscriptionType,
+    ack_timeout: Option<Duration>,
+}
+
+impl SubscriptionRules {
+    /// Rules for the subscription named `subscription` (used in error messages), of type
+    /// `kind`, with the client-side ack timeout if one is set.
+    pub fn new(
+        subscription: impl Into<Arc<str>>,
+        kind: SubscriptionType,
+        ack_timeout: Option<Duration>,
+    ) -> Self {
+        SubscriptionRules {
+            subscription: subscription.into(),
+            kind,
+            ack_timeout,
+        }
+    }
+
+    /// The subscription's name.
+    pub fn subscription(&self) -> &str {
+        &self.subscription
+    }
+
+    /// The subscription's type.
+    pub fn kind(&self) -> SubscriptionType {
+        self.kind
+    }
+
+    /// The client-side ack timeout, if any.
+    pub fn ack_timeout(&self) -> Option<Duration> {
+        self.ack_timeout
+    }
+
+    /// Decide what becomes of one delivery whose handling ended with `completion` at `now`.
+    ///
+    /// - `ack` and `drop` acknowledge; `retry` negatively acknowledges at once.
+    /// - `retry_after(d)` negatively acknowledges at `now + d`, provided `d` is shorter than the
+    ///   ack timeout. A delay not shorter than it is an error naming both values; the caller
+    ///   then leaves the delivery unsettled ([`Settlement::Leave`]). Without an ack timeout any
+    ///   delay is accepted.
+    /// - No outcome (panic, cancellation, shutdown) makes no call.
+    pub fn settle(
+        &self,
+        completion: Completion,
+        now: Instant,
+    ) -> Result<Settlement, SettlementError> {
+        let outcome = match completion {
+            Completion::Returned(outcome) => outcome,
+            Completion::Panicked | Completion::Cancelled | Completion::Stopped => {
+                return Ok(Settlement::Leave)
+            }
+        };
+        Ok(match outcome {
+            HandlerOutcome::Ack | HandlerOutcome::Drop => Settlement::Ack,
+            HandlerOutcome::Retry => Settlement::Nack,
+            HandlerOutcome::RetryAfter(delay) => {
+                if let Some(ack_timeout) = self.ack_timeout {
+                    if delay >= ack_timeout {
+                        return Err(SettlementError::DelayNotShorterThanAckTimeout {
+                            subscription: self.subscription.clone(),
+                            delay,
+                            ack_timeout,
+                        });
+                    }
+                }
+                Settlement::NackAt(now.saturating_add(delay))
+            }
+        })
+    }
+}

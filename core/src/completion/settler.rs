@@ -1,0 +1,141 @@
+//! The per-subscription completion state machine a driver runs.
+
+use alloc::collections::{BinaryHeap, VecDeque};
+use core::cmp::Ordering;
+
+use super::{Action, Completion, Settlement, SettlementError, SubscriptionRules};
+use crate::Instant;
+
+/// Turns completions into consumer calls, holding delayed negative acknowledgements until
+/// their deadline.
+///
+/// The driver that owns a subscription's consumer feeds it every completion with
+/// [`Settler::complete`], then drains [`Settler::poll_action`] and makes each call; it sleeps
+/// until [`Settler::next_deadline`] when nothing is ready. The machine never reads a clock and
+/// never performs I/O, so it runs unchanged under a test's virtual clock.
+///
+/// Waits are kept in a binary heap ordered by deadline (ties in completion order), so a
+/// completion costs `O(log n)` in the number of waiting deliveries and the driver needs one
+/// timer for all of them. Its buffers grow to the largest backlog seen and are then reused:
+/// in steady state, settling a delivery does not allocate.
+#[derive(Debug)]
+pub struct Settler<Id> {
+    rules: SubscriptionRules,
+    ready: VecDeque<Action<Id>>,
+    waits: BinaryHeap<Wait<Id>>,
+    next_seq: u64,
+}
+
+impl<Id> Settler<Id> {
+    /// A machine for one subscription.
+    pub fn new(rules: SubscriptionRules) -> Self {
+        Settler {
+            rules,
+            ready: VecDeque::new(),
+            waits: BinaryHeap::new(),
+            next_seq: 0,
+        }
+    }
+
+    /// The subscription's rules.
+    pub fn rules(&self) -> &SubscriptionRules {
+        &self.rules
+    }
+
+    /// Record how the handling of delivery `id` ended, at `now`.
+    ///
+    /// Returns the decision (for logs and counters); the calls it implies are then available
+    /// from [`Settler::poll_action`], immediately or once their deadline is reached. On error
+    /// the delivery is left unsettled and nothing is queued for it.
+    pub fn complete(
+        &mut self,
+        id: Id,
+        completion: Completion,
+        now: Instant,
+    ) -> Result<Settlement, SettlementError> {
+        let settlement = self.rules.settle(completion, now)?;
+        match settlement {
+            Settlement::Ack => self.ready.push_back(Action::Ack(id)),
+            Settlement::Nack => self.ready.push_back(Action::Nack(id)),
+            Settlement::NackAt(deadline) => {
+                let seq = self.next_seq;
+                self.next_seq = self.next_seq.wrapping_add(1);
+                self.waits.push(Wait { deadline, seq, id });
+            }
+            Settlement::Leave => {}
+        }
+        Ok(settlement)
+    }
+
+    /// The next call to make at `now`, if any: first the immediate ones in completion order,
+    /// then the delayed ones whose deadline is not after `now`, earliest first.
+    pub fn poll_action(&mut self, now: Instant) -> Option<Action<Id>> {
+        if let Some(action) = self.ready.pop_front() {
+            return Some(action);
+        }
+        if self.waits.peek().is_some_and(|w| w.deadline <= now) {
+            return self.waits.pop().map(|w| Action::Nack(w.id));
+        }
+        None
+    }
+
+    /// When the earliest waiting delivery is due, or `None` if nothing waits. Immediate calls
+    /// not yet taken by [`Settler::poll_action`] do not count: poll until it answers `None`
+    /// first.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.waits.peek().map(|w| w.deadline)
+    }
+
+    /// How many deliveries are in a `retry_after` wait.
+    pub fn waiting(&self) -> usize {
+        self.waits.len()
+    }
+
+    /// How many immediate calls are queued.
+    pub fn ready(&self) -> usize {
+        self.ready.len()
+    }
+
+    /// The service is stopping: every `retry_after` wait is cut short and yields no call.
+    ///
+    /// Returns the deliveries whose wait was abandoned, so the driver can log them; they stay
+    /// unacknowledged and the broker brings them back (after the ack timeout, or when the
+    /// consumer disconnects). Immediate calls already queued are kept: a stopping driver still
+    /// flushes them.
+    pub fn abandon_waits(&mut self) -> impl Iterator<Item = Id> + '_ {
+        self.waits.drain().map(|w| w.id)
+    }
+}
+
+/// A delivery waiting for its delayed negative acknowledgement.
+#[derive(Debug)]
+struct Wait<Id> {
+    deadline: Instant,
+    seq: u64,
+    id: Id,
+}
+
+impl<Id> PartialEq for Wait<Id> {
+    fn eq(&self, other: &Self) -> bool {
+        self.deadline == other.deadline && self.seq == other.seq
+    }
+}
+
+impl<Id> Eq for Wait<Id> {}
+
+impl<Id> PartialOrd for Wait<Id> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<Id> Ord for Wait<Id> {
+    /// Reversed, so that `BinaryHeap`, a max-heap, yields the earliest deadline first and, on
+    /// equal deadlines, the earliest completion.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .deadline
+            .cmp(&self.deadline)
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}

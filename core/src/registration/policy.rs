@@ -1,0 +1,78 @@
+//! The dead-letter policy and the validation that produces it.
+
+use alloc::string::String;
+use core::num::NonZeroU32;
+
+use super::RegistrationError;
+use crate::SubscriptionType;
+
+/// What the consumer is told about attempts and the dead-letter topic.
+///
+/// The broker client checks `redelivery_count >= max_redeliver_count` before it hands a message
+/// over, and at the limit publishes it to the dead-letter topic instead, so with
+/// `max_redeliver_count = max_attempts` a handler sees one message exactly `max_attempts`
+/// times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetterPolicy {
+    max_attempts: NonZeroU32,
+    dead_letter_topic: String,
+}
+
+impl DeadLetterPolicy {
+    /// The number of deliveries of one message, the first included, before it is
+    /// dead-lettered.
+    pub fn max_attempts(&self) -> NonZeroU32 {
+        self.max_attempts
+    }
+
+    /// The value for the client's `max_redeliver_count`: the same number as
+    /// [`DeadLetterPolicy::max_attempts`], because the client compares it with the redelivery
+    /// count before each delivery.
+    pub fn max_redeliver_count(&self) -> u32 {
+        self.max_attempts.get()
+    }
+
+    /// Where a message out of attempts is published, as it was declared.
+    pub fn dead_letter_topic(&self) -> &str {
+        &self.dead_letter_topic
+    }
+}
+
+/// Check a subscription's retry declaration.
+///
+/// - neither a limit nor a topic: `Ok(None)`, the consumer gets no dead-letter policy;
+/// - both, on a type that counts redeliveries: `Ok(Some(policy))`;
+/// - a limit on Exclusive or Failover (with or without a topic):
+///   [`RegistrationError::LimitOnUncountedType`];
+/// - otherwise a missing step: [`RegistrationError::LimitWithoutDeadLetter`] or
+///   [`RegistrationError::DeadLetterWithoutLimit`].
+pub fn dead_letter_policy(
+    subscription: &str,
+    kind: SubscriptionType,
+    max_attempts: Option<NonZeroU32>,
+    dead_letter_topic: Option<&str>,
+) -> Result<Option<DeadLetterPolicy>, RegistrationError> {
+    match (max_attempts, dead_letter_topic) {
+        (None, None) => Ok(None),
+        (Some(max_attempts), _) if !kind.counts_redeliveries() => {
+            Err(RegistrationError::LimitOnUncountedType {
+                subscription: subscription.into(),
+                kind,
+                max_attempts,
+            })
+        }
+        (Some(max_attempts), None) => Err(RegistrationError::LimitWithoutDeadLetter {
+            subscription: subscription.into(),
+            max_attempts,
+        }),
+        (None, Some(topic)) => Err(RegistrationError::DeadLetterWithoutLimit {
+            subscription: subscription.into(),
+            kind,
+            dead_letter_topic: topic.into(),
+        }),
+        (Some(max_attempts), Some(topic)) => Ok(Some(DeadLetterPolicy {
+            max_attempts,
+            dead_letter_topic: topic.into(),
+        })),
+    }
+}

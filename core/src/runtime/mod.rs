@@ -1,0 +1,26 @@
+//! What the core asks of an async runtime, and a clock that moves only when told.
+//!
+//! The core spawns tasks and waits for deadlines through two small, object-safe traits,
+//! [`Spawn`] and [`Timer`]; the adapter crates (`ruststream-tokio`, `ruststream-async-std`,
+//! `ruststream-smol`) implement them for their runtime, and a broker keeps the pair of the
+//! runtime it connected on so that every wait runs there. [`ManualClock`] implements
+//! [`Timer`] on a virtual time that moves only by [`ManualClock::advance`]: the base of the
+//! deterministic tests.
+//!
+//! Both traits take boxed futures so that they stay object-safe (`Arc<dyn Runtime>`). A driver
+//! asks for one sleep at a time (until its [`Settler`](crate::Settler)'s next deadline), not one
+//! per waiting message, so the box costs one allocation per timer change, not per delivery.
+
+mod manual_clock;
+mod spawn;
+mod timer;
+
+pub use manual_clock::ManualClock;
+pub use spawn::{BoxTask, Spawn};
+pub use timer::{Sleep, Timer};
+
+/// A runtime: something that can both spawn and sleep. Implemented for every type that is
+/// both [`Spawn`] and [`Timer`].
+pub trait Runtime: Spawn + Timer {}
+
+impl<T: Spawn + Timer + ?Sized> Runtime for T {}

@@ -1,0 +1,49 @@
+//! Reading time and waiting for a deadline.
+
+use alloc::boxed::Box;
+use core::future::Future;
+use core::pin::Pin;
+use core::time::Duration;
+
+use crate::Instant;
+
+/// A future that completes at a deadline, returned by [`Timer::sleep_until`].
+pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// A monotonic clock with sleeps.
+///
+/// An implementation:
+///
+/// - MUST make [`Timer::now`] monotonic: a later call never returns an earlier instant.
+/// - MUST measure all instants from one origin, fixed for the life of the value (and its
+///   clones), so that instants it returned can be compared with each other.
+/// - MUST NOT complete a sleep before [`Timer::now`] has reached its deadline: after
+///   `sleep_until(t).await`, `now() >= t`.
+/// - MUST complete a sleep whose deadline has passed, once polled, and wake its task when the
+///   deadline is reached, without the caller polling in between.
+/// - MUST let a dropped sleep go: it never wakes anything afterwards, and holds no resources.
+/// - MUST accept sleeps created on any thread and polled from any task.
+/// - SHOULD fire a sleep as soon as possible after its deadline; how soon is up to the runtime
+///   (a virtual clock fires it exactly at the deadline).
+pub trait Timer: Send + Sync {
+    /// The current instant, from this timer's origin.
+    fn now(&self) -> Instant;
+
+    /// A future completing once [`Timer::now`] has reached `deadline`.
+    fn sleep_until(&self, deadline: Instant) -> Sleep;
+
+    /// A future completing once `duration` has passed from now.
+    fn sleep(&self, duration: Duration) -> Sleep {
+        self.sleep_until(self.now().saturating_add(duration))
+    }
+}
+
+impl<T: Timer + ?Sized> Timer for alloc::sync::Arc<T> {
+    fn now(&self) -> Instant {
+        (**self).now()
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> Sleep {
+        (**self).sleep_until(deadline)
+    }
+}

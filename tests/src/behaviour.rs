@@ -1,0 +1,87 @@
+//! Behaviour tests written once, run on every runtime.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::channel::{mpsc, oneshot};
+use futures::future::{select, Either};
+use futures::StreamExt;
+use ruststream::runtime::Runtime;
+
+/// How many sleeps run at once in [`spawn_and_sleep`].
+pub const CONCURRENT_SLEEPS: usize = 10_000;
+
+/// The spawn and timer contract of `ruststream::runtime`, checked on one runtime:
+///
+/// 1. a spawned task runs;
+/// 2. `sleep(d)` never wakes before `d` has passed on the runtime's own clock;
+/// 3. [`CONCURRENT_SLEEPS`] concurrent sleeps, each in its own task, all fire, none early;
+/// 4. a dropped sleep never fires.
+///
+/// Only lower bounds on time are asserted (how late a sleep fires depends on the machine).
+pub async fn spawn_and_sleep(rt: Arc<dyn Runtime>) {
+    // 1. A spawned task runs, without the caller driving it.
+    let (tx, rx) = oneshot::channel();
+    rt.spawn(Box::pin(async move {
+        tx.send(42).expect("the test is waiting for this");
+    }));
+    assert_eq!(rx.await, Ok(42), "the spawned task never ran");
+
+    // 2. Never before the deadline.
+    for d in [
+        Duration::ZERO,
+        Duration::from_millis(1),
+        Duration::from_millis(7),
+    ] {
+        let start = rt.now();
+        rt.sleep(d).await;
+        let woke = rt.now();
+        assert!(
+            woke >= start + d,
+            "sleep({d:?}) from {start:?} woke at {woke:?}, before its deadline"
+        );
+    }
+
+    // 3. Many at once, each in its own task.
+    let early = Arc::new(AtomicUsize::new(0));
+    let (done_tx, done_rx) = mpsc::unbounded();
+    for i in 0..CONCURRENT_SLEEPS {
+        let rt2 = rt.clone();
+        let early = early.clone();
+        let done_tx = done_tx.clone();
+        let d = Duration::from_micros(500 * (1 + (i as u64 % 40)));
+        rt.spawn(Box::pin(async move {
+            let start = rt2.now();
+            rt2.sleep(d).await;
+            if rt2.now() < start + d {
+                early.fetch_add(1, Ordering::SeqCst);
+            }
+            done_tx.unbounded_send(()).expect("the test is waiting");
+        }));
+    }
+    drop(done_tx);
+    let fired = done_rx.count().await;
+    assert_eq!(fired, CONCURRENT_SLEEPS, "not every sleep fired");
+    assert_eq!(early.load(Ordering::SeqCst), 0, "some sleeps fired early");
+
+    // 4. A dropped sleep never fires.
+    let fired = Arc::new(AtomicBool::new(false));
+    let long = {
+        let rt = rt.clone();
+        let fired = fired.clone();
+        Box::pin(async move {
+            rt.sleep(Duration::from_millis(20)).await;
+            fired.store(true, Ordering::SeqCst);
+        })
+    };
+    match select(long, rt.sleep(Duration::from_millis(2))).await {
+        Either::Right(((), long)) => drop(long),
+        Either::Left(_) => panic!("a 20 ms sleep finished before a 2 ms one"),
+    }
+    rt.sleep(Duration::from_millis(40)).await;
+    assert!(
+        !fired.load(Ordering::SeqCst),
+        "a sleep fired after it was dropped"
+    );
+}

@@ -1,0 +1,10 @@
+//! Support code for ruststream's workspace tests.
+//!
+//! Behaviour tests are written once here, as async functions over `Arc<dyn Runtime>`, and the
+//! test files in `tests/` run each of them on every runtime: tokio, async-std, smol and the
+//! manual clock ([`ManualRuntime`]).
+
+pub mod behaviour;
+mod manual_runtime;
+
+pub use manual_runtime::ManualRuntime;

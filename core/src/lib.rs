@@ -13,24 +13,47 @@
 //! | what a handler returns | [`outcome`] ([`HandlerOutcome`]) |
 //! | what that outcome becomes (ack, nack, nack at a deadline, nothing) | [`completion`] |
 //! | whether a retry / dead-letter declaration is valid | [`registration`] |
+//! | which deliveries may run now (per-key order) | [`dispatch`] |
 //! | the four subscription types and which of them count redeliveries | [`subscription`] |
+//! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`] |
+//! | the app: startup, brokers | [`app`] |
 //! | spawn and timer contracts, and a manual clock | [`runtime`] |
 //! | the clock-free instant type | [`time`] |
 #![no_std]
-#![doc(html_no_source)]
 
 extern crate alloc;
 
+pub mod app;
 pub mod completion;
+pub mod dispatch;
+pub mod handler;
+pub mod message;
+mod nonzero;
 pub mod outcome;
+pub mod outgoing;
 pub mod registration;
 pub mod runtime;
+pub mod state;
 pub mod subscription;
 pub mod time;
 
+pub use app::{App, AppInfo, RustStream};
 pub use completion::{Action, Completion, Settlement, SettlementError, Settler, SubscriptionRules};
+pub use handler::{Handler, HandlerError};
 pub use outcome::HandlerOutcome;
+pub use outgoing::Outgoing;
 pub use registration::{dead_letter_policy, DeadLetterPolicy, RegistrationError};
 pub use runtime::{ManualClock, Runtime, Spawn, Timer};
+pub use state::{FromRef, State};
 pub use subscription::SubscriptionType;
 pub use time::Instant;
+
+pub use ruststream_macros::{app, subscriber, FromRef, Outgoing};
+
+/// Items the macros' expansions refer to. Not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use alloc::boxed::Box;
+    pub use serde;
+    pub use serde_json;
+}

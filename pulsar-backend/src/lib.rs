@@ -1,13 +1,33 @@
 //! # ruststream on Apache Pulsar
 //!
-//! The broker crate: it connects the runtime-free core to pulsar-rs. This is the one place where
-//! the core's decisions meet the client's calls. For now it holds the translation of the core's
-//! registration results into pulsar-rs consumer settings; the consumer driver, publishing and
-//! the broker handle follow.
+//! The Pulsar broker of ruststream: mount `#[subscriber]` handlers with [`PulsarBroker`], and
+//! test the same app in process with [`TestApp`]. A service imports the prelude:
+//!
+//! ```ignore
+//! use ruststream_pulsar::prelude::*;
+//! ```
+//!
+//! Where an outcome becomes a consumer call: [`driver`](crate) — `src/driver/run.rs`, which
+//! feeds each handler's outcome to the core's `Settler` and makes the calls it yields.
 
+mod broker;
+mod driver;
+mod inprocess;
+mod observe;
+pub mod prelude;
+mod subscription;
+pub mod testing;
 mod translate;
+mod url;
 
+pub use broker::{Include, PulsarBroker, DEFAULT_SUBSCRIPTION};
+pub use inprocess::InProcessPulsar;
+pub use observe::CallRecord;
+pub use ruststream_pulsar_model::{TopicName, TopicNameError};
+pub use subscription::{PulsarSubscription, DEFAULT_CONCURRENCY};
+pub use testing::TestApp;
 pub use translate::{dead_letter_policy, sub_type};
+pub use url::BadUrl;
 
 /// pulsar-rs, re-exported so that a service uses the exact version this crate was built with.
 pub use pulsar;

@@ -18,6 +18,11 @@ pub enum Completion {
     Cancelled,
     /// The service stopped before the handler finished, or during a `retry_after` wait.
     Stopped,
+    /// The handler could not start: the payload did not decode, or a parameter could not be
+    /// extracted. Treated as no outcome so that nothing is lost and nothing loops hot: the
+    /// message returns after the ack timeout and, with a dead-letter policy, ends on the
+    /// dead-letter topic once its attempts are spent.
+    Rejected,
 }
 
 impl From<HandlerOutcome> for Completion {

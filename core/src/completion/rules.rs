@@ -61,9 +61,10 @@ impl SubscriptionRules {
     ) -> Result<Settlement, SettlementError> {
         let outcome = match completion {
             Completion::Returned(outcome) => outcome,
-            Completion::Panicked | Completion::Cancelled | Completion::Stopped => {
-                return Ok(Settlement::Leave)
-            }
+            Completion::Panicked
+            | Completion::Cancelled
+            | Completion::Stopped
+            | Completion::Rejected => return Ok(Settlement::Leave),
         };
         Ok(match outcome {
             HandlerOutcome::Ack | HandlerOutcome::Drop => Settlement::Ack,

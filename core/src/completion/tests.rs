@@ -165,6 +165,7 @@ fn no_outcome_makes_no_call() {
                 Completion::Panicked,
                 Completion::Cancelled,
                 Completion::Stopped,
+                Completion::Rejected,
             ] {
                 let mut s = settler(kind, timeout);
                 let d = s.complete(7, completion, at(5)).unwrap();

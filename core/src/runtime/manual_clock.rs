@@ -1,7 +1,7 @@
 //! A virtual clock that moves only when told.
 
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::future::Future;
@@ -22,6 +22,11 @@ use crate::Instant;
 /// it runs before the next step. A test harness that must let woken tasks run between steps
 /// uses [`ManualClock::advance_to_next_deadline`] and runs its executor between calls.
 ///
+/// A sleep that fired counts as *unobserved* ([`ManualClock::unobserved`]) until its future is
+/// dropped. A harness that waits for quiet before it moves time again uses this to know that a
+/// woken task has not finished reacting yet; code that wants to be counted as busy while it
+/// reacts keeps the fired sleep alive until it has done so.
+///
 /// Clones share one time.
 #[derive(Clone, Default)]
 pub struct ManualClock {
@@ -34,6 +39,8 @@ struct ClockState {
     next_id: u64,
     /// Pending sleeps by (deadline, creation number); the waker of the task that last polled.
     sleeps: BTreeMap<(Instant, u64), Option<Waker>>,
+    /// Sleeps that fired and whose future still exists, by creation number.
+    fired: BTreeSet<u64>,
 }
 
 impl ManualClock {
@@ -74,6 +81,11 @@ impl ManualClock {
         self.shared.lock().sleeps.len()
     }
 
+    /// How many sleeps have fired but still exist: their tasks may not have reacted yet.
+    pub fn unobserved(&self) -> usize {
+        self.shared.lock().fired.len()
+    }
+
     /// Fire the sleeps of the earliest deadline not after `limit`, moving time to it.
     fn fire_next(&self, limit: Instant) -> Option<Instant> {
         let (deadline, wakers) = {
@@ -88,7 +100,12 @@ impl ManualClock {
             // Keys are ordered by deadline first: everything due at `deadline` is in front.
             let later = state.sleeps.split_off(&(deadline, u64::MAX));
             let due = core::mem::replace(&mut state.sleeps, later);
-            (deadline, due.into_values().flatten().collect::<Vec<_>>())
+            let mut wakers = Vec::with_capacity(due.len());
+            for ((_, id), waker) in due {
+                state.fired.insert(id);
+                wakers.extend(waker);
+            }
+            (deadline, wakers)
         };
         // Woken outside the lock: a waker may poll (and so lock) at once.
         for waker in wakers {
@@ -119,6 +136,9 @@ impl Timer for ManualClock {
         state.next_id += 1;
         if deadline > state.now {
             state.sleeps.insert((deadline, id), None);
+        } else {
+            // Due already: it counts as fired until dropped, like one fired by `advance`.
+            state.fired.insert(id);
         }
         Box::pin(ManualSleep {
             clock: self.shared.clone(),
@@ -139,7 +159,10 @@ impl Future for ManualSleep {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut state = self.clock.lock();
         if state.now >= self.key.0 {
-            state.sleeps.remove(&self.key);
+            if state.sleeps.remove(&self.key).is_some() {
+                // Reached by `advance_to`'s final step rather than fired: count it the same.
+                state.fired.insert(self.key.1);
+            }
             return Poll::Ready(());
         }
         match state.sleeps.get_mut(&self.key) {
@@ -159,7 +182,9 @@ impl Future for ManualSleep {
 
 impl Drop for ManualSleep {
     fn drop(&mut self) {
-        self.clock.lock().sleeps.remove(&self.key);
+        let mut state = self.clock.lock();
+        state.sleeps.remove(&self.key);
+        state.fired.remove(&self.key.1);
     }
 }
 
@@ -211,6 +236,9 @@ mod tests {
         assert_eq!(counter.0.load(Ordering::SeqCst), 1, "woken once");
         assert_eq!(poll(&mut sleep, &counter), Poll::Ready(()));
         assert_eq!(clock.pending(), 0);
+        assert_eq!(clock.unobserved(), 1, "fired, its future still alive");
+        drop(sleep);
+        assert_eq!(clock.unobserved(), 0, "dropped: observed");
     }
 
     #[test]

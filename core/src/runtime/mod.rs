@@ -11,10 +11,12 @@
 //! asks for one sleep at a time (until its [`Settler`](crate::Settler)'s next deadline), not one
 //! per waiting message, so the box costs one allocation per timer change, not per delivery.
 
+mod hybrid;
 mod manual_clock;
 mod spawn;
 mod timer;
 
+pub use hybrid::Hybrid;
 pub use manual_clock::ManualClock;
 pub use spawn::{BoxTask, Spawn};
 pub use timer::{Sleep, Timer};

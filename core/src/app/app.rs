@@ -1,0 +1,148 @@
+//! The `App` trait and starting an app.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use super::{AppInfo, BoxError, Broker, RunningBroker, StartError};
+use crate::handler::BoxFuture;
+use crate::message::Headers;
+use crate::runtime::Runtime;
+
+/// Builds the app state at startup.
+pub type Startup<S> = Box<dyn FnOnce() -> BoxFuture<'static, Result<S, BoxError>> + Send>;
+
+/// A complete service description: what `fn app() -> impl App<State = ..>` returns.
+///
+/// Implemented by [`RustStream`](super::RustStream). The same value runs in production (through
+/// the `main` that `#[ruststream::app]` writes) and in tests (through a broker crate's
+/// `TestApp`), with no configuration switch in it.
+pub trait App: Send + 'static {
+    /// The state handlers take their `State<T>` parameters from.
+    type State: Send + Sync + 'static;
+
+    /// Take the app apart, to start it or to adapt it for a test.
+    fn into_parts(self) -> AppParts<Self::State>;
+}
+
+/// An app taken apart: its identity, its startup and its brokers.
+#[non_exhaustive]
+pub struct AppParts<S> {
+    /// Name and version.
+    pub info: AppInfo,
+    /// Builds the state.
+    pub startup: Startup<S>,
+    /// The brokers with their handlers, in the order they were added.
+    pub brokers: Vec<Box<dyn Broker<S>>>,
+    /// A mistake in how the app was assembled, reported when it starts.
+    pub misuse: Option<String>,
+}
+
+impl<S: Send + Sync + 'static> AppParts<S> {
+    /// Check every registration, build the state (with `on_startup`, unless `state` is given),
+    /// then start the brokers in order on `runtime`.
+    ///
+    /// Nothing connects unless every registration of every broker is valid, and `on_startup`
+    /// does not run either: a mistake is reported before any side effect.
+    pub async fn start(
+        self,
+        runtime: Arc<dyn Runtime>,
+        state: Option<S>,
+    ) -> Result<RunningApp, StartError> {
+        if let Some(misuse) = self.misuse {
+            return Err(StartError::Misuse(misuse));
+        }
+        for broker in &self.brokers {
+            broker.check()?;
+        }
+        let state = match state {
+            Some(state) => state,
+            None => (self.startup)().await.map_err(StartError::Startup)?,
+        };
+        let state = Arc::new(state);
+        let mut running = Vec::with_capacity(self.brokers.len());
+        for broker in self.brokers {
+            match broker.start(state.clone(), runtime.clone()).await {
+                Ok(b) => running.push(b),
+                Err(e) => {
+                    for b in running {
+                        b.stop().await;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(RunningApp {
+            info: self.info,
+            brokers: running,
+        })
+    }
+}
+
+/// A started app.
+pub struct RunningApp {
+    info: AppInfo,
+    brokers: Vec<Box<dyn RunningBroker>>,
+}
+
+impl RunningApp {
+    /// Name and version.
+    pub fn info(&self) -> &AppInfo {
+        &self.info
+    }
+
+    /// The started brokers, in the order they were added.
+    pub fn brokers(&self) -> &[Box<dyn RunningBroker>] {
+        &self.brokers
+    }
+
+    /// Publish through the first broker.
+    ///
+    /// # Errors
+    ///
+    /// The broker's, or an error if the app has no broker.
+    pub async fn publish(
+        &self,
+        topic: &str,
+        payload: Vec<u8>,
+        headers: Headers,
+        key: Option<String>,
+    ) -> Result<(), BoxError> {
+        match self.brokers.first() {
+            Some(b) => b.publish(topic, payload, headers, key).await,
+            None => {
+                Err("the app has no broker to publish through: add one with `with_broker`".into())
+            }
+        }
+    }
+
+    /// Completes once no broker has anything in flight.
+    pub async fn idle(&self) {
+        // One pass is not enough: settling on one broker may publish to another.
+        loop {
+            for b in &self.brokers {
+                b.idle().await;
+            }
+            if self.brokers.iter().all(|b| b.in_flight() == 0) {
+                return;
+            }
+        }
+    }
+
+    /// Stop every broker gracefully, in reverse order.
+    pub async fn stop(self) {
+        for b in self.brokers.into_iter().rev() {
+            b.stop().await;
+        }
+    }
+}
+
+impl core::fmt::Debug for RunningApp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RunningApp")
+            .field("info", &self.info)
+            .field("brokers", &self.brokers.len())
+            .finish()
+    }
+}

@@ -1,0 +1,19 @@
+//! The application: its name, its startup, its brokers, and how they start and stop.
+//!
+//! A service describes itself with [`RustStream`]: `RustStream::new(AppInfo::new(..))`, then
+//! `.on_startup(..)` to build the state handlers share, then `.with_broker(broker, |b| ..)` to
+//! mount handlers on a broker. The result is an [`App`]; `#[ruststream::app]` writes a `main`
+//! that runs it, and tests run the very same value in process.
+
+#[allow(clippy::module_inception)]
+mod app;
+mod broker;
+mod builder;
+mod error;
+mod info;
+
+pub use app::{App, AppParts, RunningApp, Startup};
+pub use broker::{BoxError, Broker, RunningBroker};
+pub use builder::RustStream;
+pub use error::StartError;
+pub use info::AppInfo;

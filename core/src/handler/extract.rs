@@ -1,0 +1,27 @@
+//! Handler parameters after the payload.
+
+use super::HandlerError;
+use crate::message::Incoming;
+use crate::state::{FromRef, State};
+
+/// A handler parameter taken from the delivery or from the app state `S`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a handler parameter in an app whose state is `{S}`",
+    label = "not extractable",
+    note = "after the payload `&T`, a handler takes `State<T>` parameters, where `T` is a part \
+            of the app state (`T: FromRef<{S}>`; derive `FromRef` on the state struct)"
+)]
+pub trait Extract<S>: Sized {
+    /// Take the parameter.
+    fn extract(
+        message: &Incoming<'_>,
+        state: &S,
+        handler: &'static str,
+    ) -> Result<Self, HandlerError>;
+}
+
+impl<S, T: FromRef<S>> Extract<S> for State<T> {
+    fn extract(_: &Incoming<'_>, state: &S, _: &'static str) -> Result<Self, HandlerError> {
+        Ok(State(T::from_ref(state)))
+    }
+}

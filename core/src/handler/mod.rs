@@ -1,0 +1,17 @@
+//! Handlers: what `#[subscriber]` turns an `async fn` into.
+//!
+//! The macro writes a unit struct named like the function and implements [`Handler`] for it:
+//! the payload (the first parameter, `&T`) is decoded with [`Payload`], every other parameter
+//! is taken with [`Extract`], then the function runs. The broker drives handlers only through
+//! [`Handler::call`], so it never needs to know their parameter lists.
+
+mod error;
+mod extract;
+#[allow(clippy::module_inception)]
+mod handler;
+mod payload;
+
+pub use error::HandlerError;
+pub use extract::Extract;
+pub use handler::{BoxFuture, Handler};
+pub use payload::Payload;

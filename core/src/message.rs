@@ -1,0 +1,58 @@
+//! A delivered message as handlers and extractors see it, whatever the broker.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// Message headers: name/value pairs, in the order the message carries them. For Pulsar these
+/// are the message properties, so other clients read and write the same values.
+pub type Headers = Vec<(String, String)>;
+
+/// A borrowed view of one delivery: what a handler's parameters are extracted from.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Incoming<'a> {
+    /// The encoded payload.
+    pub payload: &'a [u8],
+    /// The headers (Pulsar: properties).
+    pub headers: &'a [(String, String)],
+    /// The fully qualified topic the message came from.
+    pub topic: &'a str,
+    /// The partitioning / ordering key, if the message has one.
+    pub key: Option<&'a str>,
+    /// How many times the broker delivered this message before; 0 on the first delivery and
+    /// always 0 on subscription types that keep no count.
+    pub redelivery_count: u32,
+}
+
+impl<'a> Incoming<'a> {
+    /// A view over the given parts, with no key and a redelivery count of 0.
+    pub fn new(payload: &'a [u8], headers: &'a [(String, String)], topic: &'a str) -> Self {
+        Incoming {
+            payload,
+            headers,
+            topic,
+            key: None,
+            redelivery_count: 0,
+        }
+    }
+
+    /// The same view with a key.
+    pub fn with_key(mut self, key: Option<&'a str>) -> Self {
+        self.key = key;
+        self
+    }
+
+    /// The same view with a redelivery count.
+    pub fn with_redelivery_count(mut self, count: u32) -> Self {
+        self.redelivery_count = count;
+        self
+    }
+
+    /// The value of header `name`, if present.
+    pub fn header(&self, name: &str) -> Option<&'a str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}

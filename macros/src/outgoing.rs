@@ -1,0 +1,43 @@
+//! `#[derive(Outgoing)]`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{DeriveInput, LitStr};
+
+pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
+    let input: DeriveInput = syn::parse2(item)?;
+    let mut topic: Option<LitStr> = None;
+    for attr in &input.attrs {
+        if !attr.path().is_ident("outgoing") {
+            continue;
+        }
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                topic = Some(meta.value()?.parse()?);
+                Ok(())
+            } else {
+                Err(meta.error("unknown `outgoing` option; the only one is `name = \"topic\"`"))
+            }
+        })?;
+    }
+    let Some(topic) = topic else {
+        return Err(syn::Error::new_spanned(
+            &input.ident,
+            "#[derive(Outgoing)] needs the topic the type is published to: add \
+             `#[outgoing(name = \"topic\")]`",
+        ));
+    };
+    if topic.value().trim().is_empty() {
+        return Err(syn::Error::new_spanned(
+            &topic,
+            "the outgoing topic name is empty: write `#[outgoing(name = \"topic\")]`",
+        ));
+    }
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    Ok(quote! {
+        impl #impl_generics ::ruststream::outgoing::Outgoing for #ident #ty_generics #where_clause {
+            const TOPIC: &'static str = #topic;
+        }
+    })
+}

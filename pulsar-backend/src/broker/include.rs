@@ -1,0 +1,59 @@
+//! `b.include(handler).max_attempts(n).dead_letter(topic)`.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use ruststream::Handler;
+
+/// A handler mounted on the broker, as declared.
+pub(crate) struct Registration<S> {
+    pub(crate) handler: Arc<dyn Handler<S>>,
+    pub(crate) max_attempts: Option<NonZeroU32>,
+    pub(crate) dead_letter: Option<String>,
+    pub(crate) concurrency: Option<usize>,
+}
+
+impl<S> Registration<S> {
+    pub(crate) fn new(handler: Arc<dyn Handler<S>>) -> Self {
+        Registration {
+            handler,
+            max_attempts: None,
+            dead_letter: None,
+            concurrency: None,
+        }
+    }
+}
+
+/// Declares how a mounted handler's messages are retried: returned by `include`.
+///
+/// Both steps or neither: `max_attempts(n)` counts every delivery of one message, the first
+/// included; `dead_letter(topic)` names where a message goes once they are spent. Together
+/// they become the consumer's dead-letter policy; alone, either stops the service at startup.
+pub struct Include<'a, S> {
+    registration: &'a mut Registration<S>,
+}
+
+impl<'a, S> Include<'a, S> {
+    pub(crate) fn new(registration: &'a mut Registration<S>) -> Self {
+        Include { registration }
+    }
+
+    /// Deliver one message at most `attempts` times, the first included.
+    pub fn max_attempts(self, attempts: NonZeroU32) -> Self {
+        self.registration.max_attempts = Some(attempts);
+        self
+    }
+
+    /// Publish a message out of attempts to `topic` (short or fully qualified).
+    pub fn dead_letter(self, topic: impl Into<String>) -> Self {
+        self.registration.dead_letter = Some(topic.into());
+        self
+    }
+
+    /// How many handlers of this subscription run at once; overrides the descriptor's
+    /// `concurrency` and [`crate::DEFAULT_CONCURRENCY`].
+    pub fn concurrency(self, limit: usize) -> Self {
+        self.registration.concurrency = Some(limit.max(1));
+        self
+    }
+}

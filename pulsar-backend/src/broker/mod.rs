@@ -1,0 +1,97 @@
+//! `PulsarBroker`: handlers mounted on Pulsar, checked, then started.
+
+mod check;
+mod include;
+mod start;
+
+use std::any::Any;
+use std::sync::Arc;
+
+use ruststream::app::{Broker, RunningBroker, StartError};
+use ruststream::handler::BoxFuture;
+use ruststream::runtime::Runtime;
+use ruststream::Handler;
+
+pub(crate) use check::Planned;
+pub use include::Include;
+pub(crate) use start::Transport;
+
+use crate::observe::Observer;
+
+/// The Pulsar broker of an app, with the handlers mounted on it.
+///
+/// `PulsarBroker::new(url)` does no I/O: the URL is checked when the app starts and the
+/// connection is made on the app's runtime. Handlers are mounted with
+/// [`PulsarBroker::include`] inside `RustStream::with_broker`.
+pub struct PulsarBroker<S> {
+    pub(crate) url: String,
+    pub(crate) default_subscription: String,
+    pub(crate) registrations: Vec<include::Registration<S>>,
+    pub(crate) transport: Transport,
+    pub(crate) observer: Option<Arc<dyn Observer>>,
+}
+
+/// The subscription a handler mounted by a bare topic name joins, unless
+/// [`PulsarBroker::default_subscription`] names another.
+pub const DEFAULT_SUBSCRIPTION: &str = "ruststream";
+
+impl<S: Send + Sync + 'static> PulsarBroker<S> {
+    /// A broker at `url` (`pulsar://host:6650` or `pulsar+ssl://host:6651`).
+    pub fn new(url: impl Into<String>) -> Self {
+        PulsarBroker {
+            url: url.into(),
+            default_subscription: DEFAULT_SUBSCRIPTION.to_owned(),
+            registrations: Vec::new(),
+            transport: Transport::Remote,
+            observer: None,
+        }
+    }
+
+    /// The subscription (Shared) that handlers mounted by a bare topic name join.
+    pub fn default_subscription(mut self, name: impl Into<String>) -> Self {
+        self.default_subscription = name.into();
+        self
+    }
+
+    /// Mount `handler` where its `#[subscriber(..)]` says; the returned value declares the
+    /// attempt limit and the dead-letter topic.
+    pub fn include<H: Handler<S>>(&mut self, handler: H) -> Include<'_, S> {
+        let handler: Arc<dyn Handler<S>> = Arc::new(handler);
+        self.registrations.push(include::Registration::new(handler));
+        Include::new(self.registrations.last_mut().expect("just pushed"))
+    }
+
+    /// The broker's URL, as given.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl<S: Send + Sync + 'static> Broker<S> for PulsarBroker<S> {
+    fn kind(&self) -> &'static str {
+        "pulsar"
+    }
+
+    fn check(&self) -> Result<(), StartError> {
+        self.plan().map(|_| ())
+    }
+
+    fn start(
+        self: Box<Self>,
+        state: Arc<S>,
+        runtime: Arc<dyn Runtime>,
+    ) -> BoxFuture<'static, Result<Box<dyn RunningBroker>, StartError>> {
+        Box::pin(start::start(*self, state, runtime))
+    }
+
+    fn embed(&mut self) -> bool {
+        if matches!(self.transport, Transport::Remote) {
+            self.transport = Transport::InProcess(crate::inprocess::InProcessPulsar::new());
+        }
+        true
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}

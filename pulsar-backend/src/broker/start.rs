@@ -1,0 +1,127 @@
+//! Starting a checked broker: one consumer and one driver task per subscription.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use futures::channel::oneshot;
+use ruststream::app::{BoxError, RunningBroker, StartError};
+use ruststream::handler::BoxFuture;
+use ruststream::message::Headers;
+use ruststream::runtime::Runtime;
+
+use super::PulsarBroker;
+use crate::driver::{Driver, DriverConfig};
+use crate::inprocess::InProcessPulsar;
+
+/// Where the broker's consumers and producers live.
+pub(crate) enum Transport {
+    /// A Pulsar server at the broker's URL, through pulsar-rs.
+    Remote,
+    /// The in-process Pulsar (tests, `run --embedded`).
+    InProcess(InProcessPulsar),
+}
+
+pub(crate) async fn start<S: Send + Sync + 'static>(
+    broker: PulsarBroker<S>,
+    state: Arc<S>,
+    runtime: Arc<dyn Runtime>,
+) -> Result<Box<dyn RunningBroker>, StartError> {
+    let plan = broker.plan()?;
+    let pulsar = match broker.transport {
+        Transport::InProcess(pulsar) => pulsar,
+        Transport::Remote => {
+            return Err(StartError::Connect {
+                broker: "pulsar",
+                source: format!(
+                    "connecting to a Pulsar server ({}) is not available in this build yet; \
+                     run with the in-process broker (`run --embedded`, or TestApp in tests)",
+                    plan.url
+                )
+                .into(),
+            })
+        }
+    };
+    pulsar.start_timer(runtime.clone());
+    let mut drivers = Vec::with_capacity(plan.subscriptions.len());
+    for planned in plan.subscriptions {
+        let consumer = pulsar
+            .subscribe(&planned, runtime.clone())
+            .map_err(|source| StartError::Connect {
+                broker: "pulsar",
+                source,
+            })?;
+        tracing::info!(
+            handler = planned.handler.name(),
+            topic = %planned.topic,
+            subscription = %planned.subscription,
+            kind = %planned.kind,
+            "subscribed"
+        );
+        let driver = Driver::new(
+            consumer,
+            DriverConfig {
+                handler: planned.handler,
+                state: state.clone(),
+                runtime: runtime.clone(),
+                rules: planned.rules,
+                concurrency: planned.concurrency,
+                observer: broker.observer.clone(),
+            },
+        );
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let (done_tx, done_rx) = oneshot::channel::<()>();
+        runtime.spawn(Box::pin(async move {
+            driver.run(stop_rx).await;
+            let _ = done_tx.send(());
+        }));
+        drivers.push((stop_tx, done_rx));
+    }
+    Ok(Box::new(RunningPulsar { pulsar, drivers }))
+}
+
+/// A started Pulsar broker.
+pub(crate) struct RunningPulsar {
+    pub(crate) pulsar: InProcessPulsar,
+    drivers: Vec<(oneshot::Sender<()>, oneshot::Receiver<()>)>,
+}
+
+impl RunningBroker for RunningPulsar {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        headers: Headers,
+        key: Option<String>,
+    ) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            self.pulsar.publish(topic, payload, headers, key)?;
+            Ok(())
+        })
+    }
+
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.pulsar.idle())
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pulsar.in_flight()
+    }
+
+    fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let mut done = Vec::with_capacity(self.drivers.len());
+            for (stop, finished) in self.drivers {
+                let _ = stop.send(());
+                done.push(finished);
+            }
+            for finished in done {
+                let _ = finished.await;
+            }
+            self.pulsar.stop_timer();
+        })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

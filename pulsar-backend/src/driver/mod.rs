@@ -1,0 +1,13 @@
+//! The subscription driver: the one task that owns a consumer and makes every call on it.
+//!
+//! Deliveries come in, handlers run concurrently (up to the registration's limit, per-key
+//! order kept on KeyShared), each outcome goes through the core's [`Settler`], and the calls it
+//! yields are made here, on the consumer: this is where an outcome becomes `ack_with_id` or
+//! `nack_with_id`. `retry_after` waits are held by the settler and cost one timer for the
+//! whole subscription.
+
+mod port;
+mod run;
+
+pub(crate) use port::{ConsumerPort, Received};
+pub(crate) use run::{Driver, DriverConfig};

@@ -1,0 +1,44 @@
+//! What a subscription driver needs from a consumer, whichever transport is behind it.
+
+use std::future::Future;
+use std::task::{Context, Poll};
+
+use ruststream::app::BoxError;
+
+/// One delivery as the driver receives it.
+#[derive(Debug)]
+pub(crate) struct Received<Id> {
+    pub(crate) id: Id,
+    pub(crate) payload: Vec<u8>,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) topic: String,
+    pub(crate) key: Option<String>,
+    pub(crate) redelivery_count: u32,
+    /// A printable message id, for logs and test records (`ledger:entry:partition`).
+    pub(crate) message_id: String,
+}
+
+/// A subscription's consumer, owned by exactly one driver task.
+///
+/// The in-process consumer also accounts for work in flight, which is why the driver tells it
+/// when a delivery leaves its hands without a call ([`ConsumerPort::release`]).
+pub(crate) trait ConsumerPort: Send + 'static {
+    /// The transport's message id.
+    type Id: Clone + Send + Sync + 'static;
+
+    /// The next delivery; `None` once the consumer is closed for good.
+    fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<Self::Id>>>;
+
+    /// `ack_with_id`.
+    fn ack(&mut self, id: &Self::Id) -> impl Future<Output = Result<(), BoxError>> + Send;
+
+    /// `nack_with_id`.
+    fn nack(&mut self, id: &Self::Id) -> impl Future<Output = Result<(), BoxError>> + Send;
+
+    /// The delivery stays unsettled on purpose (a `retry_after` wait, or no outcome): no call
+    /// is made now.
+    fn release(&mut self, id: &Self::Id);
+
+    /// Close the consumer; its unacknowledged messages go back to the subscription.
+    fn close(self) -> impl Future<Output = ()> + Send;
+}

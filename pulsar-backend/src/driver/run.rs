@@ -1,0 +1,267 @@
+//! The driver loop.
+
+use std::future::{poll_fn, Future};
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+
+use futures::channel::oneshot;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
+use ruststream::completion::{Action, Completion, Settler, SubscriptionRules};
+use ruststream::dispatch::KeyOrder;
+use ruststream::message::Incoming;
+use ruststream::runtime::{Runtime, Sleep};
+use ruststream::{Handler, Instant, SubscriptionType};
+use tracing::Instrument;
+
+use super::{ConsumerPort, Received};
+use crate::observe::{CallRecord, Observer};
+
+/// What a driver needs besides its consumer.
+pub(crate) struct DriverConfig<S> {
+    pub(crate) handler: Arc<dyn Handler<S>>,
+    pub(crate) state: Arc<S>,
+    pub(crate) runtime: Arc<dyn Runtime>,
+    pub(crate) rules: SubscriptionRules,
+    pub(crate) concurrency: usize,
+    pub(crate) observer: Option<Arc<dyn Observer>>,
+}
+
+type Running<Id> = FuturesUnordered<Pin<Box<dyn Future<Output = Finished<Id>> + Send>>>;
+
+/// A handler invocation that ended.
+struct Finished<Id> {
+    id: Id,
+    key: Option<String>,
+    completion: Completion,
+}
+
+/// Runs one subscription until told to stop.
+pub(crate) struct Driver<C: ConsumerPort, S> {
+    consumer: C,
+    config: DriverConfig<S>,
+    settler: Settler<C::Id>,
+    running: Running<C::Id>,
+    keys: KeyOrder<String, Received<C::Id>>,
+    key_ordered: bool,
+    /// The sleep for the settler's next deadline, with that deadline. Kept until the calls it
+    /// released have been made (a virtual clock counts it as busy until then).
+    timer: Option<(Instant, Sleep)>,
+    /// Deliveries left unsettled on purpose (a wait, or no outcome), told to the consumer only
+    /// once the timer is armed: until then the delivery still counts as in flight, so a
+    /// virtual clock cannot move past a deadline the driver has not registered yet.
+    to_release: Vec<C::Id>,
+}
+
+impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
+    pub(crate) fn new(consumer: C, config: DriverConfig<S>) -> Self {
+        let rules = config.rules.clone();
+        let key_ordered = rules.kind() == SubscriptionType::KeyShared;
+        Driver {
+            consumer,
+            settler: Settler::new(rules),
+            config,
+            running: FuturesUnordered::new(),
+            keys: KeyOrder::new(),
+            key_ordered,
+            timer: None,
+            to_release: Vec::new(),
+        }
+    }
+
+    /// Run until `stop` fires (or the consumer closes), then shut down gracefully: stop
+    /// pulling, let running handlers finish, flush settlements, abandon `retry_after` waits,
+    /// close the consumer.
+    pub(crate) async fn run(mut self, mut stop: oneshot::Receiver<()>) {
+        enum Event<Id> {
+            Stop,
+            Received(Received<Id>),
+            Closed,
+            Finished(Finished<Id>),
+            Timer,
+        }
+        loop {
+            self.flush().await;
+            self.arm_timer();
+            for id in self.to_release.drain(..) {
+                self.consumer.release(&id);
+            }
+            let limit = self.config.concurrency;
+            let event = poll_fn(|cx| {
+                if stop.poll_unpin(cx).is_ready() {
+                    return Poll::Ready(Event::Stop);
+                }
+                if let Poll::Ready(Some(done)) = self.running.poll_next_unpin(cx) {
+                    return Poll::Ready(Event::Finished(done));
+                }
+                if self.running.len() + self.keys.held() < limit {
+                    match self.consumer.poll_receive(cx) {
+                        Poll::Ready(Some(r)) => return Poll::Ready(Event::Received(r)),
+                        Poll::Ready(None) => return Poll::Ready(Event::Closed),
+                        Poll::Pending => {}
+                    }
+                }
+                if let Some((_, sleep)) = &mut self.timer {
+                    if sleep.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(Event::Timer);
+                    }
+                }
+                Poll::Pending
+            })
+            .await;
+            match event {
+                Event::Stop | Event::Closed => break,
+                Event::Received(r) => self.arrive(r),
+                Event::Finished(done) => self.finish(done),
+                // The due calls are made by `flush` at the top of the loop, before the fired
+                // sleep is replaced.
+                Event::Timer => {}
+            }
+        }
+        self.shutdown().await;
+    }
+
+    fn arrive(&mut self, received: Received<C::Id>) {
+        let key = if self.key_ordered {
+            received.key.clone()
+        } else {
+            None
+        };
+        if let Some(received) = self.keys.arrive(key, received) {
+            self.start(received);
+        }
+    }
+
+    fn start(&mut self, received: Received<C::Id>) {
+        let handler = self.config.handler.clone();
+        let state = self.config.state.clone();
+        let runtime = self.config.runtime.clone();
+        let observer = self.config.observer.clone();
+        let span = tracing::info_span!(
+            "delivery",
+            handler = handler.name(),
+            topic = %received.topic,
+            message_id = %received.message_id,
+            redelivery_count = received.redelivery_count,
+        );
+        let key_ordered = self.key_ordered;
+        self.running.push(Box::pin(
+            async move {
+                let incoming = Incoming::new(&received.payload, &received.headers, &received.topic)
+                    .with_key(received.key.as_deref())
+                    .with_redelivery_count(received.redelivery_count);
+                let at = runtime.now();
+                let result = AssertUnwindSafe(handler.call(incoming, &state))
+                    .catch_unwind()
+                    .await;
+                let completion = match &result {
+                    Ok(Ok(outcome)) => Completion::Returned(*outcome),
+                    Ok(Err(error)) => {
+                        tracing::error!(%error, "handler could not run; the delivery is left unacknowledged");
+                        Completion::Rejected
+                    }
+                    Err(_) => {
+                        tracing::error!("handler panicked; the delivery is left unacknowledged");
+                        Completion::Panicked
+                    }
+                };
+                if let Some(observer) = observer {
+                    observer.called(CallRecord {
+                        handler: handler.name(),
+                        topic: received.topic.clone(),
+                        message_id: received.message_id.clone(),
+                        payload: received.payload.clone(),
+                        headers: received.headers.clone(),
+                        redelivery_count: received.redelivery_count,
+                        at,
+                        completion,
+                        error: match result {
+                            Ok(Err(e)) => Some(e.to_string()),
+                            _ => None,
+                        },
+                    });
+                }
+                Finished {
+                    id: received.id,
+                    key: if key_ordered { received.key } else { None },
+                    completion,
+                }
+            }
+            .instrument(span),
+        ));
+    }
+
+    fn finish(&mut self, done: Finished<C::Id>) {
+        let now = self.config.runtime.now();
+        let id = done.id.clone();
+        match self.settler.complete(done.id, done.completion, now) {
+            Ok(settlement) => {
+                tracing::debug!(?settlement, "settled");
+                use ruststream::Settlement;
+                match settlement {
+                    Settlement::NackAt(_) | Settlement::Leave => self.to_release.push(id),
+                    _ => {}
+                }
+            }
+            Err(error) => {
+                tracing::error!(%error, "outcome refused");
+                self.to_release.push(id);
+            }
+        }
+        if let Some(next) = self.keys.finish(done.key.as_ref()) {
+            self.start(next);
+        }
+    }
+
+    /// Make every call that is due.
+    async fn flush(&mut self) {
+        let now = self.config.runtime.now();
+        while let Some(action) = self.settler.poll_action(now) {
+            let result = match &action {
+                Action::Ack(id) => self.consumer.ack(id).await,
+                Action::Nack(id) => self.consumer.nack(id).await,
+                _ => Ok(()),
+            };
+            if let Err(error) = result {
+                // The message stays unacknowledged and comes back: nothing is lost.
+                tracing::warn!(%error, "settlement call failed; the broker will redeliver");
+            }
+        }
+    }
+
+    /// Make the timer match the settler's next deadline, dropping a fired or stale sleep.
+    fn arm_timer(&mut self) {
+        let next = self.settler.next_deadline();
+        if self.timer.as_ref().map(|(at, _)| *at) == next {
+            return;
+        }
+        self.timer = next.map(|at| (at, self.config.runtime.sleep_until(at)));
+    }
+
+    async fn shutdown(mut self) {
+        // Held deliveries (same key as a running one) never started: no outcome.
+        let held: Vec<_> = self.keys.drain().collect();
+        for r in held {
+            self.consumer.release(&r.id);
+        }
+        while let Some(done) = self.running.next().await {
+            self.finish(done);
+            self.flush().await;
+        }
+        self.flush().await;
+        for id in self.to_release.drain(..) {
+            self.consumer.release(&id);
+        }
+        let abandoned: Vec<_> = self.settler.abandon_waits().collect();
+        if !abandoned.is_empty() {
+            tracing::info!(
+                count = abandoned.len(),
+                "stopping: retry_after waits abandoned; their messages stay unacknowledged and come back"
+            );
+        }
+        self.timer = None;
+        self.consumer.close().await;
+    }
+}

@@ -1,0 +1,163 @@
+//! A driver's consumer on the in-process Pulsar.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use ruststream::app::BoxError;
+use ruststream::runtime::Runtime;
+use ruststream_pulsar_model::{ConsumerId, MessageId};
+
+use super::{InProcessPulsar, Inner};
+use crate::driver::{ConsumerPort, Received};
+
+/// One subscription's consumer on the in-process Pulsar.
+pub(crate) struct InProcessConsumer {
+    pulsar: InProcessPulsar,
+    id: ConsumerId,
+    runtime: Arc<dyn Runtime>,
+    closed: bool,
+    prefetch: usize,
+    /// Deliveries received and not yet settled or released, counted per id (a rewind on
+    /// Exclusive/Failover can deliver one id twice).
+    held: BTreeMap<MessageId, usize>,
+}
+
+impl InProcessConsumer {
+    pub(crate) fn new(
+        pulsar: InProcessPulsar,
+        id: ConsumerId,
+        runtime: Arc<dyn Runtime>,
+        prefetch: usize,
+    ) -> Self {
+        InProcessConsumer {
+            pulsar,
+            id,
+            runtime,
+            closed: false,
+            prefetch,
+            held: BTreeMap::new(),
+        }
+    }
+
+    /// Keep `prefetch` messages asked for, as pulsar-rs keeps its receiver queue filled: the
+    /// permits the broker still holds plus the deliveries queued for this consumer. Messages
+    /// the client dead-letters use a permit without reaching the queue, which is why this
+    /// tops up to a level rather than adding one permit per receive. Whether it asked for more.
+    fn top_up(&self, inner: &mut Inner, now: ruststream::Instant) -> bool {
+        let outstanding =
+            inner.cluster.permits(self.id).unwrap_or(0) + inner.cluster.pending_for(self.id) as u64;
+        let want = self.prefetch as u64;
+        if outstanding >= want {
+            return false;
+        }
+        let more = u32::try_from(want - outstanding).unwrap_or(u32::MAX);
+        inner.cluster.flow(self.id, more, now).is_ok()
+    }
+
+    /// Forget one hold of `id`; whether there was one.
+    fn unhold(&mut self, id: &MessageId) -> bool {
+        match self.held.get_mut(id) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                true
+            }
+            Some(_) => {
+                self.held.remove(id);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl ConsumerPort for InProcessConsumer {
+    type Id = MessageId;
+
+    fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<MessageId>>> {
+        if self.closed {
+            return Poll::Ready(None);
+        }
+        let mut inner = self.pulsar.lock();
+        let now = self.runtime.now();
+        match inner.cluster.receive(self.id, now) {
+            Some(d) => {
+                // Counted as held in the same critical section that takes it off the queue, so
+                // the in-flight count never dips to zero in between.
+                inner.held += 1;
+                *self.held.entry(d.message_id).or_default() += 1;
+                self.top_up(&mut inner, now);
+                // Receiving may have dead-lettered messages (published elsewhere) or moved
+                // deadlines.
+                inner.notify();
+                Poll::Ready(Some(Received {
+                    message_id: d.message_id.to_string(),
+                    id: d.message_id,
+                    payload: d.payload.to_vec(),
+                    headers: d.properties.into_iter().collect(),
+                    topic: d.topic.to_string(),
+                    key: d.key,
+                    redelivery_count: d.redelivery_count,
+                }))
+            }
+            None => {
+                if self.top_up(&mut inner, now) {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                if let Some(slot) = inner.consumers.get_mut(&self.id) {
+                    *slot = Some(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+        }
+    }
+
+    async fn ack(&mut self, id: &MessageId) -> Result<(), BoxError> {
+        let mut inner = self.pulsar.lock();
+        let now = self.runtime.now();
+        let result = inner.cluster.ack(self.id, id, now);
+        drop(inner);
+        let was_held = self.unhold(id);
+        let mut inner = self.pulsar.lock();
+        if was_held {
+            inner.held -= 1;
+        }
+        inner.notify();
+        result.map(|_| ()).map_err(Into::into)
+    }
+
+    async fn nack(&mut self, id: &MessageId) -> Result<(), BoxError> {
+        let mut inner = self.pulsar.lock();
+        let now = self.runtime.now();
+        let result = inner.cluster.nack(self.id, id, now);
+        drop(inner);
+        let was_held = self.unhold(id);
+        let mut inner = self.pulsar.lock();
+        if was_held {
+            inner.held -= 1;
+        }
+        inner.notify();
+        result.map(|_| ()).map_err(Into::into)
+    }
+
+    fn release(&mut self, id: &MessageId) {
+        if self.unhold(id) {
+            let mut inner = self.pulsar.lock();
+            inner.held -= 1;
+            inner.notify();
+        }
+    }
+
+    async fn close(mut self) {
+        self.closed = true;
+        let mut inner = self.pulsar.lock();
+        let now = self.runtime.now();
+        let _ = inner.cluster.close(self.id, now);
+        inner.consumers.remove(&self.id);
+        let still_held: usize = self.held.values().sum();
+        inner.held -= still_held;
+        self.held.clear();
+        inner.notify();
+    }
+}

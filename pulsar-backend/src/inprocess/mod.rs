@@ -1,0 +1,302 @@
+//! The in-process Pulsar: the deterministic model of `ruststream-pulsar-model`, shared behind a
+//! lock, with wakers for the drivers and one timer task for the client-side ack timeouts.
+//!
+//! It also counts what is in flight (deliveries queued for a consumer or held by a driver
+//! without a settlement call yet), which is how `TestApp` knows that "nothing more can happen
+//! until time moves".
+
+mod consumer;
+
+use std::collections::BTreeMap;
+use std::future::poll_fn;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Poll, Waker};
+
+use ruststream::app::BoxError;
+use ruststream::runtime::{Runtime, Sleep};
+use ruststream::Instant;
+use ruststream_pulsar_model::{
+    Cluster, ConsumerId, ConsumerOptions, DeadLetterPolicy, OutgoingMessage, TopicName,
+};
+
+pub(crate) use consumer::InProcessConsumer;
+
+use crate::broker::Planned;
+
+/// An in-process Pulsar cluster. Clones share it.
+#[derive(Clone, Default)]
+pub struct InProcessPulsar {
+    shared: Arc<Mutex<Inner>>,
+}
+
+#[derive(Default)]
+pub(crate) struct Inner {
+    pub(crate) cluster: Cluster,
+    /// Attached consumers and the waker of the driver waiting on each.
+    pub(crate) consumers: BTreeMap<ConsumerId, Option<Waker>>,
+    /// Deliveries taken by a driver and not yet settled by a call or released.
+    pub(crate) held: usize,
+    idle_waiters: Vec<Waker>,
+    /// The sleep for the model's next deadline, re-armed under the lock by every change, so
+    /// that a virtual clock sees the deadline as soon as it exists. A fired sleep stays here
+    /// until the timeouts it released were handled.
+    timer: Option<(Instant, Sleep)>,
+    timer_waker: Option<Waker>,
+    timer_stopped: bool,
+    /// The clock of the runtime the broker started on.
+    runtime: Option<Arc<dyn Runtime>>,
+}
+
+impl Inner {
+    pub(crate) fn in_flight(&self) -> usize {
+        self.held
+            + self
+                .consumers
+                .keys()
+                .map(|c| self.cluster.pending_for(*c))
+                .sum::<usize>()
+    }
+
+    /// After any change: wake every driver that may have something to receive, the timer task
+    /// (the next deadline may have moved), and idle waiters if nothing is in flight.
+    pub(crate) fn notify(&mut self) {
+        for waker in self.consumers.values_mut() {
+            if let Some(w) = waker.take() {
+                w.wake();
+            }
+        }
+        self.arm_timer();
+        if self.in_flight() == 0 {
+            for w in self.idle_waiters.drain(..) {
+                w.wake();
+            }
+        }
+    }
+
+    fn arm_timer(&mut self) {
+        let Some(runtime) = &self.runtime else { return };
+        let next = if self.timer_stopped {
+            None
+        } else {
+            self.cluster.next_deadline()
+        };
+        if self.timer.as_ref().map(|(at, _)| *at) != next {
+            self.timer = next.map(|at| (at, runtime.sleep_until(at)));
+            if let Some(w) = self.timer_waker.take() {
+                w.wake();
+            }
+        }
+    }
+
+    pub(crate) fn now(&self) -> Instant {
+        self.runtime.as_ref().map_or(Instant::ZERO, |rt| rt.now())
+    }
+}
+
+impl std::fmt::Debug for InProcessPulsar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.lock();
+        f.debug_struct("InProcessPulsar")
+            .field("consumers", &inner.consumers.len())
+            .field("in_flight", &inner.in_flight())
+            .finish()
+    }
+}
+
+impl InProcessPulsar {
+    /// An empty cluster.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock leaves the model as it was between two calls; keep
+        // going rather than poisoning every later test assertion.
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publish a message to `topic` (short or fully qualified).
+    pub fn publish(
+        &self,
+        topic: &str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> Result<String, BoxError> {
+        let topic = TopicName::parse(topic)?;
+        let mut inner = self.lock();
+        let now = inner.now();
+        let id = inner.cluster.publish(
+            &topic,
+            OutgoingMessage {
+                payload,
+                properties: properties.into_iter().collect(),
+                key,
+            },
+            now,
+        )?;
+        inner.notify();
+        Ok(id.to_string())
+    }
+
+    /// The messages that reached `topic`, in order, with payload and properties.
+    pub fn topic_messages(&self, topic: &str) -> Result<Vec<TopicMessage>, BoxError> {
+        let topic = TopicName::parse(topic)?;
+        let inner = self.lock();
+        Ok(inner
+            .cluster
+            .topic_messages(&topic)
+            .iter()
+            .map(|m| TopicMessage {
+                message_id: m.id.to_string(),
+                payload: m.payload.to_vec(),
+                properties: m
+                    .properties
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                key: m.key.clone(),
+                published_at: m.publish_time,
+            })
+            .collect())
+    }
+
+    /// Deliveries queued for a consumer or held by a driver without a settlement call.
+    pub fn in_flight(&self) -> usize {
+        self.lock().in_flight()
+    }
+
+    /// Completes once nothing is in flight.
+    pub async fn idle(&self) {
+        poll_fn(|cx| {
+            let mut inner = self.lock();
+            if inner.in_flight() == 0 {
+                Poll::Ready(())
+            } else {
+                inner.idle_waiters.push(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+
+    pub(crate) fn subscribe(
+        &self,
+        planned: &Planned<impl Send + Sync + 'static>,
+        runtime: Arc<dyn Runtime>,
+    ) -> Result<InProcessConsumer, BoxError> {
+        let mut inner = self.lock();
+        let now = runtime.now();
+        let options = ConsumerOptions {
+            ack_timeout: planned.ack_timeout,
+            dead_letter: planned
+                .dead_letter
+                .as_ref()
+                .map(|(max, topic)| DeadLetterPolicy {
+                    max_redeliver_count: max.get(),
+                    dead_letter_topic: topic.clone(),
+                }),
+            ..ConsumerOptions::default()
+        };
+        let id = inner.cluster.subscribe(
+            &planned.topic,
+            &planned.subscription,
+            planned.kind,
+            options,
+            now,
+        )?;
+        inner.cluster.flow(
+            id,
+            u32::try_from(planned.concurrency).unwrap_or(u32::MAX),
+            now,
+        )?;
+        inner.consumers.insert(id, None);
+        inner.notify();
+        Ok(InProcessConsumer::new(
+            self.clone(),
+            id,
+            runtime,
+            planned.concurrency,
+        ))
+    }
+
+    /// Start the task that fires the model's deadlines (client ack timeouts) on `runtime`.
+    pub(crate) fn start_timer(&self, runtime: Arc<dyn Runtime>) {
+        {
+            let mut inner = self.lock();
+            if inner.runtime.is_some() && !inner.timer_stopped {
+                return;
+            }
+            inner.runtime = Some(runtime.clone());
+            inner.timer_stopped = false;
+            inner.notify();
+        }
+        let me = self.clone();
+        runtime.spawn(Box::pin(async move { me.timer_loop().await }));
+    }
+
+    pub(crate) fn stop_timer(&self) {
+        let mut inner = self.lock();
+        inner.timer_stopped = true;
+        inner.notify();
+        if let Some(w) = inner.timer_waker.take() {
+            w.wake();
+        }
+    }
+
+    async fn timer_loop(self) {
+        loop {
+            let fired = poll_fn(|cx| {
+                let mut inner = self.lock();
+                if inner.timer_stopped {
+                    return Poll::Ready(false);
+                }
+                inner.timer_waker = Some(cx.waker().clone());
+                match &mut inner.timer {
+                    Some((_, sleep)) => sleep.as_mut().poll(cx).map(|()| true),
+                    None => Poll::Pending,
+                }
+            })
+            .await;
+            if !fired {
+                return;
+            }
+            let mut inner = self.lock();
+            let now = inner.now();
+            inner.cluster.handle_timeouts(now);
+            // Re-arms, dropping the fired sleep only now that its timeouts were handled.
+            inner.notify();
+        }
+    }
+}
+
+/// A message as stored on a topic of the in-process Pulsar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TopicMessage {
+    /// Its id, `ledger:entry:partition`.
+    pub message_id: String,
+    /// The payload.
+    pub payload: Vec<u8>,
+    /// The properties, in name order.
+    pub properties: Vec<(String, String)>,
+    /// The key, if any.
+    pub key: Option<String>,
+    /// When it was published, on the app's clock.
+    pub published_at: Instant,
+}
+
+impl TopicMessage {
+    /// The value of property `name`.
+    pub fn property(&self, name: &str) -> Option<&str> {
+        self.properties
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The payload decoded from JSON.
+    pub fn decode<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_slice(&self.payload)
+    }
+}

@@ -1,0 +1,33 @@
+//! What a driver reports about each handler call, for test harnesses.
+
+use ruststream::completion::Completion;
+use ruststream::Instant;
+
+/// One handler invocation, as the driver saw it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CallRecord {
+    /// The handler's name.
+    pub handler: &'static str,
+    /// The fully qualified topic of the delivery.
+    pub topic: String,
+    /// The delivery's message id (`ledger:entry:partition`).
+    pub message_id: String,
+    /// The payload as delivered.
+    pub payload: Vec<u8>,
+    /// The message properties as delivered.
+    pub headers: Vec<(String, String)>,
+    /// The broker's redelivery count for this delivery.
+    pub redelivery_count: u32,
+    /// When the handler was called, on the app's clock.
+    pub at: Instant,
+    /// How the call ended.
+    pub completion: Completion,
+    /// Why the handler could not run, for [`Completion::Rejected`].
+    pub error: Option<String>,
+}
+
+/// Receives a record of every handler call.
+pub(crate) trait Observer: Send + Sync {
+    fn called(&self, record: CallRecord);
+}

@@ -1,0 +1,9 @@
+//! Everything a service needs, in one import: `use ruststream_pulsar::prelude::*;`.
+
+pub use crate::testing::TestApp;
+pub use crate::{PulsarBroker, PulsarSubscription};
+pub use ruststream::app::App;
+pub use ruststream::{
+    nonzero, subscriber, AppInfo, FromRef, HandlerOutcome, Outgoing, RustStream, State,
+    SubscriptionType,
+};

@@ -1,0 +1,89 @@
+//! Where a handler is mounted on Pulsar.
+
+use std::time::Duration;
+
+use ruststream::SubscriptionType;
+
+/// A Pulsar subscription for `#[subscriber(..)]`: a topic, a subscription name and its options.
+///
+/// ```ignore
+/// #[subscriber(PulsarSubscription::new("refunds", "refunds").ack_timeout(Duration::from_secs(120)))]
+/// ```
+///
+/// A handler can also be mounted by a bare topic name (`#[subscriber("refunds")]`); it then
+/// joins the broker's default subscription (see `PulsarBroker::default_subscription`), Shared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PulsarSubscription {
+    pub(crate) topic: String,
+    pub(crate) subscription: Option<String>,
+    pub(crate) kind: SubscriptionType,
+    pub(crate) ack_timeout: Option<Duration>,
+    pub(crate) concurrency: Option<usize>,
+}
+
+impl PulsarSubscription {
+    /// Subscription `subscription` on `topic`, Shared, without ack timeout.
+    ///
+    /// `topic` may be short (`refunds`, meaning `persistent://public/default/refunds`) or fully
+    /// qualified; it is checked when the app starts.
+    pub fn new(topic: impl Into<String>, subscription: impl Into<String>) -> Self {
+        PulsarSubscription {
+            topic: topic.into(),
+            subscription: Some(subscription.into()),
+            kind: SubscriptionType::Shared,
+            ack_timeout: None,
+            concurrency: None,
+        }
+    }
+
+    /// The broker's default subscription on `topic` (what a bare topic name means).
+    pub fn topic(topic: impl Into<String>) -> Self {
+        PulsarSubscription {
+            topic: topic.into(),
+            subscription: None,
+            kind: SubscriptionType::Shared,
+            ack_timeout: None,
+            concurrency: None,
+        }
+    }
+
+    /// A delivery neither acknowledged nor negatively acknowledged within `timeout` is asked
+    /// for again by the client (pulsar-rs's unacked-message resend delay), counting as a
+    /// redelivery. A `retry_after` delay must be shorter than this.
+    pub fn ack_timeout(mut self, timeout: Duration) -> Self {
+        self.ack_timeout = Some(timeout);
+        self
+    }
+
+    /// The subscription type (Shared by default).
+    pub fn subscription_type(mut self, kind: SubscriptionType) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// How many handlers of this subscription may run at once (default
+    /// [`DEFAULT_CONCURRENCY`]). Also the number of messages the consumer asks the broker for
+    /// ahead of time.
+    pub fn concurrency(mut self, limit: usize) -> Self {
+        self.concurrency = Some(limit.max(1));
+        self
+    }
+}
+
+/// Handlers of one subscription running at once when the registration does not say.
+///
+/// High enough that I/O-bound handlers keep a consumer busy, low enough that a stuck
+/// dependency does not pull thousands of messages into one process.
+pub const DEFAULT_CONCURRENCY: usize = 32;
+
+impl From<&str> for PulsarSubscription {
+    fn from(topic: &str) -> Self {
+        PulsarSubscription::topic(topic)
+    }
+}
+
+impl From<String> for PulsarSubscription {
+    fn from(topic: String) -> Self {
+        PulsarSubscription::topic(topic)
+    }
+}

@@ -1,0 +1,270 @@
+//! `TestApp`.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ruststream::app::{App, AppParts, BoxError, RunningApp, StartError};
+use ruststream::outgoing::Outgoing;
+use ruststream::runtime::{Hybrid, Runtime, Spawn};
+use ruststream::{ManualClock, Timer};
+
+use super::{Call, TopicMessage};
+use crate::inprocess::InProcessPulsar;
+use crate::observe::{CallRecord, Observer};
+use crate::PulsarBroker;
+
+/// The app under test, on the in-process Pulsar and a virtual clock.
+///
+/// ```ignore
+/// let tb = TestApp::with_state(app(), Clients::refusing(Refusal::Busy)).await?;
+/// tb.publish(&refund).await?;
+/// tb.advance(BACKOFF).await;
+/// assert_eq!(tb.calls_of("process_refund").len(), 2);
+/// ```
+///
+/// Time starts stopped at zero and moves only by [`TestApp::advance`], which fires everything
+/// due on the way in deadline order and lets the app settle after each step. Tasks run on the
+/// runtime the test runs on (tokio by default; [`TestAppBuilder::on`] chooses another).
+pub struct TestApp {
+    app: Option<RunningApp>,
+    pulsar: InProcessPulsar,
+    clock: ManualClock,
+    calls: Arc<Recorder>,
+}
+
+/// Builds a [`TestApp`]; `.await` it to start the app.
+pub struct TestAppBuilder<A: App> {
+    app: A,
+    state: Option<A::State>,
+    spawn: Option<Arc<dyn Spawn>>,
+}
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<CallRecord>>);
+
+impl Observer for Recorder {
+    fn called(&self, record: CallRecord) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(record);
+    }
+}
+
+impl TestApp {
+    /// Run `app` with `state` instead of running its `on_startup`.
+    pub fn with_state<A: App>(app: A, state: A::State) -> TestAppBuilder<A> {
+        TestAppBuilder {
+            app,
+            state: Some(state),
+            spawn: None,
+        }
+    }
+
+    /// Run `app` as it is, `on_startup` included.
+    pub fn start<A: App>(app: A) -> TestAppBuilder<A> {
+        TestAppBuilder {
+            app,
+            state: None,
+            spawn: None,
+        }
+    }
+
+    fn running(&self) -> &RunningApp {
+        self.app
+            .as_ref()
+            .expect("the test app is running until stop()")
+    }
+
+    /// Publish `value` to its `#[outgoing(name)]` topic, then settle.
+    pub async fn publish<T: Outgoing>(&self, value: &T) -> Result<String, BoxError> {
+        self.publish_to(T::TOPIC, value).await
+    }
+
+    /// Publish `value` as JSON to `topic`, then settle.
+    pub async fn publish_to<T: serde::Serialize>(
+        &self,
+        topic: &str,
+        value: &T,
+    ) -> Result<String, BoxError> {
+        self.publish_raw(topic, serde_json::to_vec(value)?, Vec::new(), None)
+            .await
+    }
+
+    /// Publish an encoded payload with properties and a key to `topic`, then settle.
+    pub async fn publish_raw(
+        &self,
+        topic: &str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> Result<String, BoxError> {
+        let id = self.pulsar.publish(topic, payload, properties, key)?;
+        self.settle().await;
+        Ok(id)
+    }
+
+    /// Wait until nothing is in flight: every delivery that can be handled now was handled and
+    /// settled, and every timer that fired was reacted to. Time does not move.
+    pub async fn settle(&self) {
+        loop {
+            self.running().idle().await;
+            if self.pulsar.in_flight() == 0 && self.clock.unobserved() == 0 {
+                return;
+            }
+            yield_now().await;
+        }
+    }
+
+    /// Move the virtual clock forward by `by`, firing everything due on the way in deadline
+    /// order and settling after each step.
+    pub async fn advance(&self, by: Duration) {
+        self.settle().await;
+        let target = self.clock.now().saturating_add(by);
+        while let Some(at) = self.clock.next_deadline().filter(|at| *at <= target) {
+            self.clock.advance_to(at);
+            self.settle().await;
+        }
+        self.clock.advance_to(target);
+        self.settle().await;
+    }
+
+    /// Time since the test app started.
+    pub fn now(&self) -> Duration {
+        self.clock.now().elapsed_since_origin()
+    }
+
+    /// The virtual clock.
+    pub fn clock(&self) -> &ManualClock {
+        &self.clock
+    }
+
+    /// Every handler call so far, in the order they were made.
+    pub fn calls(&self) -> Vec<Call> {
+        self.calls
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .map(Call::new)
+            .collect()
+    }
+
+    /// The calls of handler `name`.
+    pub fn calls_of(&self, name: &str) -> Vec<Call> {
+        self.calls()
+            .into_iter()
+            .filter(|c| c.handler() == name)
+            .collect()
+    }
+
+    /// What reached `topic` (short or fully qualified), in order.
+    pub fn topic(&self, topic: &str) -> Vec<TopicMessage> {
+        self.pulsar
+            .topic_messages(topic)
+            .unwrap_or_else(|e| panic!("TestApp::topic: {e}"))
+    }
+
+    /// The in-process Pulsar, for tests that need the model itself.
+    pub fn pulsar(&self) -> &InProcessPulsar {
+        &self.pulsar
+    }
+
+    /// Stop the app gracefully.
+    pub async fn stop(mut self) {
+        if let Some(app) = self.app.take() {
+            app.stop().await;
+        }
+    }
+}
+
+impl std::fmt::Debug for TestApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestApp")
+            .field("now", &self.clock.now())
+            .field("pulsar", &self.pulsar)
+            .finish()
+    }
+}
+
+impl<A: App> TestAppBuilder<A> {
+    /// Run the app's tasks with `spawn` (for instance `SmolRuntime::global()`), instead of the
+    /// tokio runtime the test runs in.
+    pub fn on(mut self, spawn: impl Spawn + 'static) -> Self {
+        self.spawn = Some(Arc::new(spawn));
+        self
+    }
+
+    async fn build(self) -> Result<TestApp, StartError> {
+        let spawn = match self.spawn {
+            Some(s) => s,
+            None => default_spawn()?,
+        };
+        let clock = ManualClock::new();
+        let runtime: Arc<dyn Runtime> = Arc::new(Hybrid::new(spawn, clock.clone()));
+        let pulsar = InProcessPulsar::new();
+        let calls = Arc::new(Recorder::default());
+        let mut parts: AppParts<A::State> = self.app.into_parts();
+        for broker in &mut parts.brokers {
+            let Some(pulsar_broker) = broker.as_any_mut().downcast_mut::<PulsarBroker<A::State>>()
+            else {
+                return Err(StartError::Misuse(format!(
+                    "TestApp runs Pulsar brokers in process; this app has a `{}` broker, which \
+                     it cannot replace",
+                    broker.kind()
+                )));
+            };
+            pulsar_broker.transport = crate::broker::Transport::InProcess(pulsar.clone());
+            pulsar_broker.observer = Some(calls.clone());
+        }
+        let app = parts.start(runtime, self.state).await?;
+        let test_app = TestApp {
+            app: Some(app),
+            pulsar,
+            clock,
+            calls,
+        };
+        test_app.settle().await;
+        Ok(test_app)
+    }
+}
+
+impl<A: App> IntoFuture for TestAppBuilder<A> {
+    type Output = Result<TestApp, StartError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.build())
+    }
+}
+
+fn default_spawn() -> Result<Arc<dyn Spawn>, StartError> {
+    #[cfg(feature = "tokio")]
+    if let Ok(rt) = ruststream_tokio::TokioRuntime::try_current() {
+        return Ok(Arc::new(rt));
+    }
+    Err(StartError::Misuse(
+        "TestApp needs a runtime for the app's tasks: run the test under tokio \
+         (`#[tokio::test]`), or name one with `.on(..)`, e.g. \
+         `TestApp::with_state(app(), state).on(SmolRuntime::global())`"
+            .into(),
+    ))
+}
+
+/// Let other tasks run once.
+async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            std::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await
+}

@@ -1,0 +1,135 @@
+//! pulsar-rs's client-side ack timeout ("unacked message resend delay").
+//!
+//! How pulsar-rs 6.9 does it:
+//!
+//! - When the consumer engine hands a message to the application's channel, it records
+//!   `deadline = now + delay` for the message id, `now` being read just before the hand-over
+//!   (`src/consumer/engine.rs`, `send_to_consumer`; a `HashMap` insert, so a redelivered copy
+//!   replaces the old deadline).
+//! - An acknowledgement removes the record (`ConsumerEngine::ack`); a negative acknowledgement
+//!   does not (`EngineMessage::Nack` only sends the redelivery request).
+//! - A ticker started with the consumer (`src/consumer/topic.rs`, `TopicConsumer::new`:
+//!   `executor.interval(500 ms)`) makes the engine, on every tick, collect the ids whose
+//!   `deadline < now` (strictly), send one `RedeliverUnacknowledgedMessages` with them, and
+//!   forget them.
+//!
+//! So a message received at `r` with delay `d`, on a consumer created at `c`, is asked for again
+//! at the first tick strictly after `r + d`: `c + 500 ms × (⌊(r + d − c) / 500 ms⌋ + 1)`. With
+//! `c = r = 0` and `d = 2 s` that is 2.5 s, as measured against a real broker (BROKERS.md).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use ruststream::Instant;
+
+use crate::MessageId;
+
+/// The period of pulsar-rs's unacked-message ticker (`src/consumer/topic.rs`).
+pub const UNACKED_REDELIVERY_TICK: Duration = Duration::from_millis(500);
+
+/// One consumer's ack-timeout records.
+#[derive(Debug, Clone)]
+pub(crate) struct UnackedTracker {
+    delay: Duration,
+    /// When the consumer (and its ticker) started.
+    origin: Instant,
+    deadlines: BTreeMap<MessageId, Instant>,
+}
+
+impl UnackedTracker {
+    pub(crate) fn new(delay: Duration, origin: Instant) -> Self {
+        UnackedTracker {
+            delay,
+            origin,
+            deadlines: BTreeMap::new(),
+        }
+    }
+
+    /// The message was handed to the application at `now`.
+    pub(crate) fn received(&mut self, id: MessageId, now: Instant) {
+        self.deadlines.insert(id, now + self.delay);
+    }
+
+    /// The application acknowledged the message.
+    pub(crate) fn acknowledged(&mut self, id: &MessageId) {
+        self.deadlines.remove(id);
+    }
+
+    /// The first tick at which some record has expired, if any.
+    pub(crate) fn next_tick(&self) -> Option<Instant> {
+        let earliest = self.deadlines.values().min()?;
+        Some(self.first_tick_after(*earliest))
+    }
+
+    /// The first tick strictly after `t`.
+    fn first_tick_after(&self, t: Instant) -> Instant {
+        let period = UNACKED_REDELIVERY_TICK.as_nanos() as u64;
+        let since = t.as_nanos().saturating_sub(self.origin.as_nanos());
+        let ticks = since / period + 1;
+        Instant::from_nanos(
+            self.origin
+                .as_nanos()
+                .saturating_add(ticks.saturating_mul(period)),
+        )
+    }
+
+    /// The tick at `tick`: the ids whose deadline is before it, now forgotten.
+    pub(crate) fn expire(&mut self, tick: Instant) -> Vec<MessageId> {
+        let expired: Vec<MessageId> = self
+            .deadlines
+            .iter()
+            .filter(|(_, deadline)| **deadline < tick)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &expired {
+            self.deadlines.remove(id);
+        }
+        expired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(entry: u64) -> MessageId {
+        MessageId {
+            ledger_id: 1,
+            entry_id: entry,
+            partition: -1,
+        }
+    }
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_elapsed(Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn the_first_tick_strictly_after_the_deadline_fires() {
+        let mut t = UnackedTracker::new(Duration::from_secs(2), at(0));
+        t.received(id(0), at(0));
+        // Deadline 2.0 s falls on a tick; `deadline < now` is false there, so 2.5 s.
+        assert_eq!(t.next_tick(), Some(at(2500)));
+        assert!(t.expire(at(2000)).is_empty());
+        assert_eq!(t.expire(at(2500)), vec![id(0)]);
+        assert_eq!(t.next_tick(), None);
+    }
+
+    #[test]
+    fn ticks_count_from_the_consumer_start() {
+        let mut t = UnackedTracker::new(Duration::from_millis(1000), at(100));
+        t.received(id(0), at(1250));
+        // Deadline 2.25 s; ticks at 0.1 + 0.5k s: 2.1, 2.6 → 2.6 s.
+        assert_eq!(t.next_tick(), Some(at(2600)));
+    }
+
+    #[test]
+    fn redelivery_replaces_the_deadline_and_ack_forgets_it() {
+        let mut t = UnackedTracker::new(Duration::from_secs(1), at(0));
+        t.received(id(0), at(0));
+        t.received(id(0), at(3000));
+        assert_eq!(t.next_tick(), Some(at(4500)));
+        t.acknowledged(&id(0));
+        assert_eq!(t.next_tick(), None);
+    }
+}

@@ -1,0 +1,448 @@
+//! The in-process Pulsar: topics, subscriptions, consumers, and the clock-driven client timers.
+
+use std::collections::BTreeMap;
+
+use ruststream::{Instant, SubscriptionType};
+
+use crate::active_consumer::pick_active;
+use crate::consumer::Consumer;
+use crate::dispatch::Dispatch;
+use crate::roster::Member;
+use crate::subscription::Subscription;
+use crate::topic::Topic;
+use crate::{
+    Acknowledgement, ConsumerId, ConsumerOptions, Delivery, InitialPosition, MessageId, ModelError,
+    OutgoingMessage, Redelivery, StoredMessage, TopicName,
+};
+
+/// A Pulsar cluster with its pulsar-rs consumers, run by hand.
+///
+/// Every call that can move messages takes `now` and first runs whatever client timers are due
+/// at or before it ([`Cluster::handle_timeouts`]), then applies the call, then dispatches
+/// everything the broker can send. Nothing happens between calls: the caller asks
+/// [`Cluster::next_deadline`] when the next timer fires and calls back then. Calls must be made
+/// with instants that never go back.
+///
+/// Flow control is the caller's: a consumer receives messages only while it has permits
+/// ([`Cluster::flow`]), as with Pulsar's `Flow` command. A message dead-lettered by the client
+/// uses a permit like any other, as it does in pulsar-rs (whose engine counts every message the
+/// broker sends).
+#[derive(Debug, Default)]
+pub struct Cluster {
+    topics: BTreeMap<TopicName, Topic>,
+    consumers: BTreeMap<ConsumerId, Consumer>,
+    last_consumer_id: u64,
+    last_ledger_id: u64,
+}
+
+impl Cluster {
+    /// An empty cluster: no topics, no consumers.
+    pub fn new() -> Self {
+        Cluster::default()
+    }
+
+    /// Connect a consumer to `subscription` on `topic`, creating the topic and the
+    /// subscription if needed (a new subscription starts at `options.initial_position`).
+    ///
+    /// Refused as Pulsar refuses it: an Exclusive subscription that already has a consumer
+    /// ([`ModelError::ExclusiveConsumerBusy`]); a type other than that of the connected
+    /// consumers ([`ModelError::SubscriptionTypeMismatch`]); a non-persistent topic or
+    /// dead-letter topic ([`ModelError::NonPersistentTopic`]).
+    ///
+    /// The first consumer of a subscription rewinds it: every unacknowledged message is sent
+    /// again (Pulsar rewinds the cursor when a dispatcher gets its first consumer). The new
+    /// consumer has no permits until [`Cluster::flow`].
+    pub fn subscribe(
+        &mut self,
+        topic: &TopicName,
+        subscription: &str,
+        kind: SubscriptionType,
+        options: ConsumerOptions,
+        now: Instant,
+    ) -> Result<ConsumerId, ModelError> {
+        self.handle_timeouts(now);
+        require_persistent(topic)?;
+        if let Some(policy) = &options.dead_letter {
+            require_persistent(&policy.dead_letter_topic)?;
+        }
+        let topic_state = self.topic_mut(topic);
+        let len = topic_state.len();
+        let sub = topic_state
+            .subscriptions
+            .entry(subscription.to_owned())
+            .or_insert_with(|| {
+                let start = match options.initial_position {
+                    InitialPosition::Earliest => 0,
+                    InitialPosition::Latest => len,
+                };
+                Subscription::new(kind, start)
+            });
+        if sub.consumers.is_empty() {
+            sub.kind = kind;
+            sub.rewind();
+            sub.replay.clear();
+            sub.redelivery_counts.clear();
+            sub.active = None;
+            sub.round_robin = 0;
+        } else if sub.kind != kind {
+            return Err(ModelError::SubscriptionTypeMismatch {
+                topic: topic.clone(),
+                subscription: subscription.to_owned(),
+                existing: sub.kind,
+                requested: kind,
+            });
+        } else if kind == SubscriptionType::Exclusive {
+            return Err(ModelError::ExclusiveConsumerBusy {
+                topic: topic.clone(),
+                subscription: subscription.to_owned(),
+            });
+        }
+
+        self.last_consumer_id += 1;
+        let id = ConsumerId(self.last_consumer_id);
+        let consumer = Consumer::new(id, topic.clone(), subscription.to_owned(), options, now);
+        self.consumers.insert(id, consumer);
+        let consumers = &self.consumers;
+        let sub = self
+            .topics
+            .get_mut(topic)
+            .and_then(|t| t.subscriptions.get_mut(subscription))
+            .expect("created above");
+        sub.consumers.push(id);
+        sub.consumers
+            .sort_by_key(|c| consumers.get(c).map_or(i32::MAX, |c| c.priority_level));
+        if sub.single_active() {
+            repick_active(topic, sub, consumers);
+        }
+        self.pump(now);
+        Ok(id)
+    }
+
+    /// Give `consumer` `permits` more messages' worth of room: Pulsar's `Flow` command.
+    pub fn flow(
+        &mut self,
+        consumer: ConsumerId,
+        permits: u32,
+        now: Instant,
+    ) -> Result<(), ModelError> {
+        self.handle_timeouts(now);
+        let state = self
+            .consumers
+            .get_mut(&consumer)
+            .ok_or(ModelError::UnknownConsumer { consumer })?;
+        state.permits += u64::from(permits);
+        self.pump(now);
+        Ok(())
+    }
+
+    /// Publish a message to `topic` (created if needed) and dispatch it to whoever can take it.
+    pub fn publish(
+        &mut self,
+        topic: &TopicName,
+        message: OutgoingMessage,
+        now: Instant,
+    ) -> Result<MessageId, ModelError> {
+        self.handle_timeouts(now);
+        require_persistent(topic)?;
+        let id = self.topic_mut(topic).append(message, now);
+        self.pump(now);
+        Ok(id)
+    }
+
+    /// The next delivery waiting for `consumer`'s application, after running the timers due
+    /// at `now`; `None` if there is none or the consumer is unknown.
+    ///
+    /// The dead-letter check already happened when the client received the message: a
+    /// delivery at the limit never reaches this queue.
+    pub fn receive(&mut self, consumer: ConsumerId, now: Instant) -> Option<Delivery> {
+        self.handle_timeouts(now);
+        self.consumers.get_mut(&consumer)?.queue.pop_front()
+    }
+
+    /// Acknowledge a message through `consumer`: pulsar-rs `ack_with_id`.
+    ///
+    /// Like pulsar-rs, the model sends whatever id it is given, and like Pulsar it
+    /// acknowledges the message on the subscription even if it was sent to another consumer
+    /// (or not sent at all); an id with nothing left to acknowledge is ignored. Only an unknown
+    /// consumer is an error (pulsar-rs fails when its consumer is gone).
+    pub fn ack(
+        &mut self,
+        consumer: ConsumerId,
+        message: &MessageId,
+        now: Instant,
+    ) -> Result<Acknowledgement, ModelError> {
+        self.handle_timeouts(now);
+        let state = self
+            .consumers
+            .get_mut(&consumer)
+            .ok_or(ModelError::UnknownConsumer { consumer })?;
+        if let Some(tracker) = state.unacked.as_mut() {
+            tracker.acknowledged(message);
+        }
+        let (topic, subscription) = (state.topic.clone(), state.subscription.clone());
+        let acknowledged = self.topics.get_mut(&topic).is_some_and(|t| {
+            let entry = t.entry_of(message);
+            match (entry, t.subscriptions.get_mut(&subscription)) {
+                (Some(entry), Some(sub)) => sub.acknowledge(entry, &mut self.consumers),
+                _ => false,
+            }
+        });
+        let outcome = if acknowledged {
+            Acknowledgement::Acknowledged
+        } else {
+            Acknowledgement::Ignored
+        };
+        self.pump(now);
+        Ok(outcome)
+    }
+
+    /// Ask for a message again through `consumer`: pulsar-rs `nack_with_id`, which sends
+    /// `RedeliverUnacknowledgedMessages` with that id at once (there is no nack delay in
+    /// pulsar-rs 6.x).
+    ///
+    /// On Shared and KeyShared the broker redelivers the message if it is pending on this
+    /// consumer, counting the redelivery ([`Redelivery::Scheduled`]). On Exclusive and Failover
+    /// the broker ignores the id and rewinds the active consumer's cursor
+    /// ([`Redelivery::Rewound`]): every unacknowledged message comes again, in order, with
+    /// count 0. pulsar-rs does not empty its receive queue then (the Java client does), so
+    /// deliveries still queued are received twice.
+    pub fn nack(
+        &mut self,
+        consumer: ConsumerId,
+        message: &MessageId,
+        now: Instant,
+    ) -> Result<Redelivery, ModelError> {
+        self.handle_timeouts(now);
+        if !self.consumers.contains_key(&consumer) {
+            return Err(ModelError::UnknownConsumer { consumer });
+        }
+        let outcome = self.redeliver(consumer, std::slice::from_ref(message));
+        self.pump(now);
+        Ok(outcome)
+    }
+
+    /// Close `consumer` (or lose its connection: the broker does the same).
+    ///
+    /// Its queued deliveries are dropped with it. On Shared and KeyShared its unacknowledged
+    /// messages go back to the subscription for the other consumers, keeping their redelivery
+    /// count (Pulsar's `removeConsumer` uses `redeliveryTracker.addIfAbsent`, not an
+    /// increment); when the last consumer leaves, the counts are forgotten (the tracker is
+    /// cleared) and the next consumer starts from the first unacknowledged message. On
+    /// Failover, if it was the active consumer, another takes over from the first
+    /// unacknowledged message.
+    pub fn close(&mut self, consumer: ConsumerId, now: Instant) -> Result<(), ModelError> {
+        self.handle_timeouts(now);
+        let state = self
+            .consumers
+            .remove(&consumer)
+            .ok_or(ModelError::UnknownConsumer { consumer })?;
+        let consumers = &self.consumers;
+        if let Some(sub) = self
+            .topics
+            .get_mut(&state.topic)
+            .and_then(|t| t.subscriptions.get_mut(&state.subscription))
+        {
+            sub.consumers.retain(|c| *c != consumer);
+            if sub.single_active() {
+                repick_active(&state.topic, sub, consumers);
+            } else if sub.consumers.is_empty() {
+                sub.replay.clear();
+                sub.redelivery_counts.clear();
+            } else {
+                for entry in state.pending_acks {
+                    sub.replay.insert(entry);
+                    sub.redelivery_counts.entry(entry).or_insert(0);
+                }
+            }
+        }
+        self.pump(now);
+        Ok(())
+    }
+
+    /// Deliveries queued for `consumer` that its application has not received: work in flight
+    /// on the client side. 0 for an unknown consumer.
+    pub fn pending_for(&self, consumer: ConsumerId) -> usize {
+        self.consumers.get(&consumer).map_or(0, |c| c.queue.len())
+    }
+
+    /// The permits `consumer` has left, or `None` if it is unknown.
+    pub fn permits(&self, consumer: ConsumerId) -> Option<u64> {
+        self.consumers.get(&consumer).map(|c| c.permits)
+    }
+
+    /// Everything ever published to `topic`, in order (empty if the topic does not exist):
+    /// how a test checks what reached a dead-letter topic.
+    pub fn topic_messages(&self, topic: &TopicName) -> &[StoredMessage] {
+        self.topics.get(topic).map_or(&[], |t| &t.messages)
+    }
+
+    /// How many messages of `topic` the subscription has not acknowledged, or `None` if there
+    /// is no such subscription.
+    pub fn backlog(&self, topic: &TopicName, subscription: &str) -> Option<usize> {
+        let t = self.topics.get(topic)?;
+        Some(t.subscriptions.get(subscription)?.backlog(t.len()))
+    }
+
+    /// The consumer receiving messages on an Exclusive or Failover subscription.
+    pub fn active_consumer(&self, topic: &TopicName, subscription: &str) -> Option<ConsumerId> {
+        self.topics
+            .get(topic)?
+            .subscriptions
+            .get(subscription)?
+            .active
+    }
+
+    /// When a client timer fires next: the earliest unacked-message tick
+    /// ([`UNACKED_REDELIVERY_TICK`](crate::UNACKED_REDELIVERY_TICK)) at which some consumer
+    /// has an expired ack timeout. `None` when nothing is waiting.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.consumers
+            .values()
+            .filter_map(|c| c.unacked.as_ref()?.next_tick())
+            .min()
+    }
+
+    /// Run every timer due at or before `now`, in order, each at its own instant: the
+    /// consumers whose tick comes ask for their expired messages again, with the same effect
+    /// per type as [`Cluster::nack`], and the broker dispatches.
+    pub fn handle_timeouts(&mut self, now: Instant) {
+        while let Some(tick) = self.next_deadline().filter(|&t| t <= now) {
+            let due: Vec<ConsumerId> = self
+                .consumers
+                .iter()
+                .filter(|(_, c)| c.unacked.as_ref().and_then(|u| u.next_tick()) == Some(tick))
+                .map(|(id, _)| *id)
+                .collect();
+            for id in due {
+                let expired = self
+                    .consumers
+                    .get_mut(&id)
+                    .and_then(|c| c.unacked.as_mut())
+                    .map(|u| u.expire(tick))
+                    .unwrap_or_default();
+                if !expired.is_empty() {
+                    self.redeliver(id, &expired);
+                }
+            }
+            self.pump(tick);
+        }
+    }
+
+    /// What the broker does with `RedeliverUnacknowledgedMessages` from `consumer`
+    /// (`ServerCnx.handleRedeliverUnacknowledged`).
+    fn redeliver(&mut self, consumer: ConsumerId, ids: &[MessageId]) -> Redelivery {
+        let Some(state) = self.consumers.get_mut(&consumer) else {
+            return Redelivery::Ignored;
+        };
+        let Some(topic) = self.topics.get_mut(&state.topic) else {
+            return Redelivery::Ignored;
+        };
+        let Some(sub) = topic.subscriptions.get_mut(&state.subscription) else {
+            return Redelivery::Ignored;
+        };
+        if sub.single_active() {
+            // Consumer.redeliverUnacknowledgedMessages() → the single-active dispatcher
+            // rewinds the cursor, for the active consumer only.
+            if sub.active == Some(consumer) {
+                sub.rewind();
+                return Redelivery::Rewound;
+            }
+            return Redelivery::Ignored;
+        }
+        // Consumer.redeliverUnacknowledgedMessages(ids): only ids pending on this consumer;
+        // the dispatcher replays them and increments their redelivery count.
+        let entries: Vec<u64> = ids.iter().filter_map(|id| topic.entry_of(id)).collect();
+        let Some(sub) = topic.subscriptions.get_mut(&state.subscription) else {
+            return Redelivery::Ignored;
+        };
+        let mut scheduled = false;
+        for entry in entries {
+            if state.pending_acks.remove(&entry) {
+                sub.replay.insert(entry);
+                *sub.redelivery_counts.entry(entry).or_insert(0) += 1;
+                scheduled = true;
+            }
+        }
+        if scheduled {
+            Redelivery::Scheduled
+        } else {
+            Redelivery::Ignored
+        }
+    }
+
+    /// Dispatch until nothing more can be sent, publishing dead-lettered copies as they come.
+    fn pump(&mut self, now: Instant) {
+        loop {
+            let mut progress = false;
+            let mut dead_letters = Vec::new();
+            for (name, topic) in &mut self.topics {
+                let Topic {
+                    messages,
+                    subscriptions,
+                    ..
+                } = topic;
+                for sub in subscriptions.values_mut() {
+                    let mut dispatch = Dispatch {
+                        topic: name,
+                        messages,
+                        consumers: &mut self.consumers,
+                        now,
+                        dead_letters: &mut dead_letters,
+                    };
+                    progress |= dispatch.run(sub);
+                }
+            }
+            for (topic, message) in dead_letters {
+                self.topic_mut(&topic).append(message, now);
+                progress = true;
+            }
+            if !progress {
+                break;
+            }
+        }
+    }
+
+    /// The topic, created (with the next ledger id) if it does not exist yet.
+    fn topic_mut(&mut self, topic: &TopicName) -> &mut Topic {
+        let last_ledger_id = &mut self.last_ledger_id;
+        self.topics.entry(topic.clone()).or_insert_with(|| {
+            *last_ledger_id += 1;
+            Topic::new(*last_ledger_id, topic.partition_index().unwrap_or(-1))
+        })
+    }
+}
+
+fn require_persistent(topic: &TopicName) -> Result<(), ModelError> {
+    if topic.is_persistent() {
+        Ok(())
+    } else {
+        Err(ModelError::NonPersistentTopic {
+            topic: topic.clone(),
+        })
+    }
+}
+
+/// Choose the active consumer again; a change rewinds the cursor, as
+/// `scheduleReadOnActiveConsumer` does.
+fn repick_active(
+    topic: &TopicName,
+    sub: &mut Subscription,
+    consumers: &BTreeMap<ConsumerId, Consumer>,
+) {
+    let members: Vec<Member> = sub
+        .consumers
+        .iter()
+        .filter_map(|id| {
+            consumers.get(id).map(|c| Member {
+                id: *id,
+                name: c.name.clone(),
+                priority_level: c.priority_level,
+            })
+        })
+        .collect();
+    let active = pick_active(topic, &members);
+    if active != sub.active {
+        sub.active = active;
+        sub.rewind();
+    }
+}

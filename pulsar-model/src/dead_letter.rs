@@ -1,0 +1,138 @@
+//! pulsar-rs's client-side dead-letter policy.
+//!
+//! pulsar-rs checks every message the broker sends before handing it to the application
+//! (`src/consumer/engine.rs`, `ConsumerEngine::process_payload`): when the broker's
+//! `redelivery_count` is present and `redelivery_count >= max_redeliver_count`, it publishes a
+//! copy to the dead-letter topic (original payload, partition key and properties, plus
+//! [`REAL_TOPIC`] and [`ORIGIN_MESSAGE_ID`] unless already present), waits for the publish
+//! receipt, acknowledges the original, and the application never sees that delivery. The broker
+//! leaves `redelivery_count` out of the command when it is 0 (`Commands.newMessageCommand` sets
+//! it only if `> 0`), so a first delivery is never dead-lettered, even with a limit of 0.
+
+use std::collections::BTreeMap;
+
+use crate::{MessageId, OutgoingMessage, StoredMessage, TopicName, TopicNameError};
+
+/// The property naming the topic a dead-lettered message came from (pulsar-rs
+/// `SYSTEM_PROPERTY_REAL_TOPIC`).
+pub const REAL_TOPIC: &str = "REAL_TOPIC";
+
+/// The property holding a dead-lettered message's id in its original topic, written
+/// `ledger:entry:partition` (pulsar-rs `SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID`).
+pub const ORIGIN_MESSAGE_ID: &str = "ORIGIN_MESSAGE_ID";
+
+/// A consumer's dead-letter policy, as pulsar-rs's `DeadLetterPolicy` (`src/consumer/data.rs`)
+/// with the topic already resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadLetterPolicy {
+    /// A delivery whose redelivery count is at least this is dead-lettered instead of handed
+    /// over; with ruststream's `max_attempts(n)` it is `n`, so the application sees a message
+    /// `n` times.
+    pub max_redeliver_count: u32,
+    /// Where such a message is published.
+    pub dead_letter_topic: TopicName,
+}
+
+impl DeadLetterPolicy {
+    /// The policy a ruststream registration declared, with its topic resolved as Pulsar would.
+    pub fn from_registration(
+        policy: &ruststream::DeadLetterPolicy,
+    ) -> Result<DeadLetterPolicy, TopicNameError> {
+        Ok(DeadLetterPolicy {
+            max_redeliver_count: policy.max_redeliver_count(),
+            dead_letter_topic: policy.dead_letter_topic().parse()?,
+        })
+    }
+
+    /// Whether pulsar-rs would dead-letter a delivery that the broker sent with this count.
+    pub fn applies_to(&self, redelivery_count: u32) -> bool {
+        redelivery_count > 0 && redelivery_count >= self.max_redeliver_count
+    }
+}
+
+/// The copy pulsar-rs publishes to the dead-letter topic. `REAL_TOPIC` is the topic string the
+/// consumer was built with (pulsar-rs does not expand names); the model's consumers always
+/// hold a resolved name, as the real backend must pass to pulsar-rs, so it is the full name.
+pub(crate) fn dead_letter_copy(
+    message: &StoredMessage,
+    source: &TopicName,
+    id: MessageId,
+) -> OutgoingMessage {
+    let mut properties: BTreeMap<String, String> = message.properties.clone();
+    properties
+        .entry(REAL_TOPIC.to_owned())
+        .or_insert_with(|| source.to_string());
+    properties
+        .entry(ORIGIN_MESSAGE_ID.to_owned())
+        .or_insert_with(|| id.to_string());
+    OutgoingMessage {
+        payload: message.payload.to_vec(),
+        properties,
+        key: message.key.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::num::NonZeroU32;
+    use ruststream::{Instant, SubscriptionType};
+
+    #[test]
+    fn only_counted_redeliveries_at_the_limit_apply() {
+        let p = DeadLetterPolicy {
+            max_redeliver_count: 3,
+            dead_letter_topic: "dlq".parse().unwrap(),
+        };
+        assert!(!p.applies_to(0));
+        assert!(!p.applies_to(2));
+        assert!(p.applies_to(3));
+        assert!(p.applies_to(4));
+        let zero = DeadLetterPolicy {
+            max_redeliver_count: 0,
+            ..p
+        };
+        assert!(!zero.applies_to(0), "count 0 is not sent, so never matches");
+        assert!(zero.applies_to(1));
+    }
+
+    #[test]
+    fn copy_keeps_existing_system_properties() {
+        let source: TopicName = "refunds".parse().unwrap();
+        let id = MessageId {
+            ledger_id: 3,
+            entry_id: 4,
+            partition: -1,
+        };
+        let stored = StoredMessage {
+            id,
+            payload: b"x".to_vec().into(),
+            properties: [(REAL_TOPIC.to_owned(), "elsewhere".to_owned())].into(),
+            key: Some("k".into()),
+            publish_time: Instant::ZERO,
+        };
+        let copy = dead_letter_copy(&stored, &source, id);
+        assert_eq!(copy.properties[REAL_TOPIC], "elsewhere");
+        assert_eq!(copy.properties[ORIGIN_MESSAGE_ID], "3:4:-1");
+        assert_eq!(copy.key.as_deref(), Some("k"));
+        assert_eq!(copy.payload, b"x");
+    }
+
+    #[test]
+    fn from_registration_resolves_the_topic() {
+        let declared = ruststream::dead_letter_policy(
+            "refunds",
+            SubscriptionType::Shared,
+            NonZeroU32::new(5),
+            Some("refunds-dlq"),
+        )
+        .unwrap()
+        .unwrap();
+        let p = DeadLetterPolicy::from_registration(&declared).unwrap();
+        assert_eq!(p.max_redeliver_count, 5);
+        assert_eq!(
+            p.dead_letter_topic.as_str(),
+            "persistent://public/default/refunds-dlq"
+        );
+    }
+}

@@ -1,0 +1,304 @@
+//! Sending a subscription's messages to its consumers, and what the client does on receipt.
+//!
+//! Broker side, per type:
+//!
+//! - **Shared** (`PersistentDispatcherMultipleConsumers`): a read takes up to
+//!   `min(total permits, 100)` entries (`dispatcherMaxReadBatchSize`), from the replay set if it
+//!   is not empty, else from the cursor. They are handed out round-robin, each consumer taking
+//!   up to `min(its permits, 20)` consecutive entries (`dispatcherMaxRoundRobinBatchSize`);
+//!   entries no one could take go to the replay set. The round-robin serves the best priority
+//!   level with permits first (`getNextConsumer`).
+//! - **KeyShared** (`PersistentStickyKeyDispatcherMultipleConsumers`): replayed entries first,
+//!   then new ones, in entry order; each goes to the consumer owning its key on the hash ring
+//!   ([`crate::sticky_key`]). An entry is held back (into the replay set) when that consumer has
+//!   no permit, when an earlier entry of the same key was held back in this pass, or while
+//!   another consumer still has an unacknowledged entry of that key (Pulsar 4's "draining
+//!   hashes", PIP-379, after a consumer joins). So a key's entries are delivered in order, and a
+//!   redelivered entry always goes before the later entries of its key not yet delivered.
+//! - **Exclusive / Failover** (`PersistentDispatcherSingleActiveConsumer`): the active consumer
+//!   gets entries from the cursor while it has permits.
+//!
+//! Every entry sent takes one permit (`Consumer.sendMessages`). On Shared and KeyShared it is
+//! recorded in the consumer's pending acks and carries the redelivery tracker's count for it;
+//! the single-active types carry 0 (`RedeliveryTrackerDisabled`).
+//!
+//! Client side, on receipt (pulsar-rs `ConsumerEngine::process_payload`): the dead-letter check
+//! ([`crate::dead_letter`]) may publish the message to the dead-letter topic and acknowledge
+//! it; otherwise it joins the consumer's queue for the application, and its ack timeout starts.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use ruststream::Instant;
+
+use crate::consumer::Consumer;
+use crate::dead_letter::dead_letter_copy;
+use crate::roster::Member;
+use crate::sticky_key::{sticky_key_hash, HashRing};
+use crate::subscription::Subscription;
+use crate::{ConsumerId, Delivery, OutgoingMessage, StoredMessage, TopicName};
+use ruststream::SubscriptionType;
+
+/// `dispatcherMaxReadBatchSize`, Pulsar's default.
+const READ_BATCH: u64 = 100;
+/// `dispatcherMaxRoundRobinBatchSize`, Pulsar's default.
+const ROUND_ROBIN_BATCH: u64 = 20;
+
+/// One dispatch pass over one subscription.
+pub(crate) struct Dispatch<'a> {
+    pub(crate) topic: &'a TopicName,
+    pub(crate) messages: &'a [StoredMessage],
+    pub(crate) consumers: &'a mut BTreeMap<ConsumerId, Consumer>,
+    pub(crate) now: Instant,
+    /// Copies the clients publish to dead-letter topics, in order.
+    pub(crate) dead_letters: &'a mut Vec<(TopicName, OutgoingMessage)>,
+}
+
+impl Dispatch<'_> {
+    /// Send what can be sent; `true` if anything was.
+    pub(crate) fn run(&mut self, sub: &mut Subscription) -> bool {
+        match sub.kind {
+            SubscriptionType::KeyShared => self.key_shared(sub),
+            _ if sub.single_active() => self.single_active(sub),
+            _ => self.shared(sub),
+        }
+    }
+
+    fn permits(&self, id: ConsumerId) -> u64 {
+        self.consumers.get(&id).map_or(0, |c| c.permits)
+    }
+
+    fn total_permits(&self, sub: &Subscription) -> u64 {
+        sub.consumers.iter().map(|&id| self.permits(id)).sum()
+    }
+
+    fn len(&self) -> u64 {
+        self.messages.len() as u64
+    }
+
+    fn single_active(&mut self, sub: &mut Subscription) -> bool {
+        let Some(active) = sub.active else {
+            return false;
+        };
+        let mut progress = false;
+        while self.permits(active) > 0 {
+            let Some(entry) = sub.read_next(self.len()) else {
+                break;
+            };
+            self.send(sub, active, entry);
+            progress = true;
+        }
+        progress
+    }
+
+    fn shared(&mut self, sub: &mut Subscription) -> bool {
+        let mut progress = false;
+        loop {
+            let total = self.total_permits(sub);
+            if total == 0 {
+                break;
+            }
+            let batch = total.min(READ_BATCH) as usize;
+            let replaying = !sub.replay.is_empty();
+            let entries: Vec<u64> = if replaying {
+                let mut entries = Vec::new();
+                for entry in sub.replay.clone() {
+                    if entries.len() == batch {
+                        break;
+                    }
+                    if sub.is_settled(entry) {
+                        sub.replay.remove(&entry);
+                    } else {
+                        entries.push(entry);
+                    }
+                }
+                if entries.is_empty() {
+                    continue;
+                }
+                entries
+            } else {
+                let entries: Vec<u64> = std::iter::from_fn(|| sub.read_next(self.len()))
+                    .take(batch)
+                    .collect();
+                if entries.is_empty() {
+                    break;
+                }
+                entries
+            };
+
+            let mut start = 0;
+            while start < entries.len() {
+                let Some(consumer) = self.next_consumer(sub) else {
+                    break;
+                };
+                let take = (entries.len() - start) as u64;
+                let take = take.min(self.permits(consumer)).min(ROUND_ROBIN_BATCH) as usize;
+                for &entry in &entries[start..start + take] {
+                    sub.replay.remove(&entry);
+                    self.send(sub, consumer, entry);
+                }
+                start += take;
+                progress = true;
+            }
+            if !replaying {
+                sub.replay.extend(&entries[start..]);
+            }
+        }
+        progress
+    }
+
+    /// Pulsar's `getNextConsumer`: the best priority level that has a consumer with permits,
+    /// and within it the first such consumer at or after the round-robin position.
+    fn next_consumer(&self, sub: &mut Subscription) -> Option<ConsumerId> {
+        let n = sub.consumers.len();
+        if sub.round_robin >= n {
+            sub.round_robin = 0;
+        }
+        let level = |id: &ConsumerId| {
+            self.consumers
+                .get(id)
+                .map_or(i32::MAX, |c| c.priority_level)
+        };
+        let best = sub
+            .consumers
+            .iter()
+            .filter(|&&id| self.permits(id) > 0)
+            .map(level)
+            .min()?;
+        let index = (sub.round_robin..n).chain(0..sub.round_robin).find(|&i| {
+            let id = sub.consumers[i];
+            self.permits(id) > 0 && level(&id) == best
+        })?;
+        sub.round_robin = index + 1;
+        Some(sub.consumers[index])
+    }
+
+    fn key_shared(&mut self, sub: &mut Subscription) -> bool {
+        let members: Vec<Member> = sub
+            .consumers
+            .iter()
+            .filter_map(|id| {
+                self.consumers.get(id).map(|c| Member {
+                    id: *id,
+                    name: c.name.clone(),
+                    priority_level: c.priority_level,
+                })
+            })
+            .collect();
+        let ring = HashRing::new(&members);
+        let mut progress = false;
+        loop {
+            let total = self.total_permits(sub);
+            if total == 0 {
+                break;
+            }
+            let mut held: BTreeSet<u32> = BTreeSet::new();
+            let mut sent = false;
+            for entry in sub.replay.clone() {
+                if sub.is_settled(entry) {
+                    sub.replay.remove(&entry);
+                } else if self.try_send_keyed(sub, &ring, &mut held, entry) {
+                    sub.replay.remove(&entry);
+                    sent = true;
+                }
+            }
+            for _ in 0..total.min(READ_BATCH) {
+                let Some(entry) = sub.read_next(self.len()) else {
+                    break;
+                };
+                if self.try_send_keyed(sub, &ring, &mut held, entry) {
+                    sent = true;
+                } else {
+                    sub.replay.insert(entry);
+                }
+            }
+            if !sent {
+                break;
+            }
+            progress = true;
+        }
+        progress
+    }
+
+    fn key_hash(&self, entry: u64) -> u32 {
+        sticky_key_hash(self.messages[entry as usize].key.as_deref())
+    }
+
+    fn try_send_keyed(
+        &mut self,
+        sub: &mut Subscription,
+        ring: &HashRing,
+        held: &mut BTreeSet<u32>,
+        entry: u64,
+    ) -> bool {
+        let hash = self.key_hash(entry);
+        if held.contains(&hash) {
+            return false;
+        }
+        let Some(owner) = ring.select(hash) else {
+            held.insert(hash);
+            return false;
+        };
+        let draining = sub.consumers.iter().any(|&other| {
+            other != owner
+                && self
+                    .consumers
+                    .get(&other)
+                    .is_some_and(|c| c.pending_acks.iter().any(|&p| self.key_hash(p) == hash))
+        });
+        if draining || self.permits(owner) == 0 {
+            held.insert(hash);
+            return false;
+        }
+        self.send(sub, owner, entry);
+        true
+    }
+
+    /// The broker sends `entry` to `to`; the client engine receives it.
+    fn send(&mut self, sub: &mut Subscription, to: ConsumerId, entry: u64) {
+        let messages = self.messages;
+        let message = &messages[entry as usize];
+        let counted = !sub.single_active();
+        let redelivery_count = if counted {
+            sub.redelivery_counts.get(&entry).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        let Some(consumer) = self.consumers.get_mut(&to) else {
+            return;
+        };
+        consumer.permits = consumer.permits.saturating_sub(1);
+        if counted {
+            consumer.pending_acks.insert(entry);
+        }
+
+        let dead_letter_topic = consumer
+            .options
+            .dead_letter
+            .as_ref()
+            .filter(|policy| policy.applies_to(redelivery_count))
+            .map(|policy| policy.dead_letter_topic.clone());
+        if let Some(dead_letter_topic) = dead_letter_topic {
+            if let Some(tracker) = consumer.unacked.as_mut() {
+                tracker.acknowledged(&message.id);
+            }
+            let copy = dead_letter_copy(message, self.topic, message.id);
+            self.dead_letters.push((dead_letter_topic, copy));
+            sub.acknowledge(entry, self.consumers);
+            return;
+        }
+
+        consumer.queue.push_back(Delivery {
+            consumer: to,
+            message_id: message.id,
+            topic: self.topic.clone(),
+            payload: message.payload.clone(),
+            properties: message.properties.clone(),
+            key: message.key.clone(),
+            redelivery_count,
+            publish_time: message.publish_time,
+        });
+        if let Some(tracker) = consumer.unacked.as_mut() {
+            tracker.received(message.id, self.now);
+        }
+    }
+}

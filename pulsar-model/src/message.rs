@@ -1,0 +1,88 @@
+//! What is published, what a topic keeps, and what a consumer is handed.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ruststream::Instant;
+
+use crate::{ConsumerId, MessageId, TopicName};
+
+/// A message to publish: what a pulsar-rs `producer::Message` carries that the model keeps.
+///
+/// Properties are a `BTreeMap`: Pulsar keeps them as a list of key/value pairs, but pulsar-rs
+/// exposes and builds them as maps (a `HashMap` on the way to the dead-letter topic), so their
+/// order carries no meaning and a sorted map makes comparisons in tests exact. Ordering keys,
+/// event times, schemas and batching are not modelled.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OutgoingMessage {
+    /// The message body.
+    pub payload: Vec<u8>,
+    /// The message properties (ruststream's headers).
+    pub properties: BTreeMap<String, String>,
+    /// The partition key; on a KeyShared subscription it decides which consumer gets the
+    /// message and keeps per-key order.
+    pub key: Option<String>,
+}
+
+impl OutgoingMessage {
+    /// A message with this payload, no properties and no key.
+    pub fn new(payload: impl Into<Vec<u8>>) -> Self {
+        OutgoingMessage {
+            payload: payload.into(),
+            ..OutgoingMessage::default()
+        }
+    }
+
+    /// Add a property.
+    pub fn with_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.properties.insert(key.into(), value.into());
+        self
+    }
+
+    /// Set the partition key.
+    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+}
+
+/// A message as a topic stores it: what tests read back with
+/// [`Cluster::topic_messages`](crate::Cluster::topic_messages), for instance to check what
+/// reached a dead-letter topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMessage {
+    /// Its position in the topic.
+    pub id: MessageId,
+    /// The body; shared, so deliveries clone it cheaply.
+    pub payload: Arc<[u8]>,
+    /// The properties.
+    pub properties: BTreeMap<String, String>,
+    /// The partition key.
+    pub key: Option<String>,
+    /// When it was published (the `now` of the publishing call).
+    pub publish_time: Instant,
+}
+
+/// One delivery of a message to a consumer, as the application receives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// The consumer it was delivered to.
+    pub consumer: ConsumerId,
+    /// The message's position; pass it to [`Cluster::ack`](crate::Cluster::ack) or
+    /// [`Cluster::nack`](crate::Cluster::nack).
+    pub message_id: MessageId,
+    /// The topic it came from.
+    pub topic: TopicName,
+    /// The body.
+    pub payload: Arc<[u8]>,
+    /// The properties.
+    pub properties: BTreeMap<String, String>,
+    /// The partition key.
+    pub key: Option<String>,
+    /// How many times the broker redelivered this message on this subscription before this
+    /// delivery: 0 on the first, and always 0 on Exclusive and Failover subscriptions. (pulsar-rs
+    /// does not expose it on its messages; the model does, for tests.)
+    pub redelivery_count: u32,
+    /// When the message was published.
+    pub publish_time: Instant,
+}

@@ -1,0 +1,108 @@
+//! A durable subscription: its cursor and the broker's bookkeeping of what is out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use ruststream::SubscriptionType;
+
+use crate::consumer::Consumer;
+use crate::ConsumerId;
+
+/// What Pulsar keeps for one subscription: the cursor (Pulsar's `ManagedCursor`: a start,
+/// individually deleted entries and a read position) and the dispatcher's state.
+///
+/// Entries are numbered by their index in the topic (their `entry_id`).
+#[derive(Debug)]
+pub(crate) struct Subscription {
+    /// The type of the connected consumers (the dispatcher's type).
+    pub(crate) kind: SubscriptionType,
+    /// Connected consumers, ordered by priority level, then by arrival (as Pulsar's
+    /// `consumerList`).
+    pub(crate) consumers: Vec<ConsumerId>,
+    /// Entries before this are not part of the subscription (it was created after them).
+    pub(crate) start: u64,
+    /// Individually acknowledged entries.
+    pub(crate) acked: BTreeSet<u64>,
+    /// The next entry a normal read returns.
+    pub(crate) read_position: u64,
+    /// Entries to send again before new ones (Shared and KeyShared): Pulsar's
+    /// `redeliveryMessages`.
+    pub(crate) replay: BTreeSet<u64>,
+    /// Pulsar's `InMemoryRedeliveryTracker` (Shared and KeyShared only).
+    pub(crate) redelivery_counts: BTreeMap<u64, u32>,
+    /// Where the round-robin over `consumers` continues (Shared).
+    pub(crate) round_robin: usize,
+    /// The consumer receiving messages (Exclusive and Failover).
+    pub(crate) active: Option<ConsumerId>,
+}
+
+impl Subscription {
+    pub(crate) fn new(kind: SubscriptionType, start: u64) -> Self {
+        Subscription {
+            kind,
+            consumers: Vec::new(),
+            start,
+            acked: BTreeSet::new(),
+            read_position: start,
+            replay: BTreeSet::new(),
+            redelivery_counts: BTreeMap::new(),
+            round_robin: 0,
+            active: None,
+        }
+    }
+
+    /// Whether this type has one receiving consumer (Exclusive, Failover) rather than many.
+    pub(crate) fn single_active(&self) -> bool {
+        !self.kind.counts_redeliveries()
+    }
+
+    /// Whether the entry needs no (more) delivery on this subscription.
+    pub(crate) fn is_settled(&self, entry: u64) -> bool {
+        entry < self.start || self.acked.contains(&entry)
+    }
+
+    /// Move the read position back to the first entry not acknowledged: Pulsar's
+    /// `cursor.rewind()`. Acknowledged entries are skipped when read.
+    pub(crate) fn rewind(&mut self) {
+        self.read_position = self.start;
+    }
+
+    /// The next entry a normal read returns, skipping settled ones, or `None` at the end.
+    pub(crate) fn read_next(&mut self, len: u64) -> Option<u64> {
+        while self.read_position < len {
+            let entry = self.read_position;
+            self.read_position += 1;
+            if !self.is_settled(entry) {
+                return Some(entry);
+            }
+        }
+        None
+    }
+
+    /// Acknowledge the entry, whoever it was sent to (Pulsar's `getAckOwnerConsumer` looks
+    /// through the other consumers' pending acks). `false` if it was already settled.
+    pub(crate) fn acknowledge(
+        &mut self,
+        entry: u64,
+        consumers: &mut BTreeMap<ConsumerId, Consumer>,
+    ) -> bool {
+        if self.is_settled(entry) {
+            return false;
+        }
+        self.acked.insert(entry);
+        self.replay.remove(&entry);
+        self.redelivery_counts.remove(&entry);
+        for id in &self.consumers {
+            if let Some(consumer) = consumers.get_mut(id) {
+                consumer.pending_acks.remove(&entry);
+            }
+        }
+        true
+    }
+
+    /// The number of entries of a topic of `len` entries still to be acknowledged.
+    pub(crate) fn backlog(&self, len: u64) -> usize {
+        (self.start..len)
+            .filter(|e| !self.acked.contains(e))
+            .count()
+    }
+}

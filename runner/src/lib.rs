@@ -1,0 +1,26 @@
+//! # The process around a ruststream app
+//!
+//! `#[ruststream::app]` writes `fn main() { ruststream_tokio::main(app) }` (or the smol or
+//! async-std adapter's `main`); the adapter builds its runtime and hands over to [`main`]
+//! here, which reads the command line, sets up logging, starts the app, waits for SIGINT or
+//! SIGTERM, and stops it gracefully.
+//!
+//! ```text
+//! USAGE: <service> [run] [--embedded] [--publish TOPIC=FILE]...
+//!
+//!   run                  start the service (the default command)
+//!   --embedded           use each broker's in-process stand-in instead of a server, on a
+//!                        virtual clock that skips ahead whenever the service is idle; the
+//!                        process ends once nothing is left to do
+//!   --publish TOPIC=FILE publish every line of FILE (one JSON payload per line) to TOPIC
+//!                        after startup
+//! ```
+//!
+//! Logging goes to stderr through `tracing-subscriber`, filtered by `RUST_LOG` (default
+//! `info`). A service that installs its own subscriber before `main` keeps it.
+
+mod cli;
+mod run;
+
+pub use cli::{Cli, CliError};
+pub use run::main;

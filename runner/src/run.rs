@@ -156,6 +156,7 @@ fn init_logging(clock: Option<ManualClock>) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     // An error means the service installed its own subscriber: keep it.
     let _ = match clock {

@@ -6,5 +6,7 @@
 
 pub mod behaviour;
 mod manual_runtime;
+mod runtimes;
+pub mod scenario;
 
 pub use manual_runtime::ManualRuntime;

@@ -180,38 +180,4 @@ async fn simulated(spawn: Arc<dyn Spawn>) {
     tb.stop().await;
 }
 
-macro_rules! on_every_runtime {
-    ($($scenario:ident),* $(,)?) => {
-        mod on_tokio {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $scenario() {
-                    let rt = ruststream_tokio::TokioRuntime::current();
-                    super::$scenario(std::sync::Arc::new(rt)).await;
-                }
-            )*
-        }
-        mod on_async_std {
-            $(
-                #[test]
-                fn $scenario() {
-                    async_std::task::block_on(super::$scenario(std::sync::Arc::new(
-                        ruststream_async_std::AsyncStdRuntime::new(),
-                    )));
-                }
-            )*
-        }
-        mod on_smol {
-            $(
-                #[test]
-                fn $scenario() {
-                    smol::block_on(super::$scenario(std::sync::Arc::new(
-                        ruststream_smol::SmolRuntime::global(),
-                    )));
-                }
-            )*
-        }
-    };
-}
-
-on_every_runtime!(busy, unavailable, declined, success, simulated);
+ruststream_tests::on_every_runtime!(busy, unavailable, declined, success, simulated);

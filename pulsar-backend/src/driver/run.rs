@@ -157,7 +157,15 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     .catch_unwind()
                     .await;
                 let completion = match &result {
-                    Ok(Ok(outcome)) => Completion::Returned(*outcome),
+                    Ok(Ok(outcome)) => {
+                        match outcome {
+                            ruststream::HandlerOutcome::RetryAfter(delay) => {
+                                tracing::info!(outcome = outcome.name(), ?delay, "handled")
+                            }
+                            _ => tracing::info!(outcome = outcome.name(), "handled"),
+                        }
+                        Completion::Returned(*outcome)
+                    }
                     Ok(Err(error)) => {
                         tracing::error!(%error, "handler could not run; the delivery is left unacknowledged");
                         Completion::Rejected

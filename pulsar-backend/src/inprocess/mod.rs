@@ -161,6 +161,13 @@ impl InProcessPulsar {
             .collect())
     }
 
+    /// Messages of `subscription` on `topic` not acknowledged yet, or `None` if there is no
+    /// such subscription.
+    pub fn backlog(&self, topic: &str, subscription: &str) -> Result<Option<usize>, BoxError> {
+        let topic = TopicName::parse(topic)?;
+        Ok(self.lock().cluster.backlog(&topic, subscription))
+    }
+
     /// Deliveries queued for a consumer or held by a driver without a settlement call.
     pub fn in_flight(&self) -> usize {
         self.lock().in_flight()

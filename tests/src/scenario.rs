@@ -1,0 +1,159 @@
+//! A scripted service for the in-process and live behaviour tests.
+//!
+//! Each handler answers from a [`Script`]: a queue of steps (return an outcome, or panic),
+//! then a default step once the queue is empty. Handlers differ only in where they are
+//! mounted, so each subscription type and option has its own.
+#![allow(missing_docs)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::channel::oneshot;
+use ruststream::app::App;
+use ruststream::{
+    subscriber, AppInfo, FromRef, HandlerOutcome, RustStream, State, SubscriptionType,
+};
+use ruststream_pulsar::{PulsarBroker, PulsarSubscription};
+use serde::{Deserialize, Serialize};
+
+/// The ack timeout of the scripted subscriptions that have one.
+pub const ACK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The payload of every scripted topic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Job {
+    pub id: u64,
+}
+
+/// What a handler does on one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Return(HandlerOutcome),
+    Panic,
+}
+
+/// The steps handlers take, shared by all of them.
+#[derive(Debug)]
+pub struct Script {
+    steps: Mutex<VecDeque<Step>>,
+    then: Step,
+    gate: Mutex<Option<oneshot::Receiver<()>>>,
+}
+
+impl Script {
+    /// `steps` in order, then `then` forever.
+    pub fn new(steps: impl IntoIterator<Item = Step>, then: Step) -> Arc<Script> {
+        Arc::new(Script {
+            steps: Mutex::new(steps.into_iter().collect()),
+            then,
+            gate: Mutex::new(None),
+        })
+    }
+
+    /// Always `step`.
+    pub fn always(step: Step) -> Arc<Script> {
+        Script::new([], step)
+    }
+
+    /// The `gated` handler holds job 1 until the returned sender is used or dropped.
+    pub fn with_gate(self: &Arc<Self>) -> oneshot::Sender<()> {
+        let (tx, rx) = oneshot::channel();
+        *self.gate.lock().unwrap() = Some(rx);
+        tx
+    }
+
+    fn next(&self) -> HandlerOutcome {
+        let step = self.steps.lock().unwrap().pop_front().unwrap_or(self.then);
+        match step {
+            Step::Return(outcome) => outcome,
+            Step::Panic => panic!("scripted panic"),
+        }
+    }
+}
+
+/// Shorthands for steps.
+pub fn ret(outcome: HandlerOutcome) -> Step {
+    Step::Return(outcome)
+}
+
+/// The app state.
+#[derive(Debug, Clone, FromRef)]
+pub struct Plan {
+    pub script: Arc<Script>,
+}
+
+impl Plan {
+    pub fn new(script: Arc<Script>) -> Plan {
+        Plan { script }
+    }
+}
+
+#[subscriber(PulsarSubscription::new("jobs", "shared").ack_timeout(ACK_TIMEOUT))]
+pub async fn shared(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.next()
+}
+
+#[subscriber(PulsarSubscription::new("jobs-nt", "no-timeout"))]
+pub async fn no_timeout(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.next()
+}
+
+#[subscriber(
+    PulsarSubscription::new("jobs-ex", "exclusive")
+        .subscription_type(SubscriptionType::Exclusive)
+        .ack_timeout(ACK_TIMEOUT)
+)]
+pub async fn exclusive(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.next()
+}
+
+#[subscriber(
+    PulsarSubscription::new("jobs-fo", "failover")
+        .subscription_type(SubscriptionType::Failover)
+        .ack_timeout(ACK_TIMEOUT)
+)]
+pub async fn failover(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.next()
+}
+
+#[subscriber(
+    PulsarSubscription::new("jobs-ks", "key-shared")
+        .subscription_type(SubscriptionType::KeyShared)
+        .ack_timeout(ACK_TIMEOUT)
+)]
+pub async fn key_shared(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.next()
+}
+
+#[subscriber("jobs-bare")]
+pub async fn bare(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.next()
+}
+
+#[subscriber(PulsarSubscription::new("jobs-gate", "gate").concurrency(4))]
+pub async fn gated(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    if job.id == 1 {
+        let gate = script.gate.lock().unwrap().take();
+        if let Some(gate) = gate {
+            let _ = gate.await;
+        }
+    }
+    HandlerOutcome::ack()
+}
+
+#[subscriber(PulsarSubscription::new("jobs-dlq", "dlq-reader"))]
+pub async fn dead_letters(_job: &Job) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
+/// An app whose Pulsar broker mounts what `mount` includes.
+pub fn app(mount: impl FnOnce(&mut PulsarBroker<Plan>)) -> impl App<State = Plan> {
+    RustStream::new(AppInfo::new("scripted", "0.0.0"))
+        .on_startup(async move |()| {
+            Ok::<_, std::convert::Infallible>(Plan::new(Script::always(Step::Return(
+                HandlerOutcome::ack(),
+            ))))
+        })
+        .with_broker(PulsarBroker::new("pulsar://localhost:6650"), mount)
+}

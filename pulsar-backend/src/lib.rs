@@ -3,12 +3,12 @@
 //! The Pulsar broker of ruststream: mount `#[subscriber]` handlers with [`PulsarBroker`], and
 //! test the same app in process with [`TestApp`]. A service imports the prelude:
 //!
-//! ```ignore
+//! ```
 //! use ruststream_pulsar::prelude::*;
 //! ```
 //!
-//! Where an outcome becomes a consumer call: [`driver`](crate) — `src/driver/run.rs`, which
-//! feeds each handler's outcome to the core's `Settler` and makes the calls it yields.
+//! Where an outcome becomes a consumer call: `src/driver/run.rs`, which feeds each handler's
+//! outcome to the core's `Settler` and makes the calls it yields on the consumer.
 
 mod broker;
 mod driver;

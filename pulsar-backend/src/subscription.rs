@@ -6,8 +6,14 @@ use ruststream::SubscriptionType;
 
 /// A Pulsar subscription for `#[subscriber(..)]`: a topic, a subscription name and its options.
 ///
-/// ```ignore
+/// ```
+/// use std::time::Duration;
+/// use ruststream_pulsar::prelude::*;
+///
 /// #[subscriber(PulsarSubscription::new("refunds", "refunds").ack_timeout(Duration::from_secs(120)))]
+/// async fn process_refund(id: &u64) -> HandlerOutcome {
+///     HandlerOutcome::ack()
+/// }
 /// ```
 ///
 /// A handler can also be mounted by a bare topic name (`#[subscriber("refunds")]`); it then

@@ -5,6 +5,8 @@
 //! manual clock ([`ManualRuntime`]).
 
 pub mod behaviour;
+#[cfg(doctest)]
+mod guides;
 mod manual_runtime;
 mod runtimes;
 pub mod scenario;

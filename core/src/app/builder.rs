@@ -9,13 +9,19 @@ use super::{App, AppInfo, AppParts, BoxError, Broker, Startup};
 
 /// Builds an [`App`]: identity, startup, brokers.
 ///
-/// ```ignore
-/// RustStream::new(AppInfo::new("refunds", "0.1.0"))
-///     .on_startup(async move |()| Ok::<_, Infallible>(Clients::default()))
-///     .with_broker(PulsarBroker::new("pulsar://localhost:6650"), |b| {
-///         b.include(process_refund);
-///     })
 /// ```
+/// use std::convert::Infallible;
+/// use ruststream::{App, AppInfo, RustStream};
+///
+/// #[derive(Default)]
+/// struct Clients;
+///
+/// let app = RustStream::new(AppInfo::new("refunds", "0.1.0"))
+///     .on_startup(async move |()| Ok::<_, Infallible>(Clients::default()));
+/// assert_eq!(app.into_parts().info.name(), "refunds");
+/// ```
+///
+/// Brokers are added with `with_broker(broker, |b| ..)`; see the broker crates.
 pub struct RustStream<S> {
     info: AppInfo,
     startup: Startup<S>,

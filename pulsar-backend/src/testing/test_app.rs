@@ -17,12 +17,14 @@ use crate::PulsarBroker;
 
 /// The app under test, on the in-process Pulsar and a virtual clock.
 ///
-/// ```ignore
-/// let tb = TestApp::with_state(app(), Clients::refusing(Refusal::Busy)).await?;
+/// ```text
+/// let tb = TestApp::with_state(app(), clients).await?;
 /// tb.publish(&refund).await?;
 /// tb.advance(BACKOFF).await;
 /// assert_eq!(tb.calls_of("process_refund").len(), 2);
 /// ```
+///
+/// (`docs/testing.md` has a complete, compiled example.)
 ///
 /// Time starts stopped at zero and moves only by [`TestApp::advance`], which fires everything
 /// due on the way in deadline order and lets the app settle after each step. Tasks run on the

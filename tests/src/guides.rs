@@ -1,0 +1,13 @@
+//! The guides in `docs/`, compiled and run as doctests so that they cannot go stale.
+
+#[doc = include_str!("../../docs/completion.md")]
+pub struct Completion;
+
+#[doc = include_str!("../../docs/retries-and-dead-letter.md")]
+pub struct RetriesAndDeadLetter;
+
+#[doc = include_str!("../../docs/testing.md")]
+pub struct Testing;
+
+#[doc = include_str!("../../docs/runtimes.md")]
+pub struct Runtimes;

@@ -1,0 +1,15 @@
+use ruststream_pulsar::prelude::*;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Refund {
+    id: u64,
+}
+
+#[subscriber("refunds")]
+async fn process(refund: Refund) -> HandlerOutcome {
+    let _ = refund.id;
+    HandlerOutcome::ack()
+}
+
+fn main() {}

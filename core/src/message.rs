@@ -19,20 +19,21 @@ pub struct Incoming<'a> {
     pub topic: &'a str,
     /// The partitioning / ordering key, if the message has one.
     pub key: Option<&'a str>,
-    /// How many times the broker delivered this message before; 0 on the first delivery and
-    /// always 0 on subscription types that keep no count.
-    pub redelivery_count: u32,
+    /// How many times the broker delivered this message before (0 on the first delivery, and
+    /// always 0 on subscription types that keep no count), or `None` where the client does
+    /// not tell (pulsar-rs keeps it to itself).
+    pub redelivery_count: Option<u32>,
 }
 
 impl<'a> Incoming<'a> {
-    /// A view over the given parts, with no key and a redelivery count of 0.
+    /// A view over the given parts, with no key and no redelivery count.
     pub fn new(payload: &'a [u8], headers: &'a [(String, String)], topic: &'a str) -> Self {
         Incoming {
             payload,
             headers,
             topic,
             key: None,
-            redelivery_count: 0,
+            redelivery_count: None,
         }
     }
 
@@ -43,7 +44,7 @@ impl<'a> Incoming<'a> {
     }
 
     /// The same view with a redelivery count.
-    pub fn with_redelivery_count(mut self, count: u32) -> Self {
+    pub fn with_redelivery_count(mut self, count: Option<u32>) -> Self {
         self.redelivery_count = count;
         self
     }

@@ -15,6 +15,7 @@ mod driver;
 mod inprocess;
 mod observe;
 pub mod prelude;
+mod remote;
 mod subscription;
 pub mod testing;
 mod translate;

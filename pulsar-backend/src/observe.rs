@@ -17,8 +17,9 @@ pub struct CallRecord {
     pub payload: Vec<u8>,
     /// The message properties as delivered.
     pub headers: Vec<(String, String)>,
-    /// The broker's redelivery count for this delivery.
-    pub redelivery_count: u32,
+    /// The broker's redelivery count for this delivery, where the transport exposes it (the
+    /// in-process Pulsar does; pulsar-rs does not).
+    pub redelivery_count: Option<u32>,
     /// When the handler was called, on the app's clock.
     pub at: Instant,
     /// How the call ended.

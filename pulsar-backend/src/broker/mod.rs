@@ -12,7 +12,7 @@ use ruststream::handler::BoxFuture;
 use ruststream::runtime::Runtime;
 use ruststream::Handler;
 
-pub(crate) use check::Planned;
+pub(crate) use check::{Plan, Planned};
 pub use include::Include;
 pub(crate) use start::Transport;
 
@@ -29,6 +29,7 @@ pub struct PulsarBroker<S> {
     pub(crate) registrations: Vec<include::Registration<S>>,
     pub(crate) transport: Transport,
     pub(crate) observer: Option<Arc<dyn Observer>>,
+    pub(crate) connection: crate::remote::Connection,
 }
 
 /// The subscription a handler mounted by a bare topic name joins, unless
@@ -44,7 +45,26 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             registrations: Vec::new(),
             transport: Transport::Remote,
             observer: None,
+            connection: crate::remote::Connection::default(),
         }
+    }
+
+    /// Authenticate with a JWT token (Pulsar's `token` authentication).
+    pub fn with_token(mut self, token: impl Into<String>) -> Self {
+        self.connection.token = Some(token.into());
+        self
+    }
+
+    /// Trust the CA certificates in this PEM file for `pulsar+ssl://` connections.
+    pub fn with_trust_certificates(mut self, pem_file: impl Into<std::path::PathBuf>) -> Self {
+        self.connection.trust_certificates = Some(pem_file.into());
+        self
+    }
+
+    /// Accept any server certificate on `pulsar+ssl://` (testing only).
+    pub fn allow_insecure_tls(mut self, allow: bool) -> Self {
+        self.connection.allow_insecure_tls = allow;
+        self
     }
 
     /// The subscription (Shared) that handlers mounted by a bare topic name join.

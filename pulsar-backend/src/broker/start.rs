@@ -27,19 +27,9 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
     runtime: Arc<dyn Runtime>,
 ) -> Result<Box<dyn RunningBroker>, StartError> {
     let plan = broker.plan()?;
-    let pulsar = match broker.transport {
-        Transport::InProcess(pulsar) => pulsar,
-        Transport::Remote => {
-            return Err(StartError::Connect {
-                broker: "pulsar",
-                source: format!(
-                    "connecting to a Pulsar server ({}) is not available in this build yet; \
-                     run with the in-process broker (`run --embedded`, or TestApp in tests)",
-                    plan.url
-                )
-                .into(),
-            })
-        }
+    let pulsar = match &broker.transport {
+        Transport::InProcess(pulsar) => pulsar.clone(),
+        Transport::Remote => return crate::remote::start(&broker, plan, state, runtime).await,
     };
     pulsar.start_timer(runtime.clone());
     let mut drivers = Vec::with_capacity(plan.subscriptions.len());

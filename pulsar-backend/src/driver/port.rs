@@ -13,7 +13,8 @@ pub(crate) struct Received<Id> {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) topic: String,
     pub(crate) key: Option<String>,
-    pub(crate) redelivery_count: u32,
+    /// The broker's count, where the transport exposes it (pulsar-rs does not).
+    pub(crate) redelivery_count: Option<u32>,
     /// A printable message id, for logs and test records (`ledger:entry:partition`).
     pub(crate) message_id: String,
 }

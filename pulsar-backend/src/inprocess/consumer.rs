@@ -97,7 +97,7 @@ impl ConsumerPort for InProcessConsumer {
                     headers: d.properties.into_iter().collect(),
                     topic: d.topic.to_string(),
                     key: d.key,
-                    redelivery_count: d.redelivery_count,
+                    redelivery_count: Some(d.redelivery_count),
                 }))
             }
             None => {

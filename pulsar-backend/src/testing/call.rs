@@ -52,9 +52,10 @@ impl Call {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The broker's redelivery count for this delivery.
+    /// The broker's redelivery count for this delivery (the in-process Pulsar always knows
+    /// it; on a real broker pulsar-rs does not expose it and this is 0).
     pub fn redelivery_count(&self) -> u32 {
-        self.record.redelivery_count
+        self.record.redelivery_count.unwrap_or(0)
     }
 
     /// When the handler was called, as time since the test app started.

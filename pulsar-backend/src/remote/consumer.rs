@@ -1,0 +1,129 @@
+//! A driver's consumer on a Pulsar server, through pulsar-rs.
+
+use std::collections::BTreeMap;
+use std::task::{Context, Poll};
+
+use futures::StreamExt;
+use pulsar::message::proto::MessageIdData;
+use pulsar::{Consumer, Executor};
+use ruststream::app::BoxError;
+
+use super::activity::Activity;
+use crate::driver::{ConsumerPort, Received};
+
+/// The id a settlement call needs: pulsar-rs's `ack_with_id(topic, id)` takes both.
+#[derive(Clone, Debug)]
+pub(crate) struct RemoteId {
+    topic: String,
+    id: MessageIdData,
+}
+
+/// One subscription's pulsar-rs consumer.
+pub(crate) struct RemoteConsumer<Exe: Executor> {
+    consumer: Consumer<Vec<u8>, Exe>,
+    activity: Activity,
+    /// Deliveries held, by printable id, so that a settlement after a release does not count
+    /// twice.
+    held: BTreeMap<String, usize>,
+}
+
+impl<Exe: Executor> RemoteConsumer<Exe> {
+    pub(crate) fn new(consumer: Consumer<Vec<u8>, Exe>, activity: Activity) -> Self {
+        RemoteConsumer {
+            consumer,
+            activity,
+            held: BTreeMap::new(),
+        }
+    }
+
+    fn unhold(&mut self, id: &RemoteId) {
+        let key = printable(&id.id);
+        if let Some(n) = self.held.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                self.held.remove(&key);
+            }
+            self.activity.end();
+        }
+    }
+}
+
+/// `ledger:entry:partition`, as pulsar-rs writes `ORIGIN_MESSAGE_ID`.
+fn printable(id: &MessageIdData) -> String {
+    format!(
+        "{}:{}:{}",
+        id.ledger_id,
+        id.entry_id,
+        id.partition.unwrap_or(-1)
+    )
+}
+
+impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
+    type Id = RemoteId;
+
+    fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<RemoteId>>> {
+        loop {
+            match self.consumer.poll_next_unpin(cx) {
+                Poll::Ready(Some(Ok(message))) => {
+                    let id = message.message_id().clone();
+                    let message_id = printable(&id);
+                    *self.held.entry(message_id.clone()).or_default() += 1;
+                    self.activity.begin();
+                    let key = message.key();
+                    let headers = message
+                        .metadata()
+                        .properties
+                        .iter()
+                        .map(|kv| (kv.key.clone(), kv.value.clone()))
+                        .collect();
+                    return Poll::Ready(Some(Received {
+                        id: RemoteId {
+                            topic: message.topic.clone(),
+                            id,
+                        },
+                        topic: message.topic,
+                        payload: message.payload.data,
+                        headers,
+                        key,
+                        // pulsar-rs does not expose the count on a delivered message.
+                        redelivery_count: None,
+                        message_id,
+                    }));
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    // pulsar-rs reconnects by itself; the unsettled messages come back.
+                    tracing::warn!(%error, "the consumer reported an error; continuing");
+                }
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    async fn ack(&mut self, id: &RemoteId) -> Result<(), BoxError> {
+        let result = self.consumer.ack_with_id(&id.topic, id.id.clone()).await;
+        self.unhold(id);
+        result.map_err(Into::into)
+    }
+
+    async fn nack(&mut self, id: &RemoteId) -> Result<(), BoxError> {
+        let result = self.consumer.nack_with_id(&id.topic, id.id.clone()).await;
+        self.unhold(id);
+        result.map_err(Into::into)
+    }
+
+    fn release(&mut self, id: &RemoteId) {
+        self.unhold(id);
+    }
+
+    async fn close(mut self) {
+        for (_, n) in std::mem::take(&mut self.held) {
+            for _ in 0..n {
+                self.activity.end();
+            }
+        }
+        if let Err(error) = self.consumer.close().await {
+            tracing::warn!(%error, "closing the consumer failed; the broker drops it with the connection");
+        }
+    }
+}

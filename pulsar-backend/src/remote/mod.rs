@@ -1,0 +1,209 @@
+//! The Pulsar server transport: pulsar-rs on the app's runtime.
+//!
+//! Connecting, one consumer per subscription (type, ack timeout as pulsar-rs's unacked-message
+//! resend delay, dead-letter policy, receiver queue sized to the concurrency), one driver task
+//! per consumer, and one producer per topic for publishing, each publish awaiting its receipt.
+
+mod activity;
+mod consumer;
+mod executor;
+mod publisher;
+
+use std::any::Any;
+use std::sync::Arc;
+
+use futures::channel::oneshot;
+use pulsar::consumer::ConsumerOptions;
+use pulsar::{Executor, Pulsar, TokioExecutor};
+use ruststream::app::{BoxError, RunningBroker, StartError};
+use ruststream::handler::BoxFuture;
+use ruststream::message::Headers;
+use ruststream::runtime::Runtime;
+
+use activity::Activity;
+use consumer::RemoteConsumer;
+pub(crate) use executor::AppExecutor;
+use publisher::Publisher;
+
+use crate::broker::{Plan, PulsarBroker};
+use crate::driver::{Driver, DriverConfig};
+
+/// How to reach the server, besides its URL.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Connection {
+    pub(crate) token: Option<String>,
+    pub(crate) trust_certificates: Option<std::path::PathBuf>,
+    pub(crate) allow_insecure_tls: bool,
+}
+
+/// Connect on `runtime` and start the drivers.
+///
+/// Inside a tokio runtime pulsar-rs runs on tokio; elsewhere (smol, async-std) on async-io
+/// sockets with its tasks spawned on the app's runtime. Either way every `retry_after` wait
+/// runs on `runtime`'s timer.
+pub(crate) async fn start<S: Send + Sync + 'static>(
+    broker: &PulsarBroker<S>,
+    plan: Plan<S>,
+    state: Arc<S>,
+    runtime: Arc<dyn Runtime>,
+) -> Result<Box<dyn RunningBroker>, StartError> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        start_on(broker, plan, state, runtime, TokioExecutor).await
+    } else {
+        let exe = AppExecutor::new(runtime.clone());
+        start_on(broker, plan, state, runtime, exe).await
+    }
+}
+
+fn connect_error(url: &str, what: impl std::fmt::Display) -> StartError {
+    StartError::Connect {
+        broker: "pulsar",
+        source: format!(
+            "cannot connect to the Pulsar broker at {url}: {what}. Check that it runs and \
+             listens there, or run with `--embedded` to use the in-process broker"
+        )
+        .into(),
+    }
+}
+
+async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
+    broker: &PulsarBroker<S>,
+    plan: Plan<S>,
+    state: Arc<S>,
+    runtime: Arc<dyn Runtime>,
+    exe: Exe,
+) -> Result<Box<dyn RunningBroker>, StartError> {
+    let url = plan.url.to_string();
+    let mut builder = Pulsar::builder(url.clone(), exe);
+    if let Some(token) = &broker.connection.token {
+        builder = builder.with_auth(pulsar::Authentication {
+            name: "token".into(),
+            data: token.clone().into_bytes(),
+        });
+    }
+    if let Some(path) = &broker.connection.trust_certificates {
+        builder = builder
+            .with_certificate_chain_file(path)
+            .map_err(|e| connect_error(&url, format!("cannot read {}: {e}", path.display())))?;
+    }
+    if broker.connection.allow_insecure_tls {
+        builder = builder.with_allow_insecure_connection(true);
+    }
+    let pulsar: Pulsar<Exe> = builder.build().await.map_err(|e| connect_error(&url, e))?;
+    let activity = Activity::default();
+    let mut drivers = Vec::with_capacity(plan.subscriptions.len());
+    for planned in plan.subscriptions {
+        let mut builder =
+            pulsar
+                .consumer()
+                .with_topic(planned.topic.to_string())
+                .with_subscription(planned.subscription.clone())
+                .with_subscription_type(crate::sub_type(planned.kind).ok_or_else(|| {
+                    connect_error(
+                        &url,
+                        format!("unsupported subscription type {}", planned.kind),
+                    )
+                })?)
+                .with_consumer_name(format!("{}-{}", planned.handler.name(), std::process::id()))
+                .with_options(ConsumerOptions::default().with_receiver_queue_size(
+                    u32::try_from(planned.concurrency).unwrap_or(u32::MAX),
+                ))
+                .with_unacked_message_resend_delay(planned.ack_timeout);
+        if let Some((max, topic)) = &planned.dead_letter {
+            builder = builder.with_dead_letter_policy(pulsar::consumer::DeadLetterPolicy {
+                max_redeliver_count: max.get() as usize,
+                dead_letter_topic: topic.to_string(),
+            });
+        }
+        let consumer = builder
+            .build::<Vec<u8>>()
+            .await
+            .map_err(|e| StartError::Connect {
+                broker: "pulsar",
+                source: format!(
+                    "cannot subscribe `{}` to {} as {}: {e}",
+                    planned.subscription, planned.topic, planned.kind
+                )
+                .into(),
+            })?;
+        tracing::info!(
+            handler = planned.handler.name(),
+            topic = %planned.topic,
+            subscription = %planned.subscription,
+            kind = %planned.kind,
+            %url,
+            "subscribed"
+        );
+        let driver = Driver::new(
+            RemoteConsumer::new(consumer, activity.clone()),
+            DriverConfig {
+                handler: planned.handler,
+                state: state.clone(),
+                runtime: runtime.clone(),
+                rules: planned.rules,
+                concurrency: planned.concurrency,
+                observer: broker.observer.clone(),
+            },
+        );
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let (done_tx, done_rx) = oneshot::channel::<()>();
+        runtime.spawn(Box::pin(async move {
+            driver.run(stop_rx).await;
+            let _ = done_tx.send(());
+        }));
+        drivers.push((stop_tx, done_rx));
+    }
+    Ok(Box::new(RunningRemote {
+        publisher: Publisher::new(pulsar),
+        drivers,
+        activity,
+    }))
+}
+
+/// A started broker on a Pulsar server.
+struct RunningRemote<Exe: Executor> {
+    publisher: Publisher<Exe>,
+    drivers: Vec<(oneshot::Sender<()>, oneshot::Receiver<()>)>,
+    activity: Activity,
+}
+
+impl<Exe: Executor> RunningBroker for RunningRemote<Exe> {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        headers: Headers,
+        key: Option<String>,
+    ) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            self.publisher.publish(topic, payload, headers, key).await?;
+            Ok(())
+        })
+    }
+
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.activity.idle())
+    }
+
+    fn in_flight(&self) -> usize {
+        self.activity.count()
+    }
+
+    fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let mut done = Vec::with_capacity(self.drivers.len());
+            for (stop, finished) in self.drivers {
+                let _ = stop.send(());
+                done.push(finished);
+            }
+            for finished in done {
+                let _ = finished.await;
+            }
+            self.publisher.close().await;
+        })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -1,0 +1,87 @@
+//! Publishing on a Pulsar server: one producer per topic, opened on first use.
+
+use std::collections::HashMap;
+
+use futures::lock::Mutex;
+use pulsar::producer::ProducerOptions;
+use pulsar::{Executor, Producer, Pulsar};
+use ruststream::app::BoxError;
+use ruststream_pulsar_model::TopicName;
+
+/// The app's producers.
+pub(crate) struct Publisher<Exe: Executor> {
+    pulsar: Pulsar<Exe>,
+    producers: Mutex<HashMap<String, Producer<Exe>>>,
+}
+
+impl<Exe: Executor> Publisher<Exe> {
+    pub(crate) fn new(pulsar: Pulsar<Exe>) -> Self {
+        Publisher {
+            pulsar,
+            producers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Publish to `topic` (qualified here, so short names work on any broker) and wait for the
+    /// broker's receipt. Returns the message id, `ledger:entry:partition`.
+    pub(crate) async fn publish(
+        &self,
+        topic: &str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> Result<String, BoxError> {
+        let topic = TopicName::parse(topic)?.to_string();
+        let mut producers = self.producers.lock().await;
+        if !producers.contains_key(&topic) {
+            let producer = self
+                .pulsar
+                .producer()
+                .with_topic(topic.clone())
+                .with_options(ProducerOptions {
+                    // Wait for room instead of failing with SlowDown when receipts lag.
+                    block_queue_if_full: true,
+                    ..ProducerOptions::default()
+                })
+                .build()
+                .await
+                .map_err(|e| format!("cannot open a producer on {topic}: {e}"))?;
+            producers.insert(topic.clone(), producer);
+        }
+        let producer = producers.get_mut(&topic).expect("inserted above");
+        let mut message = producer.create_message().with_content(payload);
+        if let Some(key) = key {
+            message = message.with_key(key);
+        }
+        for (name, value) in properties {
+            message = message.with_property(name, value);
+        }
+        let receipt = message
+            .send_non_blocking()
+            .await
+            .map_err(|e| format!("cannot publish to {topic}: {e}"))?;
+        drop(producers);
+        let receipt = receipt
+            .await
+            .map_err(|e| format!("the broker did not confirm a message on {topic}: {e}"))?;
+        Ok(receipt
+            .message_id
+            .map(|id| {
+                format!(
+                    "{}:{}:{}",
+                    id.ledger_id,
+                    id.entry_id,
+                    id.partition.unwrap_or(-1)
+                )
+            })
+            .unwrap_or_default())
+    }
+
+    pub(crate) async fn close(&self) {
+        for (topic, mut producer) in self.producers.lock().await.drain() {
+            if let Err(error) = producer.close().await {
+                tracing::warn!(%topic, %error, "closing a producer failed");
+            }
+        }
+    }
+}

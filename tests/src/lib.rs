@@ -5,8 +5,10 @@
 //! manual clock ([`ManualRuntime`]).
 
 pub mod behaviour;
+pub mod cases;
 #[cfg(doctest)]
 mod guides;
+pub mod harness;
 mod manual_runtime;
 mod runtimes;
 pub mod scenario;

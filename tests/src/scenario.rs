@@ -17,8 +17,12 @@ use ruststream::{
 use ruststream_pulsar::{PulsarBroker, PulsarSubscription};
 use serde::{Deserialize, Serialize};
 
-/// The ack timeout of the scripted subscriptions that have one.
-pub const ACK_TIMEOUT: Duration = Duration::from_secs(60);
+/// The ack timeout of the scripted subscriptions that have one: short, so that the same
+/// scenarios also run on a real broker in real time.
+pub const ACK_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The `retry_after` delay of the scenarios: shorter than [`ACK_TIMEOUT`].
+pub const DELAY: Duration = Duration::from_secs(1);
 
 /// The payload of every scripted topic.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,6 +148,11 @@ pub async fn gated(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutco
 
 #[subscriber(PulsarSubscription::new("jobs-dlq", "dlq-reader"))]
 pub async fn dead_letters(_job: &Job) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
+#[subscriber(PulsarSubscription::new("jobs-bare-dlq", "dlq-reader"))]
+pub async fn bare_dead_letters(_job: &Job) -> HandlerOutcome {
     HandlerOutcome::ack()
 }
 

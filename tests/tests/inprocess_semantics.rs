@@ -107,7 +107,7 @@ async fn retry_redelivers_at_once(spawn: Arc<dyn Spawn>) {
 
 /// retry_after(d) → redelivered after exactly d, count + 1.
 async fn retry_after_waits_exactly(spawn: Arc<dyn Spawn>) {
-    let delay = Duration::from_secs(10);
+    let delay = DELAY;
     let script = Script::new(
         [ret(HandlerOutcome::retry_after(delay))],
         ret(HandlerOutcome::ack()),
@@ -282,7 +282,7 @@ async fn retries_end_on_the_dead_letter_topic(spawn: Arc<dyn Spawn>) {
 
 /// retry_after counts as a redelivery too.
 async fn retry_after_counts_towards_the_limit(spawn: Arc<dyn Spawn>) {
-    let delay = Duration::from_secs(10);
+    let delay = DELAY;
     let script = Script::always(ret(HandlerOutcome::retry_after(delay)));
     let tb = start(
         spawn,

@@ -73,7 +73,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
                 .subscription
                 .clone()
                 .unwrap_or_else(|| self.default_subscription.clone());
-            let topic = match TopicName::parse(&descriptor.topic) {
+            let topic = match self.resolve(&descriptor.topic) {
                 Ok(t) => Some(t),
                 Err(e) => {
                     problems.push(format!("handler `{name}`: {e}").into());
@@ -93,7 +93,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
                 }
             };
             let dead_letter = match policy {
-                Some(p) => match TopicName::parse(p.dead_letter_topic()) {
+                Some(p) => match self.resolve(p.dead_letter_topic()) {
                     Ok(t) => Some((p.max_attempts(), t)),
                     Err(e) => {
                         problems.push(format!("handler `{name}`: dead-letter topic: {e}").into());

@@ -11,6 +11,7 @@ use ruststream::app::{Broker, RunningBroker, StartError};
 use ruststream::handler::BoxFuture;
 use ruststream::runtime::Runtime;
 use ruststream::Handler;
+use ruststream_pulsar_model::{TopicName, TopicNameError};
 
 pub(crate) use check::{Plan, Planned};
 pub use include::Include;
@@ -30,6 +31,7 @@ pub struct PulsarBroker<S> {
     pub(crate) transport: Transport,
     pub(crate) observer: Option<Arc<dyn Observer>>,
     pub(crate) connection: crate::remote::Connection,
+    pub(crate) namespace: Option<String>,
 }
 
 /// The subscription a handler mounted by a bare topic name joins, unless
@@ -46,7 +48,20 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             transport: Transport::Remote,
             observer: None,
             connection: crate::remote::Connection::default(),
+            namespace: None,
         }
+    }
+
+    /// Resolve short topic names (`refunds`) in `tenant/namespace` instead of Pulsar's
+    /// `public/default`. Fully qualified names and `tenant/namespace/topic` names are kept.
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    /// A topic name as this broker resolves it.
+    pub(crate) fn resolve(&self, topic: &str) -> Result<TopicName, TopicNameError> {
+        resolve_topic(topic, self.namespace.as_deref())
     }
 
     /// Authenticate with a JWT token (Pulsar's `token` authentication).
@@ -113,5 +128,22 @@ impl<S: Send + Sync + 'static> Broker<S> for PulsarBroker<S> {
 
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
+    }
+}
+
+/// `topic` resolved as Pulsar does, short names in `namespace` when one is given.
+pub(crate) fn resolve_topic(
+    topic: &str,
+    namespace: Option<&str>,
+) -> Result<TopicName, TopicNameError> {
+    match namespace {
+        Some(ns) if !topic.contains("://") && !topic.trim_start_matches('/').contains('/') => {
+            TopicName::parse(&format!(
+                "persistent://{ns}/{}",
+                topic.trim_start_matches('/')
+            ))
+            .or_else(|_| TopicName::parse(topic))
+        }
+        _ => TopicName::parse(topic),
     }
 }

@@ -168,6 +168,19 @@ impl InProcessPulsar {
         Ok(self.lock().cluster.backlog(&topic, subscription))
     }
 
+    /// The model's next deadline (a client ack-timeout tick), if any.
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.lock().cluster.next_deadline()
+    }
+
+    /// Run the model's timers due now, as the timer task would; harmless if it already did.
+    pub(crate) fn handle_timeouts(&self) {
+        let mut inner = self.lock();
+        let now = inner.now();
+        inner.cluster.handle_timeouts(now);
+        inner.notify();
+    }
+
     /// Deliveries queued for a consumer or held by a driver without a settlement call.
     pub fn in_flight(&self) -> usize {
         self.lock().in_flight()

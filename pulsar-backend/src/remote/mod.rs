@@ -154,7 +154,7 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
         drivers.push((stop_tx, done_rx));
     }
     Ok(Box::new(RunningRemote {
-        publisher: Publisher::new(pulsar),
+        publisher: Publisher::new(pulsar, broker.namespace.clone()),
         drivers,
         activity,
     }))

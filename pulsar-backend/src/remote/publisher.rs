@@ -6,18 +6,19 @@ use futures::lock::Mutex;
 use pulsar::producer::ProducerOptions;
 use pulsar::{Executor, Producer, Pulsar};
 use ruststream::app::BoxError;
-use ruststream_pulsar_model::TopicName;
 
 /// The app's producers.
 pub(crate) struct Publisher<Exe: Executor> {
     pulsar: Pulsar<Exe>,
+    namespace: Option<String>,
     producers: Mutex<HashMap<String, Producer<Exe>>>,
 }
 
 impl<Exe: Executor> Publisher<Exe> {
-    pub(crate) fn new(pulsar: Pulsar<Exe>) -> Self {
+    pub(crate) fn new(pulsar: Pulsar<Exe>, namespace: Option<String>) -> Self {
         Publisher {
             pulsar,
+            namespace,
             producers: Mutex::new(HashMap::new()),
         }
     }
@@ -31,7 +32,7 @@ impl<Exe: Executor> Publisher<Exe> {
         properties: Vec<(String, String)>,
         key: Option<String>,
     ) -> Result<String, BoxError> {
-        let topic = TopicName::parse(topic)?.to_string();
+        let topic = crate::broker::resolve_topic(topic, self.namespace.as_deref())?.to_string();
         let mut producers = self.producers.lock().await;
         if !producers.contains_key(&topic) {
             let producer = self

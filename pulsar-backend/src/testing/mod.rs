@@ -2,8 +2,11 @@
 //! with a virtual clock that starts stopped and moves only by [`TestApp::advance`].
 
 mod call;
+mod live_app;
+mod recorder;
 mod test_app;
 
 pub use crate::inprocess::TopicMessage;
 pub use call::Call;
+pub use live_app::{LiveApp, LiveAppBuilder};
 pub use test_app::{TestApp, TestAppBuilder};

@@ -2,7 +2,7 @@
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::app::{App, AppParts, BoxError, RunningApp, StartError};
@@ -10,9 +10,9 @@ use ruststream::outgoing::Outgoing;
 use ruststream::runtime::{Hybrid, Runtime, Spawn};
 use ruststream::{ManualClock, Timer};
 
+use super::recorder::Recorder;
 use super::{Call, TopicMessage};
 use crate::inprocess::InProcessPulsar;
-use crate::observe::{CallRecord, Observer};
 use crate::PulsarBroker;
 
 /// The app under test, on the in-process Pulsar and a virtual clock.
@@ -41,18 +41,6 @@ pub struct TestAppBuilder<A: App> {
     app: A,
     state: Option<A::State>,
     spawn: Option<Arc<dyn Spawn>>,
-}
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<CallRecord>>);
-
-impl Observer for Recorder {
-    fn called(&self, record: CallRecord) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(record);
-    }
 }
 
 impl TestApp {
@@ -125,11 +113,22 @@ impl TestApp {
     pub async fn advance(&self, by: Duration) {
         self.settle().await;
         let target = self.clock.now().saturating_add(by);
-        while let Some(at) = self.clock.next_deadline().filter(|at| *at <= target) {
+        loop {
+            // The model's own deadline counts even before the timer task has armed a sleep for
+            // it, so no tick can be jumped over.
+            let next = match (self.clock.next_deadline(), self.pulsar.next_deadline()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let Some(at) = next.filter(|at| *at <= target) else {
+                break;
+            };
             self.clock.advance_to(at);
+            self.pulsar.handle_timeouts();
             self.settle().await;
         }
         self.clock.advance_to(target);
+        self.pulsar.handle_timeouts();
         self.settle().await;
     }
 
@@ -145,14 +144,7 @@ impl TestApp {
 
     /// Every handler call so far, in the order they were made.
     pub fn calls(&self) -> Vec<Call> {
-        self.calls
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .cloned()
-            .map(Call::new)
-            .collect()
+        self.calls.calls()
     }
 
     /// The calls of handler `name`.

@@ -1,0 +1,159 @@
+//! `LiveApp`: the app under test on a real Pulsar broker.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ruststream::app::{App, AppParts, BoxError, RunningApp, StartError};
+use ruststream::runtime::Runtime;
+use ruststream::Timer;
+
+use super::recorder::Recorder;
+use super::Call;
+use crate::PulsarBroker;
+
+/// The app's own `app()`, connected to a real broker, with every handler call recorded.
+///
+/// Time is real here: use [`LiveApp::wait_until`] to wait for what should happen, with a bound.
+/// The in-process [`TestApp`](super::TestApp) is the place for exact timings.
+pub struct LiveApp {
+    app: Option<RunningApp>,
+    runtime: Arc<dyn Runtime>,
+    calls: Arc<Recorder>,
+}
+
+/// Builds a [`LiveApp`]; `.await` it to connect.
+pub struct LiveAppBuilder<A: App> {
+    app: A,
+    state: Option<A::State>,
+    url: Option<String>,
+    namespace: Option<String>,
+    runtime: Arc<dyn Runtime>,
+}
+
+impl LiveApp {
+    /// Run `app` with `state` (skipping `on_startup`) on `runtime`.
+    pub fn with_state<A: App>(
+        app: A,
+        state: A::State,
+        runtime: Arc<dyn Runtime>,
+    ) -> LiveAppBuilder<A> {
+        LiveAppBuilder {
+            app,
+            state: Some(state),
+            url: None,
+            namespace: None,
+            runtime,
+        }
+    }
+
+    fn running(&self) -> &RunningApp {
+        self.app
+            .as_ref()
+            .expect("the live app is running until stop()")
+    }
+
+    /// Publish through the app's first broker, waiting for the broker's receipt.
+    pub async fn publish_raw(
+        &self,
+        topic: &str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> Result<(), BoxError> {
+        self.running()
+            .publish(topic, payload, properties, key)
+            .await
+    }
+
+    /// Every handler call so far.
+    pub fn calls(&self) -> Vec<Call> {
+        self.calls.calls()
+    }
+
+    /// The calls of handler `name`.
+    pub fn calls_of(&self, name: &str) -> Vec<Call> {
+        self.calls()
+            .into_iter()
+            .filter(|c| c.handler() == name)
+            .collect()
+    }
+
+    /// Wait until `done` holds, checking every 20 ms on the app's runtime, for at most
+    /// `within`. Whether it came true.
+    pub async fn wait_until(
+        &self,
+        within: Duration,
+        mut done: impl FnMut(&LiveApp) -> bool,
+    ) -> bool {
+        let deadline = self.runtime.now().saturating_add(within);
+        loop {
+            if done(self) {
+                return true;
+            }
+            if self.runtime.now() >= deadline {
+                return false;
+            }
+            self.runtime.sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Sleep on the app's runtime.
+    pub async fn sleep(&self, duration: Duration) {
+        self.runtime.sleep(duration).await;
+    }
+
+    /// Stop the app gracefully.
+    pub async fn stop(mut self) {
+        if let Some(app) = self.app.take() {
+            app.stop().await;
+        }
+    }
+}
+
+impl<A: App> LiveAppBuilder<A> {
+    /// Connect every Pulsar broker of the app to `url` instead of the URL in `app()`.
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+
+    /// Resolve short topic names in `tenant/namespace` (see [`PulsarBroker::namespace`]).
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    async fn build(self) -> Result<LiveApp, StartError> {
+        let calls = Arc::new(Recorder::default());
+        let mut parts: AppParts<A::State> = self.app.into_parts();
+        for broker in &mut parts.brokers {
+            let Some(pulsar) = broker.as_any_mut().downcast_mut::<PulsarBroker<A::State>>() else {
+                continue;
+            };
+            if let Some(url) = &self.url {
+                pulsar.url = url.clone();
+            }
+            if let Some(ns) = &self.namespace {
+                pulsar.namespace = Some(ns.clone());
+            }
+            pulsar.observer = Some(calls.clone());
+        }
+        let app = parts.start(self.runtime.clone(), self.state).await?;
+        Ok(LiveApp {
+            app: Some(app),
+            runtime: self.runtime,
+            calls,
+        })
+    }
+}
+
+impl<A: App> IntoFuture for LiveAppBuilder<A> {
+    type Output = Result<LiveApp, StartError>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.build())
+    }
+}

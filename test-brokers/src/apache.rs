@@ -1,0 +1,139 @@
+//! Apache Pulsar standalone, started from Maven Central artifacts by the launcher kept in
+//! `tests/brokers/pulsar-standalone/`.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::BrokerError;
+
+/// The Apache Pulsar version the launcher's pom resolves.
+pub const APACHE_PULSAR_VERSION: &str = "4.0.7";
+
+/// A running Apache Pulsar standalone (broker, BookKeeper and metadata store in one JVM) on
+/// 127.0.0.1, with its data in a temporary folder. Dropping it runs the launcher's `stop.sh`
+/// (SIGTERM to the JVM's process group, SIGKILL after 30 s) and removes the folder.
+#[derive(Debug)]
+pub struct ApacheStandalone {
+    launcher: PathBuf,
+    dir: tempfile::TempDir,
+    broker: SocketAddr,
+    http: SocketAddr,
+}
+
+impl ApacheStandalone {
+    /// Start one and wait until it serves `public/default` (up to 180 s; the first start on a
+    /// machine also downloads about 260 MB of Maven artifacts).
+    pub fn start() -> Result<Self, BrokerError> {
+        let launcher = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join("tests")
+            .join("brokers")
+            .join("pulsar-standalone");
+        let dir = tempfile::Builder::new()
+            .prefix("ruststream-apache-pulsar-")
+            .tempdir()
+            .map_err(|source| BrokerError::Bridge {
+                what: "create the Apache Pulsar data folder",
+                source,
+            })?;
+        let broker = free_port()?;
+        let http = free_port()?;
+        let output = Command::new("bash")
+            .arg(launcher.join("start.sh"))
+            .arg(dir.path())
+            .env("PULSAR_PORT", broker.port().to_string())
+            .env("PULSAR_HTTP_PORT", http.port().to_string())
+            .output()
+            .map_err(|source| BrokerError::Bridge {
+                what: "run tests/brokers/pulsar-standalone/start.sh",
+                source,
+            })?;
+        let me = ApacheStandalone {
+            launcher,
+            dir,
+            broker,
+            http,
+        };
+        if !output.status.success() {
+            return Err(BrokerError::ApacheUnavailable {
+                detail: format!(
+                    "start.sh exited with {}:\n{}{}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stdout),
+                    String::from_utf8_lossy(&output.stderr)
+                ),
+            });
+        }
+        Ok(me)
+    }
+
+    /// `pulsar://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("pulsar://{}", self.broker)
+    }
+
+    /// The admin REST address.
+    pub fn http(&self) -> SocketAddr {
+        self.http
+    }
+
+    /// Create namespace `tenant/namespace` (Apache Pulsar does not create namespaces on first
+    /// use, unlike topics). An existing one is fine.
+    pub fn create_namespace(&self, namespace: &str) -> Result<(), BrokerError> {
+        let status = http_put(self.http, &format!("/admin/v2/namespaces/{namespace}"))?;
+        // 204: created; 409: already there.
+        if status == 204 || status == 409 {
+            Ok(())
+        } else {
+            Err(BrokerError::ApacheUnavailable {
+                detail: format!("creating namespace {namespace} answered HTTP {status}"),
+            })
+        }
+    }
+}
+
+impl Drop for ApacheStandalone {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(self.launcher.join("stop.sh"))
+            .arg(self.dir.path())
+            .output();
+    }
+}
+
+fn free_port() -> Result<SocketAddr, BrokerError> {
+    let listener =
+        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|source| BrokerError::Bridge {
+            what: "find a free port on 127.0.0.1",
+            source,
+        })?;
+    listener.local_addr().map_err(|source| BrokerError::Bridge {
+        what: "read a free port",
+        source,
+    })
+}
+
+/// A bodyless HTTP/1.1 PUT; returns the status code.
+fn http_put(addr: SocketAddr, path: &str) -> Result<u16, BrokerError> {
+    let io = |source| BrokerError::Bridge {
+        what: "call the Apache Pulsar admin API",
+        source,
+    };
+    let mut stream = TcpStream::connect(addr).map_err(io)?;
+    write!(
+        stream,
+        "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(io)?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).map_err(io)?;
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| BrokerError::ApacheUnavailable {
+            detail: format!("unreadable admin answer: {answer:.200}"),
+        })
+}

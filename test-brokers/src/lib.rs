@@ -1,0 +1,44 @@
+//! Real Pulsar-protocol brokers for ruststream's live tests, started by the tests themselves on
+//! 127.0.0.1.
+//!
+//! The in-process Pulsar model can only show what we believe Pulsar does; a live test checks it
+//! against a broker that speaks the real wire protocol to the real client (pulsar-rs). No Docker
+//! engine runs on this project's machines, so the broker is
+//! [pulsar-lite](https://pypi.org/project/pulsar-lite/) (a PyPI package that ships a broker
+//! binary), or any broker named by `RUSTSTREAM_PULSAR_URL`.
+//!
+//! pulsar-rs cannot talk to pulsar-lite directly: pulsar-lite leaves out the optional checksum
+//! of delivered messages, which pulsar-rs's decoder requires. [`LiteBridge`] is a loopback proxy
+//! that adds it (and keeps lookups pointing at itself); [`LiveBroker`] starts both and is the
+//! one handle a test needs. [`require_broker`] is the policy a live test follows: a missing
+//! broker fails the test, it never skips it.
+//!
+//! What was measured with both brokers is in the project's shared notes, `BROKERS.md`.
+
+mod apache;
+mod bridge;
+mod checksum;
+mod delivery_log;
+mod frame;
+mod frame_error;
+mod frame_fixer;
+mod live_broker;
+mod live_broker_error;
+mod policy;
+mod pulsar_lite;
+mod pulsar_lite_binary;
+mod topic;
+
+pub use apache::{ApacheStandalone, APACHE_PULSAR_VERSION};
+pub use bridge::LiteBridge;
+pub use checksum::crc32c;
+pub use delivery_log::{DeliveryLog, ObservedDelivery};
+pub use frame::frame_len;
+pub use frame_error::FrameError;
+pub use frame_fixer::FrameFixer;
+pub use live_broker::{LiveBroker, EXTERNAL_URL_ENV};
+pub use live_broker_error::BrokerError;
+pub use policy::require_broker;
+pub use pulsar_lite::PulsarLite;
+pub use pulsar_lite_binary::{PULSAR_LITE_BIN_ENV, PULSAR_LITE_VERSION};
+pub use topic::unique_topic;

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Start Apache Pulsar standalone (broker + BookKeeper + RocksDB metadata store, one JVM) from
+# Maven Central artifacts, bound to 127.0.0.1 only, and wait until it is ready.
+#
+#   start.sh WORKDIR
+#
+# Writes WORKDIR/standalone.conf, WORKDIR/pulsar.pid, WORKDIR/pulsar.log; data under WORKDIR/data.
+# Exit 0 once the broker port accepts connections and the namespace public/default exists;
+# non-zero (with the log tail on stderr) otherwise.
+#
+# Environment (all optional):
+#   PULSAR_PORT          broker (binary protocol) port, default 6650
+#   PULSAR_HTTP_PORT     admin/web port, default 8080
+#   PULSAR_START_TIMEOUT seconds to wait for readiness, default 180
+#   PULSAR_MEM           JVM memory flags, default "-Xms128m -Xmx512m -XX:MaxDirectMemorySize=512m"
+#   PULSAR_EXTRA_OPTS    more JVM flags
+#   PULSAR_WIPE_DATA=1   delete WORKDIR/data before starting
+#   PULSAR_M2_REPO       Maven local repository (default: Maven's own, ~/.m2/repository)
+#   JAVA_HOME            JDK 17+ to use (default: java on PATH)
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+    echo "usage: $0 WORKDIR" >&2
+    exit 2
+fi
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+mkdir -p "$1"
+WORKDIR="$(cd "$1" && pwd)"
+PORT="${PULSAR_PORT:-6650}"
+HTTP_PORT="${PULSAR_HTTP_PORT:-8080}"
+TIMEOUT="${PULSAR_START_TIMEOUT:-180}"
+MEM="${PULSAR_MEM:--Xms128m -Xmx512m -XX:MaxDirectMemorySize=512m}"
+PIDFILE="$WORKDIR/pulsar.pid"
+LOG="$WORKDIR/pulsar.log"
+ADMIN="http://127.0.0.1:$HTTP_PORT/admin/v2"
+
+if [[ -n "${JAVA_HOME:-}" ]]; then JAVA="$JAVA_HOME/bin/java"; else JAVA="$(command -v java)"; fi
+
+# Whether something accepts TCP connections on 127.0.0.1:$1.
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# ---- 1. the classpath, resolved by Maven once and cached beside the local repository ----------
+M2_ARGS=()
+if [[ -n "${PULSAR_M2_REPO:-}" ]]; then M2_ARGS+=("-Dmaven.repo.local=$PULSAR_M2_REPO"); fi
+POM_SUM="$(cat "$HERE/pom.xml" "$HERE/settings.xml" | sha256sum | cut -c1-16)"
+CACHE_DIR="${PULSAR_M2_REPO:-$HOME/.m2/repository}/../ruststream-pulsar-standalone"
+mkdir -p "$CACHE_DIR"
+CPFILE="$CACHE_DIR/classpath-$POM_SUM.txt"
+
+cp_complete() {
+    [[ -s "$CPFILE" ]] || return 1
+    local jar
+    while IFS= read -r -d: jar || [[ -n "$jar" ]]; do
+        [[ -f "$jar" ]] || return 1
+    done < "$CPFILE"
+}
+
+if ! cp_complete; then
+    echo "start.sh: resolving Pulsar from Maven Central (first run downloads ~250 MB)..." >&2
+    if ! mvn -B -q -s "$HERE/settings.xml" -f "$HERE/pom.xml" "${M2_ARGS[@]}" \
+            dependency:build-classpath -Dmdep.includeScope=runtime \
+            -Dmdep.outputFile="$CPFILE.tmp" > "$WORKDIR/mvn.log" 2>&1; then
+        echo "start.sh: Maven resolution failed; see $WORKDIR/mvn.log" >&2
+        tail -n 30 "$WORKDIR/mvn.log" >&2
+        exit 1
+    fi
+    mv "$CPFILE.tmp" "$CPFILE"
+fi
+
+# ---- 2. already running? ------------------------------------------------------------------------
+if [[ -f "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
+    # Probe the ports that instance was started with, not the ones in this environment.
+    PORT="$(sed -n 's/^brokerServicePort=//p' "$WORKDIR/standalone.conf")"
+    HTTP_PORT="$(sed -n 's/^webServicePort=//p' "$WORKDIR/standalone.conf")"
+    ADMIN="http://127.0.0.1:$HTTP_PORT/admin/v2"
+    echo "start.sh: already running (pid $(cat "$PIDFILE")); waiting for readiness" >&2
+else
+    for p in "$PORT" "$HTTP_PORT"; do
+        if port_open "$p"; then
+            echo "start.sh: port $p on 127.0.0.1 is already in use" >&2
+            exit 1
+        fi
+    done
+
+    # ---- 3. configuration ---------------------------------------------------------------------
+    if [[ "${PULSAR_WIPE_DATA:-0}" == 1 ]]; then rm -rf "$WORKDIR/data"; fi
+    mkdir -p "$WORKDIR/data" "$WORKDIR/tmp"
+    # One file serves both the broker (ServiceConfiguration) and the bookie (ServerConfiguration).
+    cat > "$WORKDIR/standalone.conf" <<EOF
+# Written by start.sh; regenerated on every start.
+clusterName=standalone
+bindAddress=127.0.0.1
+advertisedAddress=127.0.0.1
+brokerServicePort=$PORT
+webServicePort=$HTTP_PORT
+
+# One bookie: every ledger on it.
+managedLedgerDefaultEnsembleSize=1
+managedLedgerDefaultWriteQuorum=1
+managedLedgerDefaultAckQuorum=1
+
+allowAutoTopicCreation=true
+allowAutoTopicCreationType=non-partitioned
+transactionCoordinatorEnabled=false
+functionsWorkerEnabled=false
+webSocketServiceEnabled=false
+enablePackagesManagement=false
+exposeTopicLevelMetricsInPrometheus=false
+loadBalancerOverrideBrokerNicSpeedGbps=10
+authenticationEnabled=false
+authorizationEnabled=false
+
+# Bookie: listen on the loopback interface only, no HTTP server, no fsync per entry.
+listeningInterface=lo
+allowLoopback=true
+httpServerEnabled=false
+journalSyncData=false
+ledgerStorageClass=org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage
+dbStorage_writeCacheMaxSizeMb=32
+dbStorage_readAheadCacheMaxSizeMb=32
+dbStorage_rocksDB_blockCacheSize=16777216
+managedLedgerCacheSizeMB=64
+EOF
+
+    # ---- 4. start the JVM in its own session (so stop.sh can signal the whole group) -----------
+    # PULSAR_MEM and PULSAR_EXTRA_OPTS are split on whitespace (no quoting inside them).
+    read -r -a MEM_OPTS <<< "$MEM"
+    read -r -a EXTRA_OPTS <<< "${PULSAR_EXTRA_OPTS:-}"
+    JVM_OPTS=(
+        "${MEM_OPTS[@]}"
+        -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError
+        -Djava.io.tmpdir="$WORKDIR/tmp"
+        -Dlog4j2.configurationFile="$HERE/log4j2.xml"
+        -Dpulsar.allocator.exit_on_oom=true
+        -Dio.netty.recycler.maxCapacityPerThread=4096
+        -Dio.netty.tryReflectionSetAccessible=true
+        -Dzookeeper.4lw.commands.whitelist=
+        --add-opens java.base/java.io=ALL-UNNAMED
+        --add-opens java.base/java.lang=ALL-UNNAMED
+        --add-opens java.base/java.nio=ALL-UNNAMED
+        --add-opens java.base/java.util.zip=ALL-UNNAMED
+        --add-opens java.base/jdk.internal.misc=ALL-UNNAMED
+        --add-opens java.base/jdk.internal.platform=ALL-UNNAMED
+        --add-opens java.base/sun.net=ALL-UNNAMED
+        --add-opens java.management/sun.management=ALL-UNNAMED
+        --add-opens jdk.management/com.sun.management.internal=ALL-UNNAMED
+        "${EXTRA_OPTS[@]}"
+    )
+    cd "$WORKDIR"
+    setsid "$JAVA" "${JVM_OPTS[@]}" -cp "$(cat "$CPFILE")" org.apache.pulsar.PulsarStandaloneStarter \
+        --config "$WORKDIR/standalone.conf" \
+        --metadata-dir "$WORKDIR/data/metadata" \
+        --bookkeeper-dir "$WORKDIR/data/bookkeeper" \
+        --zookeeper-dir "$WORKDIR/data/zookeeper-unused" \
+        --advertised-address 127.0.0.1 \
+        --no-functions-worker --no-stream-storage \
+        < /dev/null > "$LOG" 2>&1 &
+    echo $! > "$PIDFILE"
+fi
+
+# ---- 5. readiness: binary port open, admin answers, public/default exists ------------------------
+PID="$(cat "$PIDFILE")"
+deadline=$((SECONDS + TIMEOUT))
+while :; do
+    if ! kill -0 "$PID" 2>/dev/null; then
+        echo "start.sh: Pulsar (pid $PID) exited during startup; last lines of $LOG:" >&2
+        tail -n 60 "$LOG" >&2
+        rm -f "$PIDFILE"
+        exit 1
+    fi
+    # (tenants first: asking for a namespace of a tenant not yet created logs an ERROR in Pulsar)
+    if port_open "$PORT" \
+        && curl -fsS -m 5 "$ADMIN/tenants" 2>/dev/null | grep -q '"public"' \
+        && curl -fsS -m 5 "$ADMIN/namespaces/public" 2>/dev/null | grep -q '"public/default"'; then
+        echo "start.sh: Pulsar ready in ${SECONDS}s (pid $PID, pulsar://127.0.0.1:$PORT, http://127.0.0.1:$HTTP_PORT)" >&2
+        exit 0
+    fi
+    if (( SECONDS >= deadline )); then
+        echo "start.sh: Pulsar not ready after ${TIMEOUT}s; stopping pid $PID; last lines of $LOG:" >&2
+        tail -n 60 "$LOG" >&2
+        "$HERE/stop.sh" "$WORKDIR" >&2 || true
+        exit 1
+    fi
+    sleep 1
+done

@@ -1,0 +1,367 @@
+//! The behaviour cases written once and run in process and on real brokers.
+//!
+//! Each case is `async fn(Env)`; [`ALL`] lists them with the brokers they hold on. pulsar-lite
+//! 0.2.0 has two gaps of its own (BROKERS.md): it ignores a redelivery request on Exclusive
+//! and Failover, and redelivers a nacked KeyShared message only once; the cases that need
+//! those run on Apache Pulsar and in process only.
+#![allow(missing_docs)]
+
+use std::future::Future;
+use std::num::NonZeroU32;
+use std::pin::Pin;
+use std::time::Duration;
+
+use ruststream::HandlerOutcome;
+
+use crate::harness::Env;
+use crate::scenario::*;
+
+/// Time for things that should happen at once (a real broker needs a moment).
+const SOON: Duration = Duration::from_secs(10);
+/// Longer than the ack timeout plus pulsar-rs's 500 ms redelivery tick, with margin: after
+/// this, a message that was going to come back has come back.
+const QUIET: Duration = Duration::from_secs(5);
+
+fn n(v: u32) -> NonZeroU32 {
+    NonZeroU32::new(v).expect("not zero")
+}
+
+fn job(id: u64) -> Vec<u8> {
+    format!("{{\"id\":{id}}}").into_bytes()
+}
+
+/// Which real brokers a case holds on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Brokers {
+    /// pulsar-lite and Apache Pulsar.
+    Both,
+    /// Apache Pulsar only (a pulsar-lite gap).
+    ApacheOnly,
+}
+
+/// A case.
+pub type Case = fn(Env) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+macro_rules! cases {
+    ($($name:ident: $brokers:expr),* $(,)?) => {
+        /// Every case, its name and the brokers it runs on.
+        pub const ALL: &[(&str, Brokers, Case)] = &[
+            $((stringify!($name), $brokers, |env| Box::pin($name(env)))),*
+        ];
+    };
+}
+
+cases!(
+    ack: Brokers::Both,
+    drop_goes_nowhere: Brokers::Both,
+    retry: Brokers::Both,
+    retry_after: Brokers::Both,
+    retry_after_refused_against_ack_timeout: Brokers::Both,
+    ack_timeout_redelivers_after_no_outcome: Brokers::Both,
+    max_attempts_then_dead_letter: Brokers::Both,
+    retry_after_counts_towards_the_limit: Brokers::Both,
+    bare_topic_on_the_default_subscription: Brokers::Both,
+    key_shared_keeps_per_key_order: Brokers::Both,
+    exclusive_redelivers_by_rewinding: Brokers::ApacheOnly,
+    failover_redelivers_by_rewinding: Brokers::ApacheOnly,
+);
+
+/// ack → acknowledged, never comes back.
+pub async fn ack(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    app.publish("jobs", job(1), vec![], None).await;
+    assert_eq!(app.until_calls("shared", 1, SOON).await.len(), 1);
+    app.pass(QUIET).await;
+    assert_eq!(
+        app.calls_of("shared").len(),
+        1,
+        "an acknowledged message came back"
+    );
+    app.stop().await;
+}
+
+/// drop → acknowledged, and not dead-lettered although a dead-letter topic is declared.
+pub async fn drop_goes_nowhere(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared).max_attempts(n(2)).dead_letter("jobs-dlq");
+                b.include(dead_letters);
+            }),
+            Script::always(ret(HandlerOutcome::drop())),
+        )
+        .await;
+    app.publish("jobs", job(1), vec![], None).await;
+    assert_eq!(app.until_calls("shared", 1, SOON).await.len(), 1);
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("shared").len(), 1);
+    assert!(
+        app.calls_of("dead_letters").is_empty(),
+        "a dropped message was dead-lettered"
+    );
+    app.stop().await;
+}
+
+/// retry → redelivered at once, as often as asked.
+pub async fn retry(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared);
+            }),
+            Script::new(
+                [ret(HandlerOutcome::retry()), ret(HandlerOutcome::retry())],
+                ret(HandlerOutcome::ack()),
+            ),
+        )
+        .await;
+    app.publish("jobs", job(1), vec![], None).await;
+    let calls = app.until_calls("shared", 3, SOON).await;
+    assert_eq!(calls.len(), 3);
+    if env.exact() {
+        assert!(calls.iter().all(|c| c.at() == calls[0].at()), "all at once");
+        let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+        assert_eq!(counts, [0, 1, 2]);
+    } else {
+        // Sooner than the ack timeout: it was the nack, not the client's timer.
+        assert!(calls[2].at() - calls[0].at() < ACK_TIMEOUT);
+    }
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("shared").len(), 3);
+    app.stop().await;
+}
+
+/// retry_after(d) → redelivered after d.
+pub async fn retry_after(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared);
+            }),
+            Script::new(
+                [ret(HandlerOutcome::retry_after(DELAY))],
+                ret(HandlerOutcome::ack()),
+            ),
+        )
+        .await;
+    app.publish("jobs", job(1), vec![], None).await;
+    let calls = app.until_calls("shared", 2, SOON).await;
+    assert_eq!(calls.len(), 2);
+    env.assert_gap(&calls[0], &calls[1], DELAY);
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("shared").len(), 2);
+    app.stop().await;
+}
+
+/// retry_after(d) with d ≥ ack_timeout → refused, no nack; the ack timeout brings it back.
+pub async fn retry_after_refused_against_ack_timeout(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared);
+            }),
+            Script::new(
+                [ret(HandlerOutcome::retry_after(ACK_TIMEOUT))],
+                ret(HandlerOutcome::ack()),
+            ),
+        )
+        .await;
+    app.publish("jobs", job(1), vec![], None).await;
+    let calls = app.until_calls("shared", 2, SOON).await;
+    assert_eq!(calls.len(), 2);
+    // The client's 500 ms redelivery tick decides the exact moment.
+    let gap = calls[1].at() - calls[0].at();
+    assert!(
+        gap > ACK_TIMEOUT,
+        "came back after {gap:?}: before the ack timeout"
+    );
+    if env.exact() {
+        assert_eq!(gap, ACK_TIMEOUT + Duration::from_millis(500));
+    }
+    app.stop().await;
+}
+
+/// No outcome (panic) → the ack timeout brings it back.
+pub async fn ack_timeout_redelivers_after_no_outcome(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared);
+            }),
+            Script::new([Step::Panic], ret(HandlerOutcome::ack())),
+        )
+        .await;
+    app.publish("jobs", job(1), vec![], None).await;
+    let calls = app.until_calls("shared", 2, SOON).await;
+    assert_eq!(
+        calls.len(),
+        2,
+        "{:?}",
+        calls
+            .iter()
+            .map(|c| (c.at(), c.redelivery_count(), c.completion()))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(calls[0].outcome(), None);
+    assert!(calls[1].at() - calls[0].at() > ACK_TIMEOUT);
+    app.pass(QUIET).await;
+    let calls = app.calls_of("shared");
+    assert_eq!(
+        calls.len(),
+        2,
+        "{:?}",
+        calls
+            .iter()
+            .map(|c| (c.at(), c.redelivery_count(), c.completion()))
+            .collect::<Vec<_>>()
+    );
+    app.stop().await;
+}
+
+/// max_attempts(3) → three deliveries, then the dead-letter topic with the payload and
+/// properties kept, plus REAL_TOPIC and ORIGIN_MESSAGE_ID.
+pub async fn max_attempts_then_dead_letter(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared).max_attempts(n(3)).dead_letter("jobs-dlq");
+                b.include(dead_letters);
+            }),
+            Script::always(ret(HandlerOutcome::retry())),
+        )
+        .await;
+    app.publish("jobs", job(7), vec![("trace".into(), "abc".into())], None)
+        .await;
+    let dead = app.until_calls("dead_letters", 1, SOON).await;
+    assert_eq!(dead.len(), 1, "one message on the dead-letter topic");
+    let calls = app.calls_of("shared");
+    assert_eq!(calls.len(), 3, "exactly max_attempts deliveries");
+    assert_eq!(dead[0].payload_bytes(), calls[0].payload_bytes());
+    assert_eq!(dead[0].property("trace"), Some("abc"));
+    let real_topic = dead[0].property("REAL_TOPIC").expect("REAL_TOPIC");
+    assert_eq!(real_topic, calls[0].topic());
+    assert!(real_topic.starts_with("persistent://") && real_topic.ends_with("/jobs"));
+    assert_eq!(
+        dead[0].property("ORIGIN_MESSAGE_ID"),
+        Some(calls[0].message_id())
+    );
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("shared").len(), 3);
+    assert_eq!(app.calls_of("dead_letters").len(), 1);
+    app.stop().await;
+}
+
+/// retry_after counts as a redelivery.
+pub async fn retry_after_counts_towards_the_limit(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared).max_attempts(n(2)).dead_letter("jobs-dlq");
+                b.include(dead_letters);
+            }),
+            Script::always(ret(HandlerOutcome::retry_after(DELAY))),
+        )
+        .await;
+    app.publish("jobs", job(1), vec![], None).await;
+    let dead = app.until_calls("dead_letters", 1, SOON).await;
+    assert_eq!(dead.len(), 1);
+    let calls = app.calls_of("shared");
+    assert_eq!(calls.len(), 2);
+    env.assert_gap(&calls[0], &calls[1], DELAY);
+    app.stop().await;
+}
+
+/// A bare topic name mounts on the broker's default subscription and accepts the same
+/// declaration.
+pub async fn bare_topic_on_the_default_subscription(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(bare)
+                    .max_attempts(n(2))
+                    .dead_letter("jobs-bare-dlq");
+                b.include(bare_dead_letters);
+            }),
+            Script::always(ret(HandlerOutcome::retry())),
+        )
+        .await;
+    app.publish("jobs-bare", job(1), vec![], None).await;
+    let dead = app.until_calls("bare_dead_letters", 1, SOON).await;
+    assert_eq!(dead.len(), 1);
+    assert_eq!(app.calls_of("bare").len(), 2);
+    app.stop().await;
+}
+
+/// KeyShared keeps the order of each key.
+pub async fn key_shared_keeps_per_key_order(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(key_shared);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    for (id, key) in [(1, "a"), (2, "b"), (3, "a"), (4, "a"), (5, "b")] {
+        app.publish("jobs-ks", job(id), vec![], Some(key.into()))
+            .await;
+    }
+    let calls = app.until_calls("key_shared", 5, SOON).await;
+    assert_eq!(calls.len(), 5);
+    let ids = |wanted: &[u64]| -> Vec<u64> {
+        calls
+            .iter()
+            .map(|c| c.payload::<Job>().expect("a job").id)
+            .filter(|id| wanted.contains(id))
+            .collect()
+    };
+    assert_eq!(ids(&[1, 3, 4]), [1, 3, 4], "key a out of order");
+    assert_eq!(ids(&[2, 5]), [2, 5], "key b out of order");
+    app.stop().await;
+}
+
+/// Exclusive keeps no count: a retry rewinds the cursor and the message comes again.
+pub async fn exclusive_redelivers_by_rewinding(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(exclusive);
+            }),
+            Script::new([ret(HandlerOutcome::retry())], ret(HandlerOutcome::ack())),
+        )
+        .await;
+    app.publish("jobs-ex", job(1), vec![], None).await;
+    let calls = app.until_calls("exclusive", 2, SOON).await;
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].payload_bytes(), calls[0].payload_bytes());
+    assert_eq!(calls[1].redelivery_count(), 0);
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("exclusive").len(), 2);
+    app.stop().await;
+}
+
+/// Failover keeps no count either.
+pub async fn failover_redelivers_by_rewinding(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(failover);
+            }),
+            Script::new([ret(HandlerOutcome::retry())], ret(HandlerOutcome::ack())),
+        )
+        .await;
+    app.publish("jobs-fo", job(1), vec![], None).await;
+    let calls = app.until_calls("failover", 2, SOON).await;
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].redelivery_count(), 0);
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("failover").len(), 2);
+    app.stop().await;
+}

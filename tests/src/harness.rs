@@ -1,0 +1,189 @@
+//! One test body, two worlds: the in-process Pulsar on a virtual clock, or a real broker in
+//! real time.
+//!
+//! A case receives an [`Env`], starts the scripted app with [`Env::start`] and drives it through
+//! [`Running`]: publish, let time pass, wait for what should happen, read the handler calls.
+//! In process, time is exact and `until` advances the virtual clock by the whole bound; on a
+//! real broker it polls until the condition holds or the bound passes.
+#![allow(missing_docs)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ruststream::app::App;
+use ruststream::handler::BoxFuture;
+use ruststream::runtime::{Runtime, Spawn};
+use ruststream_pulsar::testing::{Call, LiveApp, TestApp};
+
+use crate::scenario::{Plan, Script};
+
+/// Where a case runs.
+#[derive(Clone)]
+pub enum Env {
+    /// The in-process Pulsar, tasks on this spawner, virtual time.
+    InProcess { spawn: Arc<dyn Spawn> },
+    /// A real broker at `url`, short topic names in `namespace`, on `runtime`.
+    Live {
+        url: String,
+        namespace: String,
+        runtime: Arc<dyn Runtime>,
+    },
+}
+
+/// A started scripted app.
+pub trait Running: Send + Sync {
+    /// Publish and wait for the broker's receipt (in process: and settle).
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> BoxFuture<'a, ()>;
+
+    /// Let `d` pass.
+    fn pass(&self, d: Duration) -> BoxFuture<'_, ()>;
+
+    /// Wait at most `within` for the calls of `handler` to reach `count`; the calls then.
+    fn until_calls<'a>(
+        &'a self,
+        handler: &'a str,
+        count: usize,
+        within: Duration,
+    ) -> BoxFuture<'a, Vec<Call>>;
+
+    /// The calls of `handler` so far.
+    fn calls_of(&self, handler: &str) -> Vec<Call>;
+
+    /// Stop the app.
+    fn stop(self: Box<Self>) -> BoxFuture<'static, ()>;
+}
+
+impl Env {
+    /// Whether time is virtual and exact.
+    pub fn exact(&self) -> bool {
+        matches!(self, Env::InProcess { .. })
+    }
+
+    /// Start `app` with `script`.
+    pub async fn start<A: App<State = Plan>>(
+        &self,
+        app: A,
+        script: Arc<Script>,
+    ) -> Box<dyn Running> {
+        match self {
+            Env::InProcess { spawn } => Box::new(
+                TestApp::with_state(app, Plan::new(script))
+                    .on(spawn.clone())
+                    .await
+                    .expect("the scripted app starts in process"),
+            ),
+            Env::Live {
+                url,
+                namespace,
+                runtime,
+            } => Box::new(
+                LiveApp::with_state(app, Plan::new(script), runtime.clone())
+                    .url(url.clone())
+                    .namespace(namespace.clone())
+                    .await
+                    .expect("the scripted app connects to the live broker"),
+            ),
+        }
+    }
+
+    /// A time between two calls: exactly `expected` in process; at least `expected` live
+    /// (a real broker and a loaded machine only ever add delay).
+    pub fn assert_gap(&self, earlier: &Call, later: &Call, expected: Duration) {
+        let gap = later.at().saturating_sub(earlier.at());
+        if self.exact() {
+            assert_eq!(gap, expected, "time between the calls");
+        } else {
+            assert!(
+                gap >= expected,
+                "the calls were {gap:?} apart, less than {expected:?}"
+            );
+        }
+    }
+}
+
+impl Running for TestApp {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            self.publish_raw(topic, payload, properties, key)
+                .await
+                .expect("published");
+        })
+    }
+
+    fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(self.advance(d))
+    }
+
+    fn until_calls<'a>(
+        &'a self,
+        handler: &'a str,
+        _count: usize,
+        within: Duration,
+    ) -> BoxFuture<'a, Vec<Call>> {
+        Box::pin(async move {
+            self.advance(within).await;
+            self.calls_of(handler)
+        })
+    }
+
+    fn calls_of(&self, handler: &str) -> Vec<Call> {
+        TestApp::calls_of(self, handler)
+    }
+
+    fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(TestApp::stop(*self))
+    }
+}
+
+impl Running for LiveApp {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            self.publish_raw(topic, payload, properties, key)
+                .await
+                .expect("published");
+        })
+    }
+
+    fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(self.sleep(d))
+    }
+
+    fn until_calls<'a>(
+        &'a self,
+        handler: &'a str,
+        count: usize,
+        within: Duration,
+    ) -> BoxFuture<'a, Vec<Call>> {
+        Box::pin(async move {
+            self.wait_until(within, |app| app.calls_of(handler).len() >= count)
+                .await;
+            self.calls_of(handler)
+        })
+    }
+
+    fn calls_of(&self, handler: &str) -> Vec<Call> {
+        LiveApp::calls_of(self, handler)
+    }
+
+    fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(LiveApp::stop(*self))
+    }
+}

@@ -11,3 +11,9 @@ pub struct Testing;
 
 #[doc = include_str!("../../docs/runtimes.md")]
 pub struct Runtimes;
+
+#[doc = include_str!("../../docs/live-brokers.md")]
+pub struct LiveBrokers;
+
+#[doc = include_str!("../../README.md")]
+pub struct Readme;

@@ -135,4 +135,6 @@ struct Clients {
 }
 
 #[cfg(test)]
+mod live_tests;
+#[cfg(test)]
 mod tests;

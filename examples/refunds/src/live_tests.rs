@@ -44,7 +44,9 @@ async fn unavailable(url: &str, namespace: &str, rt: Arc<dyn Runtime>) {
     .await
     .unwrap();
     assert!(
-        live.wait_until(Duration::from_secs(20), |l| !l.calls_of("review").is_empty())
+        live.wait_until(Duration::from_secs(20), |l| !l
+            .calls_of("review")
+            .is_empty())
             .await,
         "nothing reached refunds-dlq"
     );
@@ -55,18 +57,30 @@ async fn unavailable(url: &str, namespace: &str, rt: Arc<dyn Runtime>) {
     assert_eq!(reviews.len(), 1, "one message on refunds-dlq");
     let dead = &reviews[0];
     assert_eq!(dead.payload_bytes(), payload, "the original payload");
-    assert_eq!(dead.property("origin"), Some("live-test"), "the original properties");
+    assert_eq!(
+        dead.property("origin"),
+        Some("live-test"),
+        "the original properties"
+    );
     assert_eq!(dead.property("REAL_TOPIC"), Some(calls[0].topic()));
-    assert_eq!(dead.property("ORIGIN_MESSAGE_ID"), Some(calls[0].message_id()));
+    assert_eq!(
+        dead.property("ORIGIN_MESSAGE_ID"),
+        Some(calls[0].message_id())
+    );
     assert!(dead.topic().ends_with("/refunds-dlq"));
     live.stop().await;
 }
 
 async fn busy(url: &str, namespace: &str, rt: Arc<dyn Runtime>) {
     let live = connect(url, namespace, Refusal::Busy, rt).await;
-    live.publish_raw("refunds", serde_json::to_vec(&refund(2)).unwrap(), vec![], None)
-        .await
-        .unwrap();
+    live.publish_raw(
+        "refunds",
+        serde_json::to_vec(&refund(2)).unwrap(),
+        vec![],
+        None,
+    )
+    .await
+    .unwrap();
     assert!(
         live.wait_until(BACKOFF + Duration::from_secs(15), |l| {
             l.calls_of("process_refund").len() >= 2
@@ -76,8 +90,14 @@ async fn busy(url: &str, namespace: &str, rt: Arc<dyn Runtime>) {
     );
     let calls = live.calls_of("process_refund");
     let gap = calls[1].at() - calls[0].at();
-    assert!(gap >= BACKOFF, "delivered again after {gap:?}, before BACKOFF");
-    assert!(gap < Duration::from_secs(120), "came back by the ack timeout, not the wait");
+    assert!(
+        gap >= BACKOFF,
+        "delivered again after {gap:?}, before BACKOFF"
+    );
+    assert!(
+        gap < Duration::from_secs(120),
+        "came back by the ack timeout, not the wait"
+    );
     live.stop().await;
 }
 
@@ -87,7 +107,8 @@ fn both_scenarios(url: String, namespaces: [String; 2]) {
         .enable_all()
         .build()
         .unwrap();
-    let adapter: Arc<dyn Runtime> = Arc::new(ruststream_tokio::TokioRuntime::new(rt.handle().clone()));
+    let adapter: Arc<dyn Runtime> =
+        Arc::new(ruststream_tokio::TokioRuntime::new(rt.handle().clone()));
     rt.block_on(async {
         futures::join!(
             unavailable(&url, &namespaces[0], adapter.clone()),
@@ -102,7 +123,10 @@ fn on_pulsar_lite() {
     eprintln!("broker: {} at {}", broker.name(), broker.url());
     both_scenarios(
         broker.url().to_owned(),
-        ["public/refunds-unavailable".into(), "public/refunds-busy".into()],
+        [
+            "public/refunds-unavailable".into(),
+            "public/refunds-busy".into(),
+        ],
     );
 }
 

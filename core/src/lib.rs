@@ -16,7 +16,7 @@
 //! | which deliveries may run now (per-key order) | [`dispatch`] |
 //! | the four subscription types and which of them count redeliveries | [`subscription`] |
 //! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`] |
-//! | the app: startup, brokers | [`app`] |
+//! | the app: startup, brokers | [`mod@app`] |
 //! | spawn and timer contracts, and a manual clock | [`runtime`] |
 //! | the clock-free instant type | [`time`] |
 #![no_std]

@@ -108,7 +108,7 @@ async fn run_until_quiet(app: &RunningApp, clock: &ManualClock) {
         app.idle().await;
         let busy = app.brokers().iter().any(|b| b.in_flight() > 0) || clock.unobserved() > 0;
         if busy {
-            yield_now().await;
+            ruststream::runtime::yield_now().await;
             continue;
         }
         if clock.advance_to_next_deadline().is_none() {
@@ -182,19 +182,4 @@ impl Spawn for SpawnOf {
     fn spawn(&self, task: ruststream::runtime::BoxTask) {
         self.0.spawn(task)
     }
-}
-
-/// Let other tasks run once.
-async fn yield_now() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            std::task::Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-    .await
 }

@@ -488,7 +488,7 @@ async fn a_slow_handler_does_not_block_the_others(spawn: Arc<dyn Spawn>) {
     while tb.calls_of("gated").len() < 2 {
         spins += 1;
         assert!(spins < 1_000_000, "jobs 2 and 3 never completed");
-        yield_now().await;
+        ruststream::runtime::yield_now().await;
     }
     let done: Vec<u64> = tb
         .calls_of("gated")
@@ -592,21 +592,6 @@ async fn invalid_registrations_fail_at_startup(spawn: Arc<dyn Spawn>) {
     )
     .await;
     assert!(bad_topic.contains("persistent://bad"), "{bad_topic}");
-}
-
-/// Let other tasks run once.
-async fn yield_now() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            std::task::Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-    .await
 }
 
 ruststream_tests::on_every_runtime!(

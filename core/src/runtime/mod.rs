@@ -26,3 +26,21 @@ pub use timer::{Sleep, Timer};
 pub trait Runtime: Spawn + Timer {}
 
 impl<T: Spawn + Timer + ?Sized> Runtime for T {}
+
+/// Let other tasks run once: wakes the current task and returns `Pending` a single time.
+///
+/// For harnesses that wait for other tasks to react without a timer (a virtual clock must not
+/// move while they do).
+pub async fn yield_now() {
+    let mut yielded = false;
+    core::future::poll_fn(|cx| {
+        if yielded {
+            core::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            core::task::Poll::Pending
+        }
+    })
+    .await
+}

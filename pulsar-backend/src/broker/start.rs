@@ -3,14 +3,13 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use futures::channel::oneshot;
 use ruststream::app::{BoxError, RunningBroker, StartError};
 use ruststream::handler::BoxFuture;
 use ruststream::message::Headers;
 use ruststream::runtime::Runtime;
 
 use super::PulsarBroker;
-use crate::driver::{Driver, DriverConfig};
+use crate::driver::{Driver, DriverConfig, DriverHandle};
 use crate::inprocess::InProcessPulsar;
 
 /// Where the broker's consumers and producers live.
@@ -58,13 +57,7 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
                 observer: broker.observer.clone(),
             },
         );
-        let (stop_tx, stop_rx) = oneshot::channel();
-        let (done_tx, done_rx) = oneshot::channel::<()>();
-        runtime.spawn(Box::pin(async move {
-            driver.run(stop_rx).await;
-            let _ = done_tx.send(());
-        }));
-        drivers.push((stop_tx, done_rx));
+        drivers.push(DriverHandle::spawn(&runtime, driver));
     }
     Ok(Box::new(RunningPulsar { pulsar, drivers }))
 }
@@ -72,7 +65,7 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
 /// A started Pulsar broker.
 pub(crate) struct RunningPulsar {
     pub(crate) pulsar: InProcessPulsar,
-    drivers: Vec<(oneshot::Sender<()>, oneshot::Receiver<()>)>,
+    drivers: Vec<DriverHandle>,
 }
 
 impl RunningBroker for RunningPulsar {
@@ -99,14 +92,7 @@ impl RunningBroker for RunningPulsar {
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            let mut done = Vec::with_capacity(self.drivers.len());
-            for (stop, finished) in self.drivers {
-                let _ = stop.send(());
-                done.push(finished);
-            }
-            for finished in done {
-                let _ = finished.await;
-            }
+            DriverHandle::stop_all(self.drivers).await;
             self.pulsar.stop_timer();
         })
     }

@@ -6,8 +6,10 @@
 //! `nack_with_id`. `retry_after` waits are held by the settler and cost one timer for the
 //! whole subscription.
 
+mod handle;
 mod port;
 mod run;
 
+pub(crate) use handle::DriverHandle;
 pub(crate) use port::{ConsumerPort, Received};
 pub(crate) use run::{Driver, DriverConfig};

@@ -6,7 +6,7 @@ use std::task::{Context, Poll};
 
 use ruststream::app::BoxError;
 use ruststream::runtime::Runtime;
-use ruststream_pulsar_model::{ConsumerId, MessageId};
+use ruststream_pulsar_model::{Cluster, ConsumerId, MessageId, ModelError};
 
 use super::{InProcessPulsar, Inner};
 use crate::driver::{ConsumerPort, Received};
@@ -53,6 +53,28 @@ impl InProcessConsumer {
         }
         let more = u32::try_from(want - outstanding).unwrap_or(u32::MAX);
         inner.cluster.flow(self.id, more, now).is_ok()
+    }
+
+    /// Make a settlement call on the model, and stop counting the delivery as held.
+    fn settle(
+        &mut self,
+        id: &MessageId,
+        call: impl FnOnce(
+            &mut Cluster,
+            ConsumerId,
+            &MessageId,
+            ruststream::Instant,
+        ) -> Result<(), ModelError>,
+    ) -> Result<(), BoxError> {
+        let was_held = self.unhold(id);
+        let mut inner = self.pulsar.lock();
+        let now = self.runtime.now();
+        let result = call(&mut inner.cluster, self.id, id, now);
+        if was_held {
+            inner.held -= 1;
+        }
+        inner.notify();
+        result.map_err(Into::into)
     }
 
     /// Forget one hold of `id`; whether there was one.
@@ -114,31 +136,15 @@ impl ConsumerPort for InProcessConsumer {
     }
 
     async fn ack(&mut self, id: &MessageId) -> Result<(), BoxError> {
-        let mut inner = self.pulsar.lock();
-        let now = self.runtime.now();
-        let result = inner.cluster.ack(self.id, id, now);
-        drop(inner);
-        let was_held = self.unhold(id);
-        let mut inner = self.pulsar.lock();
-        if was_held {
-            inner.held -= 1;
-        }
-        inner.notify();
-        result.map(|_| ()).map_err(Into::into)
+        self.settle(id, |cluster, consumer, id, now| {
+            cluster.ack(consumer, id, now).map(|_| ())
+        })
     }
 
     async fn nack(&mut self, id: &MessageId) -> Result<(), BoxError> {
-        let mut inner = self.pulsar.lock();
-        let now = self.runtime.now();
-        let result = inner.cluster.nack(self.id, id, now);
-        drop(inner);
-        let was_held = self.unhold(id);
-        let mut inner = self.pulsar.lock();
-        if was_held {
-            inner.held -= 1;
-        }
-        inner.notify();
-        result.map(|_| ()).map_err(Into::into)
+        self.settle(id, |cluster, consumer, id, now| {
+            cluster.nack(consumer, id, now).map(|_| ())
+        })
     }
 
     fn release(&mut self, id: &MessageId) {

@@ -12,7 +12,6 @@ mod publisher;
 use std::any::Any;
 use std::sync::Arc;
 
-use futures::channel::oneshot;
 use pulsar::consumer::ConsumerOptions;
 use pulsar::{Executor, Pulsar, TokioExecutor};
 use ruststream::app::{BoxError, RunningBroker, StartError};
@@ -26,7 +25,7 @@ pub(crate) use executor::AppExecutor;
 use publisher::Publisher;
 
 use crate::broker::{Plan, PulsarBroker};
-use crate::driver::{Driver, DriverConfig};
+use crate::driver::{Driver, DriverConfig, DriverHandle};
 
 /// How to reach the server, besides its URL.
 #[derive(Debug, Clone, Default)]
@@ -145,13 +144,7 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
                 observer: broker.observer.clone(),
             },
         );
-        let (stop_tx, stop_rx) = oneshot::channel();
-        let (done_tx, done_rx) = oneshot::channel::<()>();
-        runtime.spawn(Box::pin(async move {
-            driver.run(stop_rx).await;
-            let _ = done_tx.send(());
-        }));
-        drivers.push((stop_tx, done_rx));
+        drivers.push(DriverHandle::spawn(&runtime, driver));
     }
     Ok(Box::new(RunningRemote {
         publisher: Publisher::new(pulsar, broker.namespace.clone()),
@@ -163,7 +156,7 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
 /// A started broker on a Pulsar server.
 struct RunningRemote<Exe: Executor> {
     publisher: Publisher<Exe>,
-    drivers: Vec<(oneshot::Sender<()>, oneshot::Receiver<()>)>,
+    drivers: Vec<DriverHandle>,
     activity: Activity,
 }
 
@@ -191,14 +184,7 @@ impl<Exe: Executor> RunningBroker for RunningRemote<Exe> {
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            let mut done = Vec::with_capacity(self.drivers.len());
-            for (stop, finished) in self.drivers {
-                let _ = stop.send(());
-                done.push(finished);
-            }
-            for finished in done {
-                let _ = finished.await;
-            }
+            DriverHandle::stop_all(self.drivers).await;
             self.publisher.close().await;
         })
     }

@@ -104,7 +104,7 @@ impl TestApp {
             if self.pulsar.in_flight() == 0 && self.clock.unobserved() == 0 {
                 return;
             }
-            yield_now().await;
+            ruststream::runtime::yield_now().await;
         }
     }
 
@@ -246,19 +246,4 @@ fn default_spawn() -> Result<Arc<dyn Spawn>, StartError> {
          `TestApp::with_state(app(), state).on(SmolRuntime::global())`"
             .into(),
     ))
-}
-
-/// Let other tasks run once.
-async fn yield_now() {
-    let mut yielded = false;
-    std::future::poll_fn(|cx| {
-        if yielded {
-            std::task::Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-    .await
 }

@@ -21,7 +21,7 @@ pub mod testing;
 mod translate;
 mod url;
 
-pub use broker::{Include, PulsarBroker, DEFAULT_SUBSCRIPTION};
+pub use broker::{Include, PulsarBroker, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SUBSCRIPTION};
 pub use inprocess::InProcessPulsar;
 pub use observe::CallRecord;
 pub use ruststream_pulsar_model::{TopicName, TopicNameError};

@@ -32,7 +32,12 @@ pub struct PulsarBroker<S> {
     pub(crate) observer: Option<Arc<dyn Observer>>,
     pub(crate) connection: crate::remote::Connection,
     pub(crate) namespace: Option<String>,
+    pub(crate) shutdown_grace: std::time::Duration,
 }
+
+/// How long a stopping service lets running handlers finish, unless
+/// [`PulsarBroker::shutdown_grace`] says otherwise.
+pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The subscription a handler mounted by a bare topic name joins, unless
 /// [`PulsarBroker::default_subscription`] names another.
@@ -49,7 +54,16 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             observer: None,
             connection: crate::remote::Connection::default(),
             namespace: None,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
         }
+    }
+
+    /// How long a stopping service lets running handlers finish (default
+    /// [`DEFAULT_SHUTDOWN_GRACE`]). Handlers still running then are cancelled: no outcome, so
+    /// their messages stay unacknowledged and come back.
+    pub fn shutdown_grace(mut self, grace: std::time::Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
     }
 
     /// Resolve short topic names (`refunds`) in `tenant/namespace` instead of Pulsar's

@@ -55,6 +55,7 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
                 rules: planned.rules,
                 concurrency: planned.concurrency,
                 observer: broker.observer.clone(),
+                shutdown_grace: broker.shutdown_grace,
             },
         );
         drivers.push(DriverHandle::spawn(&runtime, driver));

@@ -27,6 +27,8 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) rules: SubscriptionRules,
     pub(crate) concurrency: usize,
     pub(crate) observer: Option<Arc<dyn Observer>>,
+    /// How long a stopping driver lets running handlers finish.
+    pub(crate) shutdown_grace: std::time::Duration,
 }
 
 type Running<Id> = FuturesUnordered<Pin<Box<dyn Future<Output = Finished<Id>> + Send>>>;
@@ -254,10 +256,37 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         for r in held {
             self.consumer.release(&r.id);
         }
-        while let Some(done) = self.running.next().await {
-            self.finish(done);
-            self.flush().await;
+        // Running handlers get the grace period to finish; their outcomes are still settled.
+        let deadline = self.config.runtime.now().saturating_add(self.config.shutdown_grace);
+        let mut grace = self.config.runtime.sleep_until(deadline);
+        loop {
+            let next = poll_fn(|cx| {
+                if let Poll::Ready(done) = self.running.poll_next_unpin(cx) {
+                    return Poll::Ready(done.map(Ok));
+                }
+                grace.as_mut().poll(cx).map(|()| Some(Err(())))
+            })
+            .await;
+            match next {
+                Some(Ok(done)) => {
+                    self.finish(done);
+                    self.flush().await;
+                }
+                Some(Err(())) => {
+                    tracing::warn!(
+                        count = self.running.len(),
+                        grace = ?self.config.shutdown_grace,
+                        "stopping: handlers still running after the grace period were \
+                         cancelled; their messages stay unacknowledged and come back"
+                    );
+                    // Dropped: cancelled, no outcome. Closing the consumer below releases them.
+                    self.running = FuturesUnordered::new();
+                    break;
+                }
+                None => break,
+            }
         }
+        drop(grace);
         self.flush().await;
         for id in self.to_release.drain(..) {
             self.consumer.release(&id);

@@ -142,6 +142,7 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
                 rules: planned.rules,
                 concurrency: planned.concurrency,
                 observer: broker.observer.clone(),
+                shutdown_grace: broker.shutdown_grace,
             },
         );
         drivers.push(DriverHandle::spawn(&runtime, driver));

@@ -1,0 +1,66 @@
+//! Graceful shutdown: running handlers get the grace period, then are cancelled.
+//!
+//! On tokio's paused clock, which moves only when every task waits, so the 30 s grace costs no
+//! real time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ruststream::app::App;
+use ruststream::HandlerOutcome;
+use ruststream_pulsar::DEFAULT_SHUTDOWN_GRACE;
+use ruststream_tests::scenario::{app, gated, ret, Plan, Script};
+
+async fn start_gated(script: Arc<Script>) -> ruststream::app::RunningApp {
+    let mut parts = app(|b| {
+        b.include(gated);
+    })
+    .into_parts();
+    for broker in &mut parts.brokers {
+        assert!(broker.embed(), "the Pulsar broker has an in-process stand-in");
+    }
+    let runtime = Arc::new(ruststream_tokio::TokioRuntime::current());
+    let running = parts
+        .start(runtime, Some(Plan::new(script)))
+        .await
+        .expect("starts");
+    running
+        .publish("jobs-gate", b"{\"id\":1}".to_vec(), vec![], None)
+        .await
+        .expect("published");
+    // Let the driver take the delivery and start the handler, which waits at its gate.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert_eq!(running.brokers()[0].in_flight(), 1, "the handler is running");
+    running
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stuck_handler_is_cancelled_after_the_grace_period() {
+    let script = Script::always(ret(HandlerOutcome::ack()));
+    let gate = script.with_gate();
+    let running = start_gated(script).await;
+    let stopping_at = tokio::time::Instant::now();
+    running.stop().await;
+    let took = stopping_at.elapsed();
+    assert!(took >= DEFAULT_SHUTDOWN_GRACE, "stopped after {took:?}, before the grace period");
+    assert!(took < DEFAULT_SHUTDOWN_GRACE + Duration::from_secs(1), "stopped after {took:?}");
+    drop(gate);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_handler_finishing_within_the_grace_period_is_waited_for() {
+    let script = Script::always(ret(HandlerOutcome::ack()));
+    let gate = script.with_gate();
+    let running = start_gated(script).await;
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let _ = gate.send(());
+    });
+    let stopping_at = tokio::time::Instant::now();
+    running.stop().await;
+    let took = stopping_at.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < DEFAULT_SHUTDOWN_GRACE,
+        "stopped after {took:?}: it should wait for the handler, and only for it"
+    );
+}

@@ -22,6 +22,7 @@ mod translate;
 mod url;
 
 pub use broker::{Include, PulsarBroker, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SUBSCRIPTION};
+pub use driver::metric;
 pub use inprocess::InProcessPulsar;
 pub use observe::CallRecord;
 pub use ruststream_pulsar_model::{TopicName, TopicNameError};

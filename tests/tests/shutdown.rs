@@ -17,7 +17,10 @@ async fn start_gated(script: Arc<Script>) -> ruststream::app::RunningApp {
     })
     .into_parts();
     for broker in &mut parts.brokers {
-        assert!(broker.embed(), "the Pulsar broker has an in-process stand-in");
+        assert!(
+            broker.embed(),
+            "the Pulsar broker has an in-process stand-in"
+        );
     }
     let runtime = Arc::new(ruststream_tokio::TokioRuntime::current());
     let running = parts
@@ -30,7 +33,11 @@ async fn start_gated(script: Arc<Script>) -> ruststream::app::RunningApp {
         .expect("published");
     // Let the driver take the delivery and start the handler, which waits at its gate.
     tokio::time::sleep(Duration::from_millis(10)).await;
-    assert_eq!(running.brokers()[0].in_flight(), 1, "the handler is running");
+    assert_eq!(
+        running.brokers()[0].in_flight(),
+        1,
+        "the handler is running"
+    );
     running
 }
 
@@ -42,8 +49,14 @@ async fn a_stuck_handler_is_cancelled_after_the_grace_period() {
     let stopping_at = tokio::time::Instant::now();
     running.stop().await;
     let took = stopping_at.elapsed();
-    assert!(took >= DEFAULT_SHUTDOWN_GRACE, "stopped after {took:?}, before the grace period");
-    assert!(took < DEFAULT_SHUTDOWN_GRACE + Duration::from_secs(1), "stopped after {took:?}");
+    assert!(
+        took >= DEFAULT_SHUTDOWN_GRACE,
+        "stopped after {took:?}, before the grace period"
+    );
+    assert!(
+        took < DEFAULT_SHUTDOWN_GRACE + Duration::from_secs(1),
+        "stopped after {took:?}"
+    );
     drop(gate);
 }
 

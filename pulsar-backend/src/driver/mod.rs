@@ -12,4 +12,5 @@ mod run;
 
 pub(crate) use handle::DriverHandle;
 pub(crate) use port::{ConsumerPort, Received};
+pub use run::metric;
 pub(crate) use run::{Driver, DriverConfig};

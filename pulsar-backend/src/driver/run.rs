@@ -19,6 +19,24 @@ use tracing::Instrument;
 use super::{ConsumerPort, Received};
 use crate::observe::{CallRecord, Observer};
 
+/// The metrics every driver reports through the `metrics` facade; a service exports them by
+/// installing a recorder (Prometheus, StatsD, ...). Without one they cost a no-op call.
+pub mod metric {
+    /// Counter, label `handler`: deliveries handed to the handler.
+    pub const DELIVERIES: &str = "ruststream_deliveries_total";
+    /// Counter, labels `handler` and `outcome` (`ack`, `retry`, `retry_after`, `drop`,
+    /// `panicked`, `rejected`, `cancelled`, `stopped`): how handler calls ended.
+    pub const OUTCOMES: &str = "ruststream_outcomes_total";
+    /// Counter, labels `handler`, `call` (`ack`, `nack`) and `result` (`ok`, `error`): the
+    /// settlement calls made on the consumer.
+    pub const CALLS: &str = "ruststream_settlement_calls_total";
+    /// Counter, label `handler`: outcomes refused (a `retry_after` not shorter than the ack
+    /// timeout); the delivery was left unsettled.
+    pub const REFUSED: &str = "ruststream_refused_outcomes_total";
+    /// Gauge, label `handler`: deliveries in a `retry_after` wait.
+    pub const WAITING: &str = "ruststream_retry_after_waiting";
+}
+
 /// What a driver needs besides its consumer.
 pub(crate) struct DriverConfig<S> {
     pub(crate) handler: Arc<dyn Handler<S>>,
@@ -138,6 +156,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
 
     fn start(&mut self, received: Received<C::Id>) {
         let handler = self.config.handler.clone();
+        metrics::counter!(metric::DELIVERIES, "handler" => handler.name()).increment(1);
         let state = self.config.state.clone();
         let runtime = self.config.runtime.clone();
         let observer = self.config.observer.clone();
@@ -206,6 +225,16 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     fn finish(&mut self, done: Finished<C::Id>) {
         let now = self.config.runtime.now();
         let id = done.id.clone();
+        let handler = self.config.handler.name();
+        let outcome = match done.completion {
+            Completion::Returned(outcome) => outcome.name(),
+            Completion::Panicked => "panicked",
+            Completion::Rejected => "rejected",
+            Completion::Cancelled => "cancelled",
+            _ => "stopped",
+        };
+        metrics::counter!(metric::OUTCOMES, "handler" => handler, "outcome" => outcome)
+            .increment(1);
         match self.settler.complete(done.id, done.completion, now) {
             Ok(settlement) => {
                 tracing::debug!(?settlement, "settled");
@@ -217,9 +246,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             }
             Err(error) => {
                 tracing::error!(%error, "outcome refused");
+                metrics::counter!(metric::REFUSED, "handler" => handler).increment(1);
                 self.to_release.push(id);
             }
         }
+        metrics::gauge!(metric::WAITING, "handler" => handler).set(self.settler.waiting() as f64);
         if let Some(next) = self.keys.finish(done.key.as_ref()) {
             self.start(next);
         }
@@ -229,11 +260,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     async fn flush(&mut self) {
         let now = self.config.runtime.now();
         while let Some(action) = self.settler.poll_action(now) {
-            let result = match &action {
-                Action::Ack(id) => self.consumer.ack(id).await,
-                Action::Nack(id) => self.consumer.nack(id).await,
-                _ => Ok(()),
+            let (call, result) = match &action {
+                Action::Ack(id) => ("ack", self.consumer.ack(id).await),
+                Action::Nack(id) => ("nack", self.consumer.nack(id).await),
+                _ => ("none", Ok(())),
             };
+            metrics::counter!(
+                metric::CALLS,
+                "handler" => self.config.handler.name(),
+                "call" => call,
+                "result" => if result.is_ok() { "ok" } else { "error" },
+            )
+            .increment(1);
             if let Err(error) = result {
                 // The message stays unacknowledged and comes back: nothing is lost.
                 tracing::warn!(%error, "settlement call failed; the broker will redeliver");
@@ -257,7 +295,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             self.consumer.release(&r.id);
         }
         // Running handlers get the grace period to finish; their outcomes are still settled.
-        let deadline = self.config.runtime.now().saturating_add(self.config.shutdown_grace);
+        let deadline = self
+            .config
+            .runtime
+            .now()
+            .saturating_add(self.config.shutdown_grace);
         let mut grace = self.config.runtime.sleep_until(deadline);
         loop {
             let next = poll_fn(|cx| {

@@ -1,0 +1,98 @@
+//! The counters a service can export, read through a debugging recorder.
+
+use std::sync::Arc;
+
+use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+use metrics_util::MetricKind;
+use ruststream::HandlerOutcome;
+use ruststream_pulsar::metric;
+use ruststream_pulsar::testing::TestApp;
+use ruststream_tests::scenario::{app, ret, shared, Plan, Script, Step};
+
+fn counter(
+    snapshot: &[(metrics_util::CompositeKey, DebugValue)],
+    name: &str,
+    labels: &[(&str, &str)],
+) -> u64 {
+    snapshot
+        .iter()
+        .filter(|(key, _)| key.kind() == MetricKind::Counter && key.key().name() == name)
+        .filter(|(key, _)| {
+            labels.iter().all(|(k, v)| {
+                key.key()
+                    .labels()
+                    .any(|label| label.key() == *k && label.value() == *v)
+            })
+        })
+        .map(|(_, value)| match value {
+            DebugValue::Counter(n) => *n,
+            _ => 0,
+        })
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outcomes_and_calls_are_counted() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    recorder
+        .install()
+        .expect("the only recorder of this test binary");
+
+    let script = Script::new(
+        [ret(HandlerOutcome::retry()), Step::Panic],
+        ret(HandlerOutcome::ack()),
+    );
+    let tb = TestApp::with_state(
+        app(|b| {
+            b.include(shared);
+        }),
+        Plan::new(script),
+    )
+    .on(Arc::new(ruststream_tokio::TokioRuntime::current()))
+    .await
+    .unwrap();
+    tb.publish_to("jobs", &serde_json::json!({ "id": 1 }))
+        .await
+        .unwrap();
+    tb.advance(ruststream_tests::scenario::ACK_TIMEOUT * 2)
+        .await;
+    tb.stop().await;
+
+    let snapshot: Vec<_> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(key, _, _, value)| (key, value))
+        .collect();
+    let h = ("handler", "shared");
+    assert_eq!(counter(&snapshot, metric::DELIVERIES, &[h]), 3);
+    assert_eq!(
+        counter(&snapshot, metric::OUTCOMES, &[h, ("outcome", "retry")]),
+        1
+    );
+    assert_eq!(
+        counter(&snapshot, metric::OUTCOMES, &[h, ("outcome", "panicked")]),
+        1
+    );
+    assert_eq!(
+        counter(&snapshot, metric::OUTCOMES, &[h, ("outcome", "ack")]),
+        1
+    );
+    assert_eq!(
+        counter(
+            &snapshot,
+            metric::CALLS,
+            &[h, ("call", "nack"), ("result", "ok")]
+        ),
+        1
+    );
+    assert_eq!(
+        counter(
+            &snapshot,
+            metric::CALLS,
+            &[h, ("call", "ack"), ("result", "ok")]
+        ),
+        1
+    );
+}

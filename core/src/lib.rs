@@ -39,7 +39,7 @@ pub mod time;
 
 pub use app::{App, AppInfo, RustStream};
 pub use completion::{Action, Completion, Settlement, SettlementError, Settler, SubscriptionRules};
-pub use handler::{Handler, HandlerError};
+pub use handler::{Handler, HandlerError, Publisher};
 pub use outcome::HandlerOutcome;
 pub use outgoing::Outgoing;
 pub use registration::{dead_letter_policy, DeadLetterPolicy, RegistrationError};

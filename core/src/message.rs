@@ -23,6 +23,8 @@ pub struct Incoming<'a> {
     /// always 0 on subscription types that keep no count), or `None` where the client does
     /// not tell (pulsar-rs keeps it to itself).
     pub redelivery_count: Option<u32>,
+    /// The broker's publishing port, for the `Publisher` parameter.
+    pub publisher: Option<&'a alloc::sync::Arc<dyn crate::handler::Publish>>,
 }
 
 impl<'a> Incoming<'a> {
@@ -34,6 +36,7 @@ impl<'a> Incoming<'a> {
             topic,
             key: None,
             redelivery_count: None,
+            publisher: None,
         }
     }
 
@@ -46,6 +49,15 @@ impl<'a> Incoming<'a> {
     /// The same view with a redelivery count.
     pub fn with_redelivery_count(mut self, count: Option<u32>) -> Self {
         self.redelivery_count = count;
+        self
+    }
+
+    /// The same view with a publishing port.
+    pub fn with_publisher(
+        mut self,
+        publisher: Option<&'a alloc::sync::Arc<dyn crate::handler::Publish>>,
+    ) -> Self {
+        self.publisher = publisher;
         self
     }
 

@@ -4,6 +4,6 @@ pub use crate::testing::TestApp;
 pub use crate::{PulsarBroker, PulsarSubscription};
 pub use ruststream::app::App;
 pub use ruststream::{
-    nonzero, subscriber, AppInfo, FromRef, HandlerOutcome, Outgoing, RustStream, State,
+    nonzero, subscriber, AppInfo, FromRef, HandlerOutcome, Outgoing, Publisher, RustStream, State,
     SubscriptionType,
 };

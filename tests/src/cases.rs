@@ -62,6 +62,7 @@ cases!(
     retry_after_counts_towards_the_limit: Brokers::Both,
     bare_topic_on_the_default_subscription: Brokers::Both,
     key_shared_keeps_per_key_order: Brokers::Both,
+    handler_publishes_through_the_broker: Brokers::Both,
     exclusive_redelivers_by_rewinding: Brokers::ApacheOnly,
     failover_redelivers_by_rewinding: Brokers::ApacheOnly,
 );
@@ -363,5 +364,31 @@ pub async fn failover_redelivers_by_rewinding(env: Env) {
     assert_eq!(calls[1].redelivery_count(), 0);
     app.pass(QUIET).await;
     assert_eq!(app.calls_of("failover").len(), 2);
+    app.stop().await;
+}
+
+/// A handler publishes with its `Publisher` parameter, through the broker it runs on.
+pub async fn handler_publishes_through_the_broker(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(forwarder);
+                b.include(outbox);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    app.publish("jobs-fwd", job(42), vec![], None).await;
+    let out = app.until_calls("outbox", 1, SOON).await;
+    assert_eq!(out.len(), 1, "the forwarded message arrived");
+    assert_eq!(
+        out[0].payload::<Forwarded>().expect("a Forwarded"),
+        Forwarded { id: 42 }
+    );
+    assert!(out[0].topic().ends_with("/jobs-out"));
+    assert_eq!(
+        app.calls_of("forwarder")[0].outcome(),
+        Some(HandlerOutcome::ack())
+    );
     app.stop().await;
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures::channel::oneshot;
 use ruststream::app::App;
 use ruststream::{
-    subscriber, AppInfo, FromRef, HandlerOutcome, RustStream, State, SubscriptionType,
+    subscriber, AppInfo, FromRef, HandlerOutcome, Publisher, RustStream, State, SubscriptionType,
 };
 use ruststream_pulsar::{PulsarBroker, PulsarSubscription};
 use serde::{Deserialize, Serialize};
@@ -143,6 +143,27 @@ pub async fn gated(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutco
             let _ = gate.await;
         }
     }
+    HandlerOutcome::ack()
+}
+
+/// Forwards each job to `jobs-out`, then acknowledges: publishing from inside a handler.
+#[subscriber(PulsarSubscription::new("jobs-fwd", "forwarder"))]
+pub async fn forwarder(job: &Job, publisher: Publisher) -> HandlerOutcome {
+    match publisher.publish(&Forwarded { id: job.id }).await {
+        Ok(_) => HandlerOutcome::ack(),
+        Err(_) => HandlerOutcome::retry(),
+    }
+}
+
+/// What [`forwarder`] publishes, to its `#[outgoing]` topic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ruststream::Outgoing)]
+#[outgoing(name = "jobs-out")]
+pub struct Forwarded {
+    pub id: u64,
+}
+
+#[subscriber(PulsarSubscription::new("jobs-out", "outbox"))]
+pub async fn outbox(_job: &Forwarded) -> HandlerOutcome {
     HandlerOutcome::ack()
 }
 

@@ -10,8 +10,10 @@ mod extract;
 #[allow(clippy::module_inception)]
 mod handler;
 mod payload;
+mod publisher;
 
 pub use error::HandlerError;
 pub use extract::Extract;
 pub use handler::{BoxFuture, Handler};
 pub use payload::Payload;
+pub use publisher::{Publish, Publisher};

@@ -56,6 +56,7 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
                 concurrency: planned.concurrency,
                 observer: broker.observer.clone(),
                 shutdown_grace: broker.shutdown_grace,
+                publisher: Some(Arc::new(pulsar.clone())),
             },
         );
         drivers.push(DriverHandle::spawn(&runtime, driver));

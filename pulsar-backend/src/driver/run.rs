@@ -45,6 +45,8 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) rules: SubscriptionRules,
     pub(crate) concurrency: usize,
     pub(crate) observer: Option<Arc<dyn Observer>>,
+    /// The broker's publishing port, for handlers' `Publisher` parameters.
+    pub(crate) publisher: Option<Arc<dyn ruststream::handler::Publish>>,
     /// How long a stopping driver lets running handlers finish.
     pub(crate) shutdown_grace: std::time::Duration,
 }
@@ -160,6 +162,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let state = self.config.state.clone();
         let runtime = self.config.runtime.clone();
         let observer = self.config.observer.clone();
+        let publisher = self.config.publisher.clone();
         let span = tracing::info_span!(
             "delivery",
             handler = handler.name(),
@@ -172,7 +175,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             async move {
                 let incoming = Incoming::new(&received.payload, &received.headers, &received.topic)
                     .with_key(received.key.as_deref())
-                    .with_redelivery_count(received.redelivery_count);
+                    .with_redelivery_count(received.redelivery_count)
+                    .with_publisher(publisher.as_ref());
                 let at = runtime.now();
                 let result = AssertUnwindSafe(handler.call(incoming, &state))
                     .catch_unwind()

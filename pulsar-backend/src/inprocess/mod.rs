@@ -290,6 +290,18 @@ impl InProcessPulsar {
     }
 }
 
+impl ruststream::handler::Publish for InProcessPulsar {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        headers: ruststream::message::Headers,
+        key: Option<String>,
+    ) -> ruststream::handler::BoxFuture<'a, Result<String, BoxError>> {
+        Box::pin(async move { InProcessPulsar::publish(self, topic, payload, headers, key) })
+    }
+}
+
 /// A message as stored on a topic of the in-process Pulsar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -90,6 +90,7 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
     }
     let pulsar: Pulsar<Exe> = builder.build().await.map_err(|e| connect_error(&url, e))?;
     let activity = Activity::default();
+    let publisher = Arc::new(Publisher::new(pulsar.clone(), broker.namespace.clone()));
     let mut drivers = Vec::with_capacity(plan.subscriptions.len());
     for planned in plan.subscriptions {
         let mut builder =
@@ -143,12 +144,13 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
                 concurrency: planned.concurrency,
                 observer: broker.observer.clone(),
                 shutdown_grace: broker.shutdown_grace,
+                publisher: Some(publisher.clone()),
             },
         );
         drivers.push(DriverHandle::spawn(&runtime, driver));
     }
     Ok(Box::new(RunningRemote {
-        publisher: Publisher::new(pulsar, broker.namespace.clone()),
+        publisher,
         drivers,
         activity,
     }))
@@ -156,7 +158,7 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
 
 /// A started broker on a Pulsar server.
 struct RunningRemote<Exe: Executor> {
-    publisher: Publisher<Exe>,
+    publisher: Arc<Publisher<Exe>>,
     drivers: Vec<DriverHandle>,
     activity: Activity,
 }

@@ -86,3 +86,15 @@ impl<Exe: Executor> Publisher<Exe> {
         }
     }
 }
+
+impl<Exe: Executor> ruststream::handler::Publish for Publisher<Exe> {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        headers: ruststream::message::Headers,
+        key: Option<String>,
+    ) -> ruststream::handler::BoxFuture<'a, Result<String, BoxError>> {
+        Box::pin(Publisher::publish(self, topic, payload, headers, key))
+    }
+}

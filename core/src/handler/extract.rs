@@ -9,7 +9,8 @@ use crate::state::{FromRef, State};
     message = "`{Self}` cannot be a handler parameter in an app whose state is `{S}`",
     label = "not extractable",
     note = "after the payload `&T`, a handler takes `State<T>` parameters, where `T` is a part \
-            of the app state (`T: FromRef<{S}>`; derive `FromRef` on the state struct)"
+            of the app state (`T: FromRef<{S}>`; derive `FromRef` on the state struct), and \
+            `Publisher` to publish"
 )]
 pub trait Extract<S>: Sized {
     /// Take the parameter.

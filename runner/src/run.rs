@@ -102,7 +102,8 @@ async fn run<A: App>(
     ExitCode::SUCCESS
 }
 
-/// With a virtual clock: settle, jump to the next deadline, repeat until none is left.
+/// With a virtual clock: settle, jump to the next deadline (the clock's sleeps and the
+/// brokers' own timers alike), repeat until none is left.
 async fn run_until_quiet(app: &RunningApp, clock: &ManualClock) {
     loop {
         app.idle().await;
@@ -111,12 +112,22 @@ async fn run_until_quiet(app: &RunningApp, clock: &ManualClock) {
             ruststream::runtime::yield_now().await;
             continue;
         }
-        if clock.advance_to_next_deadline().is_none() {
+        let next = app
+            .brokers()
+            .iter()
+            .filter_map(|b| b.next_deadline())
+            .chain(clock.next_deadline())
+            .min();
+        let Some(at) = next else {
             tracing::info!(
                 at = ?clock.now().elapsed_since_origin(),
                 "nothing left to do: every message is settled and no timer is pending"
             );
             return;
+        };
+        clock.advance_to(at);
+        for broker in app.brokers() {
+            broker.fire_due();
         }
     }
 }

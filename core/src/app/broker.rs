@@ -61,6 +61,17 @@ pub trait RunningBroker: Send + Sync {
     /// How many deliveries are in flight now (see [`RunningBroker::idle`]).
     fn in_flight(&self) -> usize;
 
+    /// For a broker on a virtual clock (an in-process stand-in): the next instant at which
+    /// its own timers are due, so that a harness moving the clock never steps over one.
+    /// `None` for a real broker, whose timers run on their own.
+    fn next_deadline(&self) -> Option<crate::Instant> {
+        None
+    }
+
+    /// For a broker on a virtual clock: run its timers due at the clock's current time. A
+    /// harness calls it after each step of the clock. Nothing to do for a real broker.
+    fn fire_due(&self) {}
+
     /// Stop gracefully: stop pulling, let handlers in flight finish, flush settlements, close
     /// consumers and producers. Pending `retry_after` waits are abandoned (their messages stay
     /// unacknowledged and come back).

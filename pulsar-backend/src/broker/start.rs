@@ -92,6 +92,14 @@ impl RunningBroker for RunningPulsar {
         self.pulsar.in_flight()
     }
 
+    fn next_deadline(&self) -> Option<ruststream::Instant> {
+        self.pulsar.next_deadline()
+    }
+
+    fn fire_due(&self) {
+        self.pulsar.handle_timeouts();
+    }
+
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             DriverHandle::stop_all(self.drivers).await;

@@ -28,7 +28,7 @@ pub use observe::CallRecord;
 pub use ruststream_pulsar_model::{TopicName, TopicNameError};
 pub use subscription::{PulsarSubscription, DEFAULT_CONCURRENCY};
 pub use testing::TestApp;
-pub use translate::{dead_letter_policy, sub_type};
+pub use translate::sub_type;
 pub use url::BadUrl;
 
 /// pulsar-rs, re-exported so that a service uses the exact version this crate was built with.

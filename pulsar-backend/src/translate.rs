@@ -2,7 +2,10 @@
 
 use pulsar::consumer::DeadLetterPolicy as PulsarDeadLetterPolicy;
 use pulsar::SubType;
-use ruststream::{DeadLetterPolicy, SubscriptionType};
+use std::num::NonZeroU32;
+
+use ruststream::SubscriptionType;
+use ruststream_pulsar_model::TopicName;
 
 /// The pulsar-rs subscription type for a core [`SubscriptionType`].
 ///
@@ -18,22 +21,26 @@ pub fn sub_type(kind: SubscriptionType) -> Option<SubType> {
     })
 }
 
-/// The pulsar-rs dead-letter policy for a validated core policy.
+/// The pulsar-rs dead-letter policy for a checked registration: `max_attempts` and the
+/// dead-letter topic as the broker resolved it (fully qualified, so that pulsar-rs publishes
+/// where the app's readers subscribe, on any broker).
 ///
 /// pulsar-rs checks `redelivery_count >= max_redeliver_count` before handing a message over, so
 /// `max_redeliver_count = max_attempts` lets the handler see a message exactly `max_attempts`
-/// times. The topic is passed as given; the broker layer qualifies names before this point.
-pub fn dead_letter_policy(policy: &DeadLetterPolicy) -> PulsarDeadLetterPolicy {
+/// times.
+pub(crate) fn dead_letter_policy(
+    max_attempts: NonZeroU32,
+    dead_letter_topic: &TopicName,
+) -> PulsarDeadLetterPolicy {
     PulsarDeadLetterPolicy {
-        max_redeliver_count: policy.max_redeliver_count() as usize,
-        dead_letter_topic: policy.dead_letter_topic().to_owned(),
+        max_redeliver_count: max_attempts.get() as usize,
+        dead_letter_topic: dead_letter_topic.to_string(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::num::NonZeroU32;
 
     #[test]
     fn every_type_maps_to_its_namesake() {
@@ -51,16 +58,12 @@ mod tests {
 
     #[test]
     fn max_redeliver_count_is_max_attempts() {
-        let policy = ruststream::dead_letter_policy(
-            "refunds",
-            SubscriptionType::Shared,
-            NonZeroU32::new(5),
-            Some("refunds-dlq"),
-        )
-        .unwrap()
-        .unwrap();
-        let pulsar = dead_letter_policy(&policy);
+        let topic = TopicName::parse("refunds-dlq").unwrap();
+        let pulsar = dead_letter_policy(NonZeroU32::new(5).unwrap(), &topic);
         assert_eq!(pulsar.max_redeliver_count, 5);
-        assert_eq!(pulsar.dead_letter_topic, "refunds-dlq");
+        assert_eq!(
+            pulsar.dead_letter_topic,
+            "persistent://public/default/refunds-dlq"
+        );
     }
 }

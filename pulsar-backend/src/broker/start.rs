@@ -9,7 +9,10 @@ use ruststream::message::Headers;
 use ruststream::runtime::Runtime;
 
 use super::PulsarBroker;
-use crate::driver::{Driver, DriverConfig, DriverHandle};
+use ruststream::handler::Publish;
+
+use super::Planned;
+use crate::driver::{ConsumerPort, Driver, DriverConfig, DriverHandle};
 use crate::inprocess::InProcessPulsar;
 
 /// Where the broker's consumers and producers live.
@@ -39,11 +42,31 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
                 broker: "pulsar",
                 source,
             })?;
+        let publisher: Arc<dyn Publish> = Arc::new(pulsar.clone());
+        drivers.push(broker.launch(planned, consumer, &state, &runtime, publisher));
+    }
+    Ok(Box::new(RunningPulsar { pulsar, drivers }))
+}
+
+impl<S: Send + Sync + 'static> PulsarBroker<S> {
+    /// Start the driver of one subscription on its consumer: the step every transport shares.
+    pub(crate) fn launch<C: ConsumerPort>(
+        &self,
+        planned: Planned<S>,
+        consumer: C,
+        state: &Arc<S>,
+        runtime: &Arc<dyn Runtime>,
+        publisher: Arc<dyn Publish>,
+    ) -> DriverHandle {
         tracing::info!(
             handler = planned.handler.name(),
             topic = %planned.topic,
             subscription = %planned.subscription,
             kind = %planned.kind,
+            broker = match self.transport {
+                Transport::InProcess(_) => "in-process",
+                Transport::Remote => self.url.as_str(),
+            },
             "subscribed"
         );
         let driver = Driver::new(
@@ -54,14 +77,13 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
                 runtime: runtime.clone(),
                 rules: planned.rules,
                 concurrency: planned.concurrency,
-                observer: broker.observer.clone(),
-                shutdown_grace: broker.shutdown_grace,
-                publisher: Some(Arc::new(pulsar.clone())),
+                observer: self.observer.clone(),
+                shutdown_grace: self.shutdown_grace,
+                publisher: Some(publisher),
             },
         );
-        drivers.push(DriverHandle::spawn(&runtime, driver));
+        DriverHandle::spawn(runtime, driver)
     }
-    Ok(Box::new(RunningPulsar { pulsar, drivers }))
 }
 
 /// A started Pulsar broker.

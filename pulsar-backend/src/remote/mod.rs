@@ -25,7 +25,7 @@ pub(crate) use executor::AppExecutor;
 use publisher::Publisher;
 
 use crate::broker::{Plan, PulsarBroker};
-use crate::driver::{Driver, DriverConfig, DriverHandle};
+use crate::driver::DriverHandle;
 
 /// How to reach the server, besides its URL.
 #[derive(Debug, Clone, Default)]
@@ -110,10 +110,8 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
                 ))
                 .with_unacked_message_resend_delay(planned.ack_timeout);
         if let Some((max, topic)) = &planned.dead_letter {
-            builder = builder.with_dead_letter_policy(pulsar::consumer::DeadLetterPolicy {
-                max_redeliver_count: max.get() as usize,
-                dead_letter_topic: topic.to_string(),
-            });
+            builder =
+                builder.with_dead_letter_policy(crate::translate::dead_letter_policy(*max, topic));
         }
         let consumer = builder
             .build::<Vec<u8>>()
@@ -126,28 +124,13 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
                 )
                 .into(),
             })?;
-        tracing::info!(
-            handler = planned.handler.name(),
-            topic = %planned.topic,
-            subscription = %planned.subscription,
-            kind = %planned.kind,
-            %url,
-            "subscribed"
-        );
-        let driver = Driver::new(
+        drivers.push(broker.launch(
+            planned,
             RemoteConsumer::new(consumer, activity.clone()),
-            DriverConfig {
-                handler: planned.handler,
-                state: state.clone(),
-                runtime: runtime.clone(),
-                rules: planned.rules,
-                concurrency: planned.concurrency,
-                observer: broker.observer.clone(),
-                shutdown_grace: broker.shutdown_grace,
-                publisher: Some(publisher.clone()),
-            },
-        );
-        drivers.push(DriverHandle::spawn(&runtime, driver));
+            &state,
+            &runtime,
+            publisher.clone(),
+        ));
     }
     Ok(Box::new(RunningRemote {
         publisher,

@@ -97,6 +97,7 @@ mod tests {
             ledger_id: 1,
             entry_id: entry,
             partition: -1,
+            batch_index: None,
         }
     }
 

@@ -149,6 +149,26 @@ impl Cluster {
         Ok(id)
     }
 
+    /// Publish `messages` as one batch, as a batching producer (the default of the Java, Python
+    /// and Go clients) does: they share one entry, each with its batch index, in order. The
+    /// broker acknowledges and redelivers the entry as a whole; see
+    /// [`MessageId`] and [`Cluster::ack`]. An empty batch publishes nothing.
+    pub fn publish_batch(
+        &mut self,
+        topic: &TopicName,
+        messages: Vec<OutgoingMessage>,
+        now: Instant,
+    ) -> Result<Vec<MessageId>, ModelError> {
+        self.handle_timeouts(now);
+        require_persistent(topic)?;
+        if messages.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = self.topic_mut(topic).append_batch(messages, now);
+        self.pump(now);
+        Ok(ids)
+    }
+
     /// The next delivery waiting for `consumer`'s application, after running the timers due
     /// at `now`; `None` if there is none or the consumer is unknown.
     ///
@@ -161,6 +181,8 @@ impl Cluster {
 
     /// Acknowledge a message through `consumer`: pulsar-rs `ack_with_id`.
     ///
+    /// Like pulsar-rs 6.9, the model sends the id without a batch-index ack set, so the broker
+    /// acknowledges the whole entry: for a message of a batch, every other message of it too.
     /// Like pulsar-rs, the model sends whatever id it is given, and like Pulsar it
     /// acknowledges the message on the subscription even if it was sent to another consumer
     /// (or not sent at all); an id with nothing left to acknowledge is ignored. Only an unknown
@@ -199,6 +221,9 @@ impl Cluster {
     /// Ask for a message again through `consumer`: pulsar-rs `nack_with_id`, which sends
     /// `RedeliverUnacknowledgedMessages` with that id at once (there is no nack delay in
     /// pulsar-rs 6.x).
+    ///
+    /// The broker redelivers by entry: for a message of a batch, the whole batch comes again,
+    /// every message of it with the entry's count.
     ///
     /// On Shared and KeyShared the broker redelivers the message if it is pending on this
     /// consumer, counting the redelivery ([`Redelivery::Scheduled`]). On Exclusive and Failover
@@ -273,10 +298,11 @@ impl Cluster {
     /// Everything ever published to `topic`, in order (empty if the topic does not exist):
     /// how a test checks what reached a dead-letter topic.
     pub fn topic_messages(&self, topic: &TopicName) -> &[StoredMessage] {
-        self.topics.get(topic).map_or(&[], |t| &t.messages)
+        self.topics.get(topic).map_or(&[], |t| t.store.messages())
     }
 
-    /// How many messages of `topic` the subscription has not acknowledged, or `None` if there
+    /// How many entries of `topic` the subscription has not acknowledged (a batch counts as
+    /// one), or `None` if there
     /// is no such subscription.
     pub fn backlog(&self, topic: &TopicName, subscription: &str) -> Option<usize> {
         let t = self.topics.get(topic)?;
@@ -377,14 +403,14 @@ impl Cluster {
             let mut dead_letters = Vec::new();
             for (name, topic) in &mut self.topics {
                 let Topic {
-                    messages,
+                    store,
                     subscriptions,
                     ..
                 } = topic;
                 for sub in subscriptions.values_mut() {
                     let mut dispatch = Dispatch {
                         topic: name,
-                        messages,
+                        store,
                         consumers: &mut self.consumers,
                         now,
                         dead_letters: &mut dead_letters,

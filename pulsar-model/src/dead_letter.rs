@@ -18,7 +18,8 @@ use crate::{MessageId, OutgoingMessage, StoredMessage, TopicName, TopicNameError
 pub const REAL_TOPIC: &str = "REAL_TOPIC";
 
 /// The property holding a dead-lettered message's id in its original topic, written
-/// `ledger:entry:partition` (pulsar-rs `SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID`).
+/// `ledger:entry:partition`, or `ledger:entry:partition:index` for a message of a batch
+/// (pulsar-rs `SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID`).
 pub const ORIGIN_MESSAGE_ID: &str = "ORIGIN_MESSAGE_ID";
 
 /// A consumer's dead-letter policy, as pulsar-rs's `DeadLetterPolicy` (`src/consumer/data.rs`)
@@ -103,6 +104,7 @@ mod tests {
             ledger_id: 3,
             entry_id: 4,
             partition: -1,
+            batch_index: None,
         };
         let stored = StoredMessage {
             id,
@@ -110,6 +112,7 @@ mod tests {
             properties: [(REAL_TOPIC.to_owned(), "elsewhere".to_owned())].into(),
             key: Some("k".into()),
             publish_time: Instant::ZERO,
+            batch_size: None,
         };
         let copy = dead_letter_copy(&stored, &source, id);
         assert_eq!(copy.properties[REAL_TOPIC], "elsewhere");

@@ -18,7 +18,8 @@
 //! - **Exclusive / Failover** (`PersistentDispatcherSingleActiveConsumer`): the active consumer
 //!   gets entries from the cursor while it has permits.
 //!
-//! Every entry sent takes one permit (`Consumer.sendMessages`). On Shared and KeyShared it is
+//! Every message sent takes one permit, a batched entry one per message of it
+//! (`Consumer.sendMessages`). On Shared and KeyShared it is
 //! recorded in the consumer's pending acks and carries the redelivery tracker's count for it;
 //! the single-active types carry 0 (`RedeliveryTrackerDisabled`).
 //!
@@ -35,6 +36,7 @@ use crate::dead_letter::dead_letter_copy;
 use crate::roster::Member;
 use crate::sticky_key::{sticky_key_hash, HashRing};
 use crate::subscription::Subscription;
+use crate::topic::Store;
 use crate::{ConsumerId, Delivery, OutgoingMessage, StoredMessage, TopicName};
 use ruststream::SubscriptionType;
 
@@ -46,7 +48,7 @@ const ROUND_ROBIN_BATCH: u64 = 20;
 /// One dispatch pass over one subscription.
 pub(crate) struct Dispatch<'a> {
     pub(crate) topic: &'a TopicName,
-    pub(crate) messages: &'a [StoredMessage],
+    pub(crate) store: &'a Store,
     pub(crate) consumers: &'a mut BTreeMap<ConsumerId, Consumer>,
     pub(crate) now: Instant,
     /// Copies the clients publish to dead-letter topics, in order.
@@ -72,7 +74,7 @@ impl Dispatch<'_> {
     }
 
     fn len(&self) -> u64 {
-        self.messages.len() as u64
+        self.store.len()
     }
 
     fn single_active(&mut self, sub: &mut Subscription) -> bool {
@@ -220,7 +222,9 @@ impl Dispatch<'_> {
     }
 
     fn key_hash(&self, entry: u64) -> u32 {
-        sticky_key_hash(self.messages[entry as usize].key.as_deref())
+        // A batch is dispatched by the key of its entry; producers on KeyShared batch by key
+        // (the Java client's key-based batcher), so every message of it has that key.
+        sticky_key_hash(self.store.entry(entry)[0].key.as_deref())
     }
 
     fn try_send_keyed(
@@ -253,10 +257,11 @@ impl Dispatch<'_> {
         true
     }
 
-    /// The broker sends `entry` to `to`; the client engine receives it.
+    /// The broker sends `entry` to `to`; the client engine receives it and splits a batch
+    /// into its messages, each with the entry's redelivery count.
     fn send(&mut self, sub: &mut Subscription, to: ConsumerId, entry: u64) {
-        let messages = self.messages;
-        let message = &messages[entry as usize];
+        let store = self.store;
+        let messages = store.entry(entry);
         let counted = !sub.single_active();
         let redelivery_count = if counted {
             sub.redelivery_counts.get(&entry).copied().unwrap_or(0)
@@ -266,10 +271,30 @@ impl Dispatch<'_> {
         let Some(consumer) = self.consumers.get_mut(&to) else {
             return;
         };
-        consumer.permits = consumer.permits.saturating_sub(1);
+        // The broker takes a permit per message of the entry; its count may go below zero
+        // (a batch larger than the permits left), where the model stops at zero.
+        consumer.permits = consumer.permits.saturating_sub(messages.len() as u64);
         if counted {
             consumer.pending_acks.insert(entry);
         }
+        for message in messages {
+            self.receive(sub, to, entry, message, redelivery_count);
+        }
+    }
+
+    /// pulsar-rs's engine receives one message of an entry: dead-letter it, or queue it for
+    /// the application and start its ack timeout.
+    fn receive(
+        &mut self,
+        sub: &mut Subscription,
+        to: ConsumerId,
+        entry: u64,
+        message: &StoredMessage,
+        redelivery_count: u32,
+    ) {
+        let Some(consumer) = self.consumers.get_mut(&to) else {
+            return;
+        };
 
         let dead_letter_topic = consumer
             .options
@@ -296,6 +321,7 @@ impl Dispatch<'_> {
             key: message.key.clone(),
             redelivery_count,
             publish_time: message.publish_time,
+            batch_size: message.batch_size,
         });
         if let Some(tracker) = consumer.unacked.as_mut() {
             tracker.received(message.id, self.now);

@@ -12,7 +12,8 @@ use crate::{ConsumerId, MessageId, TopicName};
 /// Properties are a `BTreeMap`: Pulsar keeps them as a list of key/value pairs, but pulsar-rs
 /// exposes and builds them as maps (a `HashMap` on the way to the dead-letter topic), so their
 /// order carries no meaning and a sorted map makes comparisons in tests exact. Ordering keys,
-/// event times, schemas and batching are not modelled.
+/// event times and schemas are not modelled; batching is, by publishing several messages at
+/// once ([`Cluster::publish_batch`](crate::Cluster::publish_batch)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutgoingMessage {
     /// The message body.
@@ -61,6 +62,8 @@ pub struct StoredMessage {
     pub key: Option<String>,
     /// When it was published (the `now` of the publishing call).
     pub publish_time: Instant,
+    /// How many messages its entry holds, if it was published in a batch.
+    pub batch_size: Option<u32>,
 }
 
 /// One delivery of a message to a consumer, as the application receives it.
@@ -85,4 +88,8 @@ pub struct Delivery {
     pub redelivery_count: u32,
     /// When the message was published.
     pub publish_time: Instant,
+    /// How many messages share its entry, if it was published in a batch (pulsar-rs gives the
+    /// entry's `num_messages_in_batch` with every message of it). Acknowledging any of them
+    /// acknowledges the whole entry; redelivering any of them redelivers the whole entry.
+    pub batch_size: Option<u32>,
 }

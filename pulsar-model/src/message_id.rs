@@ -10,9 +10,13 @@ use std::fmt;
 /// always sets it (`Commands.newMessageCommand` writes `partitionIdx`, which is `-1` outside
 /// partitioned topics), so a pulsar-rs message id carries `Some(-1)`.
 ///
-/// `Display` writes `ledger:entry:partition`, the form pulsar-rs puts in the `ORIGIN_MESSAGE_ID`
-/// property of a dead-lettered message (`src/consumer/engine.rs`, `process_payload`, for a
-/// message that is not part of a batch; the model publishes no batches).
+/// A message published in a batch shares its entry with the other messages of the batch and
+/// carries its place in it, `batch_index` (0 to n − 1), as pulsar-rs's
+/// `BatchedMessageIterator` sets it; a message published alone has none.
+///
+/// `Display` writes `ledger:entry:partition`, or `ledger:entry:partition:index` for a message of
+/// a batch: the forms pulsar-rs puts in the `ORIGIN_MESSAGE_ID` property of a dead-lettered
+/// message (`src/consumer/engine.rs`, `process_payload`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MessageId {
     /// The BookKeeper ledger holding the entry.
@@ -21,11 +25,27 @@ pub struct MessageId {
     pub entry_id: u64,
     /// The partition index, or `-1` for a non-partitioned topic.
     pub partition: i32,
+    /// The message's index in its batched entry; `None` for a message published alone.
+    pub batch_index: Option<i32>,
+}
+
+impl MessageId {
+    /// The same entry, without a batch index: what the broker acknowledges and redelivers.
+    pub fn entry(self) -> MessageId {
+        MessageId {
+            batch_index: None,
+            ..self
+        }
+    }
 }
 
 impl fmt::Display for MessageId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.ledger_id, self.entry_id, self.partition)
+        write!(f, "{}:{}:{}", self.ledger_id, self.entry_id, self.partition)?;
+        match self.batch_index {
+            Some(index) => write!(f, ":{index}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -39,8 +59,15 @@ mod tests {
             ledger_id: 7,
             entry_id: 42,
             partition: -1,
+            batch_index: None,
         };
         assert_eq!(id.to_string(), "7:42:-1");
+        let batched = MessageId {
+            batch_index: Some(3),
+            ..id
+        };
+        assert_eq!(batched.to_string(), "7:42:-1:3");
+        assert_eq!(batched.entry(), id);
     }
 
     #[test]
@@ -49,11 +76,13 @@ mod tests {
             ledger_id: 1,
             entry_id: 9,
             partition: -1,
+            batch_index: None,
         };
         let b = MessageId {
             ledger_id: 2,
             entry_id: 0,
             partition: -1,
+            batch_index: None,
         };
         assert!(a < b);
     }

@@ -1,6 +1,7 @@
-//! A topic: its messages, in publish order, and its subscriptions.
+//! A topic: its entries, in publish order, and its subscriptions.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use ruststream::Instant;
 
@@ -15,10 +16,40 @@ pub(crate) struct Topic {
     pub(crate) ledger_id: u64,
     /// The partition index its message ids carry, `-1` if not a partition.
     pub(crate) partition: i32,
-    /// Every message ever published, at the index of its entry id.
-    pub(crate) messages: Vec<StoredMessage>,
+    /// What was published, entry by entry.
+    pub(crate) store: Store,
     /// Durable subscriptions by name.
     pub(crate) subscriptions: BTreeMap<String, Subscription>,
+}
+
+/// A topic's entries. An entry is what the broker stores, acknowledges and redelivers as one:
+/// a message published alone, or every message of a producer's batch (Pulsar writes a batch as
+/// one BookKeeper entry and tracks acknowledgements by entry unless batch-index
+/// acknowledgement is enabled, which the model does not do: Apache Pulsar 4.0.7's default is
+/// `acknowledgmentAtBatchIndexLevelEnabled = false`).
+#[derive(Debug, Default)]
+pub(crate) struct Store {
+    /// Every message ever published, in order; the messages of an entry are adjacent.
+    messages: Vec<StoredMessage>,
+    /// For each entry id, the range of its messages in `messages`.
+    entries: Vec<Range<usize>>,
+}
+
+impl Store {
+    /// The number of entries.
+    pub(crate) fn len(&self) -> u64 {
+        self.entries.len() as u64
+    }
+
+    /// The messages of one entry (one, or the whole batch).
+    pub(crate) fn entry(&self, entry: u64) -> &[StoredMessage] {
+        &self.messages[self.entries[entry as usize].clone()]
+    }
+
+    /// Every message, in publish order.
+    pub(crate) fn messages(&self) -> &[StoredMessage] {
+        &self.messages
+    }
 }
 
 impl Topic {
@@ -26,35 +57,63 @@ impl Topic {
         Topic {
             ledger_id,
             partition,
-            messages: Vec::new(),
+            store: Store::default(),
             subscriptions: BTreeMap::new(),
         }
     }
 
-    /// Store a message; it gets the next entry id.
+    /// Store a message alone in the next entry.
     pub(crate) fn append(&mut self, message: OutgoingMessage, now: Instant) -> MessageId {
-        let id = MessageId {
-            ledger_id: self.ledger_id,
-            entry_id: self.messages.len() as u64,
-            partition: self.partition,
-        };
-        self.messages.push(StoredMessage {
-            id,
-            payload: message.payload.into(),
-            properties: message.properties,
-            key: message.key,
-            publish_time: now,
-        });
-        id
+        self.append_entry(vec![message], false, now)[0]
+    }
+
+    /// Store `messages` as one batched entry: each gets the next entry id and its index in the
+    /// batch, as a batching producer's messages do.
+    pub(crate) fn append_batch(
+        &mut self,
+        messages: Vec<OutgoingMessage>,
+        now: Instant,
+    ) -> Vec<MessageId> {
+        self.append_entry(messages, true, now)
+    }
+
+    fn append_entry(
+        &mut self,
+        messages: Vec<OutgoingMessage>,
+        batched: bool,
+        now: Instant,
+    ) -> Vec<MessageId> {
+        let entry_id = self.store.len();
+        let start = self.store.messages.len();
+        let batch_size = batched.then(|| messages.len() as u32);
+        let mut ids = Vec::with_capacity(messages.len());
+        for (index, message) in messages.into_iter().enumerate() {
+            let id = MessageId {
+                ledger_id: self.ledger_id,
+                entry_id,
+                partition: self.partition,
+                batch_index: batched.then_some(index as i32),
+            };
+            self.store.messages.push(StoredMessage {
+                id,
+                payload: message.payload.into(),
+                properties: message.properties,
+                key: message.key,
+                publish_time: now,
+                batch_size,
+            });
+            ids.push(id);
+        }
+        self.store.entries.push(start..self.store.messages.len());
+        ids
     }
 
     /// The entry a message id names in this topic, if it names one.
     pub(crate) fn entry_of(&self, id: &MessageId) -> Option<u64> {
-        (id.ledger_id == self.ledger_id && id.entry_id < self.messages.len() as u64)
-            .then_some(id.entry_id)
+        (id.ledger_id == self.ledger_id && id.entry_id < self.store.len()).then_some(id.entry_id)
     }
 
     pub(crate) fn len(&self) -> u64 {
-        self.messages.len() as u64
+        self.store.len()
     }
 }

@@ -7,6 +7,40 @@ use alloc::vec::Vec;
 /// are the message properties, so other clients read and write the same values.
 pub type Headers = Vec<(String, String)>;
 
+/// One encoded message to publish, as a batch publish takes them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Record {
+    /// The encoded payload.
+    pub payload: Vec<u8>,
+    /// The headers (Pulsar: properties).
+    pub headers: Headers,
+    /// The partitioning / ordering key.
+    pub key: Option<String>,
+}
+
+impl Record {
+    /// A record with this payload, no headers and no key.
+    pub fn new(payload: impl Into<Vec<u8>>) -> Self {
+        Record {
+            payload: payload.into(),
+            ..Record::default()
+        }
+    }
+
+    /// Add a header.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Set the key.
+    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+}
+
 /// A borrowed view of one delivery: what a handler's parameters are extracted from.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]

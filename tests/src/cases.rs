@@ -11,6 +11,7 @@ use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::time::Duration;
 
+use ruststream::message::Record;
 use ruststream::HandlerOutcome;
 
 use crate::harness::Env;
@@ -65,6 +66,9 @@ cases!(
     handler_publishes_through_the_broker: Brokers::Both,
     exclusive_redelivers_by_rewinding: Brokers::ApacheOnly,
     failover_redelivers_by_rewinding: Brokers::ApacheOnly,
+    batch_siblings_retry: Brokers::ApacheOnly,
+    batch_siblings_retry_after: Brokers::ApacheOnly,
+    batch_dead_letters_only_the_exhausted_message: Brokers::ApacheOnly,
 );
 
 /// ack → acknowledged, never comes back.
@@ -390,5 +394,129 @@ pub async fn handler_publishes_through_the_broker(env: Env) {
         app.calls_of("forwarder")[0].outcome(),
         Some(HandlerOutcome::ack())
     );
+    app.stop().await;
+}
+
+/// The ids of a batch publish all name one entry, each with its index: the producer really
+/// batched.
+fn assert_one_entry(ids: &[String]) {
+    let entry = |id: &str| id.rsplit_once(':').map(|(entry, _)| entry.to_owned());
+    let first = entry(&ids[0]).expect("a batched id has an index");
+    for (i, id) in ids.iter().enumerate() {
+        assert_eq!(entry(id).as_deref(), Some(first.as_str()), "{ids:?}");
+        assert!(id.ends_with(&format!(":{i}")), "index {i} in {id}");
+    }
+}
+
+/// How many times the handler saw each job id, by id.
+fn calls_per_job(calls: &[ruststream_pulsar::testing::Call]) -> std::collections::BTreeMap<u64, usize> {
+    let mut seen = std::collections::BTreeMap::new();
+    for call in calls {
+        let job: Job = serde_json::from_slice(call.payload_bytes()).expect("a job");
+        *seen.entry(job.id).or_default() += 1;
+    }
+    seen
+}
+
+const BATCH: u64 = 10;
+
+/// A batching producer's entry where odd ids are retried once (with `first`) and even ids
+/// acked: every id ends acknowledged, and no acknowledged sibling is handed over again.
+async fn batch_siblings_retried_once(env: Env, first: HandlerOutcome) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(batched);
+            }),
+            Script::by_job(move |id, attempt| {
+                if id % 2 == 1 && attempt == 0 {
+                    first
+                } else {
+                    HandlerOutcome::ack()
+                }
+            }),
+        )
+        .await;
+    let ids = app
+        .publish_batch(
+            "jobs-batch",
+            (0..BATCH).map(|id| Record::new(job(id))).collect(),
+        )
+        .await;
+    assert_one_entry(&ids);
+    let expected = (BATCH + BATCH / 2) as usize;
+    app.until_calls("batched", expected, SOON).await;
+    app.pass(QUIET).await;
+    let calls = app.calls_of("batched");
+    let seen = calls_per_job(&calls);
+    let want: std::collections::BTreeMap<u64, usize> =
+        (0..BATCH).map(|id| (id, 1 + (id % 2) as usize)).collect();
+    assert_eq!(seen, want, "odd ids twice, even ids once, none lost");
+    // Each delivery names its place in the entry.
+    for call in &calls {
+        assert!(ids.iter().any(|id| id == call.message_id()), "{}", call.message_id());
+    }
+    // Live, "acknowledged" is what the quiet period showed: an entry left unacknowledged
+    // would have come back after the 3 s ack timeout and changed the counts above.
+    if let Some(backlog) = app.backlog("jobs-batch", "batched").await {
+        assert_eq!(backlog, 0, "every entry acknowledged");
+    }
+    app.stop().await;
+}
+
+/// `retry()` on odd ids of one batch.
+pub async fn batch_siblings_retry(env: Env) {
+    batch_siblings_retried_once(env, HandlerOutcome::retry()).await;
+}
+
+/// `retry_after(d)` on odd ids of one batch.
+pub async fn batch_siblings_retry_after(env: Env) {
+    batch_siblings_retried_once(env, HandlerOutcome::retry_after(DELAY)).await;
+}
+
+/// A message of a batch that runs out of attempts reaches the dead-letter topic alone, with
+/// its index in `ORIGIN_MESSAGE_ID`; its acknowledged siblings never do.
+pub async fn batch_dead_letters_only_the_exhausted_message(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(batched)
+                    .max_attempts(n(3))
+                    .dead_letter("jobs-batch-dlq");
+                b.include(batch_dead_letters);
+            }),
+            Script::by_job(|id, _| {
+                if id == 1 {
+                    HandlerOutcome::retry()
+                } else {
+                    HandlerOutcome::ack()
+                }
+            }),
+        )
+        .await;
+    let ids = app
+        .publish_batch("jobs-batch", (0..4).map(|id| Record::new(job(id))).collect())
+        .await;
+    assert_one_entry(&ids);
+    let dead = app.until_calls("batch_dead_letters", 1, SOON).await;
+    app.pass(QUIET).await;
+    let dead_now = app.calls_of("batch_dead_letters");
+    assert_eq!(dead_now.len(), 1, "only the exhausted message: {dead:?}");
+    let job1: Job = serde_json::from_slice(dead_now[0].payload_bytes()).unwrap();
+    assert_eq!(job1.id, 1);
+    assert_eq!(dead_now[0].property("ORIGIN_MESSAGE_ID"), Some(ids[1].as_str()));
+    let real_topic = dead_now[0].property("REAL_TOPIC").expect("REAL_TOPIC");
+    assert!(real_topic.starts_with("persistent://") && real_topic.ends_with("/jobs-batch"));
+    let seen = calls_per_job(&app.calls_of("batched"));
+    assert_eq!(
+        seen,
+        [(0, 1), (1, 3), (2, 1), (3, 1)].into_iter().collect(),
+        "exactly max_attempts for the failing one, once for the others"
+    );
+    // Live, "acknowledged" is what the quiet period showed: an entry left unacknowledged
+    // would have come back after the 3 s ack timeout and changed the counts above.
+    if let Some(backlog) = app.backlog("jobs-batch", "batched").await {
+        assert_eq!(backlog, 0, "every entry acknowledged");
+    }
     app.stop().await;
 }

@@ -17,3 +17,6 @@ pub struct LiveBrokers;
 
 #[doc = include_str!("../../README.md")]
 pub struct Readme;
+
+#[doc = include_str!("../../docs/delivery-guarantees.md")]
+pub struct DeliveryGuarantees;

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use ruststream::app::App;
 use ruststream::handler::BoxFuture;
+use ruststream::message::Record;
 use ruststream::runtime::{Runtime, Spawn};
 use ruststream_pulsar::testing::{Call, LiveApp, TestApp};
 
@@ -41,6 +42,14 @@ pub trait Running: Send + Sync {
         key: Option<String>,
     ) -> BoxFuture<'a, ()>;
 
+    /// Publish `messages` as one batch (one entry on the broker) and wait for the receipts;
+    /// the message ids (in process: and settle).
+    fn publish_batch<'a>(
+        &'a self,
+        topic: &'a str,
+        messages: Vec<Record>,
+    ) -> BoxFuture<'a, Vec<String>>;
+
     /// Let `d` pass.
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()>;
 
@@ -54,6 +63,10 @@ pub trait Running: Send + Sync {
 
     /// The calls of `handler` so far.
     fn calls_of(&self, handler: &str) -> Vec<Call>;
+
+    /// How many entries of `topic` `subscription` has not acknowledged; `None` where it
+    /// cannot be asked (a real broker: the cases then check that nothing comes back).
+    fn backlog<'a>(&'a self, topic: &'a str, subscription: &'a str) -> BoxFuture<'a, Option<usize>>;
 
     /// Stop the app.
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()>;
@@ -122,6 +135,18 @@ impl Running for TestApp {
         })
     }
 
+    fn publish_batch<'a>(
+        &'a self,
+        topic: &'a str,
+        messages: Vec<Record>,
+    ) -> BoxFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            TestApp::publish_batch_raw(self, topic, messages)
+                .await
+                .expect("published")
+        })
+    }
+
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.advance(d))
     }
@@ -140,6 +165,14 @@ impl Running for TestApp {
 
     fn calls_of(&self, handler: &str) -> Vec<Call> {
         TestApp::calls_of(self, handler)
+    }
+
+    fn backlog<'a>(&'a self, topic: &'a str, subscription: &'a str) -> BoxFuture<'a, Option<usize>> {
+        Box::pin(async move {
+            self.pulsar()
+                .backlog(topic, subscription)
+                .expect("a valid topic name")
+        })
     }
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
@@ -162,6 +195,18 @@ impl Running for LiveApp {
         })
     }
 
+    fn publish_batch<'a>(
+        &'a self,
+        topic: &'a str,
+        messages: Vec<Record>,
+    ) -> BoxFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            LiveApp::publish_batch_raw(self, topic, messages)
+                .await
+                .expect("published")
+        })
+    }
+
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.sleep(d))
     }
@@ -181,6 +226,10 @@ impl Running for LiveApp {
 
     fn calls_of(&self, handler: &str) -> Vec<Call> {
         LiveApp::calls_of(self, handler)
+    }
+
+    fn backlog<'a>(&'a self, _topic: &'a str, _subscription: &'a str) -> BoxFuture<'a, Option<usize>> {
+        Box::pin(async { None })
     }
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {

@@ -5,7 +5,7 @@
 //! mounted, so each subscription type and option has its own.
 #![allow(missing_docs)]
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -37,12 +37,22 @@ pub enum Step {
     Panic,
 }
 
+/// An outcome chosen by job id and attempt (0 for the first call with that id).
+pub type ByJob = Box<dyn Fn(u64, u32) -> HandlerOutcome + Send + Sync>;
+
 /// The steps handlers take, shared by all of them.
-#[derive(Debug)]
 pub struct Script {
     steps: Mutex<VecDeque<Step>>,
     then: Step,
     gate: Mutex<Option<oneshot::Receiver<()>>>,
+    by_job: Option<ByJob>,
+    attempts: Mutex<HashMap<u64, u32>>,
+}
+
+impl std::fmt::Debug for Script {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Script").field("then", &self.then).finish()
+    }
 }
 
 impl Script {
@@ -52,7 +62,33 @@ impl Script {
             steps: Mutex::new(steps.into_iter().collect()),
             then,
             gate: Mutex::new(None),
+            by_job: None,
+            attempts: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The `batched` handler answers `rule(job id, attempt)`; the others always ack.
+    pub fn by_job(rule: impl Fn(u64, u32) -> HandlerOutcome + Send + Sync + 'static) -> Arc<Script> {
+        Arc::new(Script {
+            steps: Mutex::new(VecDeque::new()),
+            then: Step::Return(HandlerOutcome::ack()),
+            gate: Mutex::new(None),
+            by_job: Some(Box::new(rule)),
+            attempts: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn for_job(&self, job: &Job) -> HandlerOutcome {
+        let attempt = {
+            let mut attempts = self.attempts.lock().unwrap();
+            let n = attempts.entry(job.id).or_default();
+            *n += 1;
+            *n - 1
+        };
+        match &self.by_job {
+            Some(rule) => rule(job.id, attempt),
+            None => self.next(),
+        }
     }
 
     /// Always `step`.
@@ -178,6 +214,18 @@ pub async fn bare_dead_letters(_job: &Job) -> HandlerOutcome {
 }
 
 /// An app whose Pulsar broker mounts what `mount` includes.
+/// Mounted where batches are published (Shared, with an ack timeout): answers by job id.
+#[subscriber(PulsarSubscription::new("jobs-batch", "batched").ack_timeout(ACK_TIMEOUT))]
+pub async fn batched(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
+/// Reads the batch subscription's dead-letter topic.
+#[subscriber(PulsarSubscription::new("jobs-batch-dlq", "batch-review"))]
+pub async fn batch_dead_letters(_job: &Job) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
 pub fn app(mount: impl FnOnce(&mut PulsarBroker<Plan>)) -> impl App<State = Plan> {
     RustStream::new(AppInfo::new("scripted", "0.0.0"))
         .on_startup(async move |()| {

@@ -117,6 +117,21 @@ impl RunningApp {
         }
     }
 
+    /// Publish `records` to `topic` as one batch through the app's first broker (see
+    /// [`RunningBroker::publish_batch`](super::RunningBroker::publish_batch)).
+    pub async fn publish_batch(
+        &self,
+        topic: &str,
+        records: Vec<crate::message::Record>,
+    ) -> Result<Vec<String>, BoxError> {
+        match self.brokers.first() {
+            Some(b) => b.publish_batch(topic, records).await,
+            None => {
+                Err("the app has no broker to publish through: add one with `with_broker`".into())
+            }
+        }
+    }
+
     /// Completes once no broker has anything in flight.
     pub async fn idle(&self) {
         // One pass is not enough: settling on one broker may publish to another.

@@ -53,6 +53,15 @@ pub trait RunningBroker: Send + Sync {
         key: Option<String>,
     ) -> BoxFuture<'a, Result<(), BoxError>>;
 
+    /// Publish `records` to `topic` as one batch, as a batching producer does (on Pulsar they
+    /// share one entry), waiting for the broker's receipt. Returns each message's id as the
+    /// broker prints it.
+    fn publish_batch<'a>(
+        &'a self,
+        topic: &'a str,
+        records: Vec<crate::message::Record>,
+    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>>;
+
     /// Completes once nothing is in flight: no delivery is waiting to be handled, running, or
     /// waiting for its settlement call. Deliveries in a `retry_after` wait and messages left to
     /// the ack timeout are not in flight; they are due at a deadline.

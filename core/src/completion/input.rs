@@ -18,6 +18,9 @@ pub enum Completion {
     Cancelled,
     /// The service stopped before the handler finished, or during a `retry_after` wait.
     Stopped,
+    /// The message was published to the subscription's dead-letter topic instead of being
+    /// handled (out of attempts, or a payload that does not decode): it is acknowledged.
+    DeadLettered,
     /// The handler could not start: the payload did not decode, or a parameter could not be
     /// extracted. Treated as no outcome so that nothing is lost and nothing loops hot: the
     /// message returns after the ack timeout and, with a dead-letter policy, ends on the

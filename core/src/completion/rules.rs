@@ -54,6 +54,7 @@ impl SubscriptionRules {
     ///   then leaves the delivery unsettled ([`Settlement::Leave`]). Without an ack timeout any
     ///   delay is accepted.
     /// - No outcome (panic, cancellation, shutdown) makes no call.
+    /// - A message moved to the dead-letter topic is acknowledged.
     pub fn settle(
         &self,
         completion: Completion,
@@ -61,6 +62,7 @@ impl SubscriptionRules {
     ) -> Result<Settlement, SettlementError> {
         let outcome = match completion {
             Completion::Returned(outcome) => outcome,
+            Completion::DeadLettered => return Ok(Settlement::Ack),
             Completion::Panicked
             | Completion::Cancelled
             | Completion::Stopped

@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use ruststream::app::{BoxError, RunningBroker, StartError};
 use ruststream::handler::BoxFuture;
-use ruststream::message::Headers;
+use ruststream::message::{Headers, Record};
 use ruststream::runtime::Runtime;
 
 use super::PulsarBroker;
 use ruststream::handler::Publish;
 
 use super::Planned;
-use crate::driver::{ConsumerPort, Driver, DriverConfig, DriverHandle};
+use crate::driver::{ConsumerPort, DeadLetter, Driver, DriverConfig, DriverHandle};
 use crate::inprocess::InProcessPulsar;
 
 /// Where the broker's consumers and producers live.
@@ -69,6 +69,14 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             },
             "subscribed"
         );
+        let dead_letter = planned
+            .dead_letter
+            .as_ref()
+            .map(|(max_attempts, topic)| DeadLetter {
+                max_attempts: max_attempts.get(),
+                topic: topic.as_str().into(),
+                publisher: publisher.clone(),
+            });
         let driver = Driver::new(
             consumer,
             DriverConfig {
@@ -80,6 +88,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
                 observer: self.observer.clone(),
                 shutdown_grace: self.shutdown_grace,
                 publisher: Some(publisher),
+                dead_letter,
             },
         );
         DriverHandle::spawn(runtime, driver)
@@ -104,6 +113,14 @@ impl RunningBroker for RunningPulsar {
             self.pulsar.publish(topic, payload, headers, key)?;
             Ok(())
         })
+    }
+
+    fn publish_batch<'a>(
+        &'a self,
+        topic: &'a str,
+        records: Vec<Record>,
+    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>> {
+        Box::pin(async move { self.pulsar.publish_batch(topic, records) })
     }
 
     fn idle(&self) -> BoxFuture<'_, ()> {

@@ -5,6 +5,8 @@ use std::task::{Context, Poll};
 
 use ruststream::app::BoxError;
 
+use super::batch::BatchSlot;
+
 /// One delivery as the driver receives it.
 #[derive(Debug)]
 pub(crate) struct Received<Id> {
@@ -13,10 +15,13 @@ pub(crate) struct Received<Id> {
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) topic: String,
     pub(crate) key: Option<String>,
-    /// The broker's count, where the transport exposes it (pulsar-rs does not).
+    /// The broker's count (on a batched entry, the entry's), where the transport tells it.
     pub(crate) redelivery_count: Option<u32>,
-    /// A printable message id, for logs and test records (`ledger:entry:partition`).
+    /// A printable message id, for logs and test records: `ledger:entry:partition`, plus
+    /// `:index` for a message of a batch.
     pub(crate) message_id: String,
+    /// Its place in a batched entry, if it was published in a batch.
+    pub(crate) batch: Option<BatchSlot>,
 }
 
 /// A subscription's consumer, owned by exactly one driver task.

@@ -11,12 +11,14 @@ use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use ruststream::completion::{Action, Completion, Settler, SubscriptionRules};
 use ruststream::dispatch::KeyOrder;
+use ruststream::handler::HandlerError;
 use ruststream::message::Incoming;
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Handler, Instant, SubscriptionType};
 use tracing::Instrument;
 
-use super::{ConsumerPort, Received};
+use super::batch::{Arrival, BatchLedger, BatchSlot};
+use super::{ConsumerPort, DeadLetter, Received};
 use crate::observe::{CallRecord, Observer};
 
 /// The metrics every driver reports through the `metrics` facade; a service exports them by
@@ -25,7 +27,7 @@ pub mod metric {
     /// Counter, label `handler`: deliveries handed to the handler.
     pub const DELIVERIES: &str = "ruststream_deliveries_total";
     /// Counter, labels `handler` and `outcome` (`ack`, `retry`, `retry_after`, `drop`,
-    /// `panicked`, `rejected`, `cancelled`, `stopped`): how handler calls ended.
+    /// `panicked`, `rejected`, `dead_lettered`): how deliveries ended.
     pub const OUTCOMES: &str = "ruststream_outcomes_total";
     /// Counter, labels `handler`, `call` (`ack`, `nack`) and `result` (`ok`, `error`): the
     /// settlement calls made on the consumer.
@@ -49,23 +51,68 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) publisher: Option<Arc<dyn ruststream::handler::Publish>>,
     /// How long a stopping driver lets running handlers finish.
     pub(crate) shutdown_grace: std::time::Duration,
+    /// Where messages out of attempts go, when the registration declared it.
+    pub(crate) dead_letter: Option<DeadLetter>,
 }
 
-type Running<Id> = FuturesUnordered<Pin<Box<dyn Future<Output = Finished<Id>> + Send>>>;
+type Running<Id> =
+    FuturesUnordered<Pin<Box<dyn Future<Output = Finished<Delivered<Id>>> + Send>>>;
+
+/// A delivery as the settler knows it: the transport's id, and its place in a batched entry.
+#[derive(Debug, Clone)]
+struct Delivered<Id> {
+    id: Id,
+    batch: Option<BatchSlot>,
+}
 
 /// A handler invocation that ended.
 struct Finished<Id> {
     id: Id,
     key: Option<String>,
     completion: Completion,
+    /// The delivery's span, to log its settlement in.
+    span: tracing::Span,
+}
+
+/// Publish `received` to the dead-letter topic; acknowledged once the broker confirmed the
+/// copy, left unsettled (it comes back) if publishing failed.
+async fn move_to_dead_letter<Id>(
+    dead_letter: &DeadLetter,
+    received: &Received<Id>,
+    why: &'static str,
+) -> Completion {
+    match dead_letter.publish(received).await {
+        Ok(copy) => {
+            tracing::warn!(
+                why,
+                dead_letter_topic = %dead_letter.topic,
+                copy_id = %copy,
+                "moved to the dead-letter topic"
+            );
+            Completion::DeadLettered
+        }
+        Err(error) => {
+            tracing::error!(
+                %error,
+                dead_letter_topic = %dead_letter.topic,
+                "could not publish to the dead-letter topic; the delivery is left \
+                 unacknowledged and comes back"
+            );
+            Completion::Rejected
+        }
+    }
 }
 
 /// Runs one subscription until told to stop.
 pub(crate) struct Driver<C: ConsumerPort, S> {
     consumer: C,
     config: DriverConfig<S>,
-    settler: Settler<C::Id>,
+    settler: Settler<Delivered<C::Id>>,
     running: Running<C::Id>,
+    /// Batched entries with messages handed out or settled.
+    batches: BatchLedger<C::Id>,
+    /// Late copies of finished batched entries, to acknowledge again.
+    late_copies: Vec<C::Id>,
     keys: KeyOrder<String, Received<C::Id>>,
     key_ordered: bool,
     /// The sleep for the settler's next deadline, with that deadline. Kept until the calls it
@@ -86,6 +133,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             settler: Settler::new(rules),
             config,
             running: FuturesUnordered::new(),
+            batches: BatchLedger::default(),
+            late_copies: Vec::new(),
             keys: KeyOrder::new(),
             key_ordered,
             timer: None,
@@ -101,7 +150,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             Stop,
             Received(Received<Id>),
             Closed,
-            Finished(Finished<Id>),
+            Finished(Finished<Delivered<Id>>),
             Timer,
         }
         loop {
@@ -146,6 +195,22 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     }
 
     fn arrive(&mut self, received: Received<C::Id>) {
+
+        if let Some(slot) = received.batch {
+            let arrival = self.batches.arrive(slot);
+            if arrival != Arrival::Handle {
+                tracing::debug!(
+                    message_id = %received.message_id,
+                    already = ?arrival,
+                    "not handed over again: its batch came back for a sibling"
+                );
+                match arrival {
+                    Arrival::Finished => self.late_copies.push(received.id),
+                    _ => self.to_release.push(received.id),
+                }
+                return;
+            }
+        }
         let key = if self.key_ordered {
             received.key.clone()
         } else {
@@ -163,6 +228,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let runtime = self.config.runtime.clone();
         let observer = self.config.observer.clone();
         let publisher = self.config.publisher.clone();
+        let dead_letter = self.config.dead_letter.clone();
         let span = tracing::info_span!(
             "delivery",
             handler = handler.name(),
@@ -173,6 +239,23 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let key_ordered = self.key_ordered;
         self.running.push(Box::pin(
             async move {
+                let id = Delivered {
+                    id: received.id.clone(),
+                    batch: received.batch,
+                };
+                let key = if key_ordered { received.key.clone() } else { None };
+                if let Some(dead_letter) = dead_letter
+                    .as_ref()
+                    .filter(|d| d.out_of_attempts(received.redelivery_count))
+                {
+                    let completion = move_to_dead_letter(dead_letter, &received, "out of attempts").await;
+                    return Finished {
+                        id,
+                        key,
+                        completion,
+                        span: tracing::Span::current(),
+                    };
+                }
                 let incoming = Incoming::new(&received.payload, &received.headers, &received.topic)
                     .with_key(received.key.as_deref())
                     .with_redelivery_count(received.redelivery_count)
@@ -181,7 +264,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 let result = AssertUnwindSafe(handler.call(incoming, &state))
                     .catch_unwind()
                     .await;
-                let completion = match &result {
+                let mut completion = match &result {
                     Ok(Ok(outcome)) => {
                         match outcome {
                             ruststream::HandlerOutcome::RetryAfter(delay) => {
@@ -192,7 +275,15 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                         Completion::Returned(*outcome)
                     }
                     Ok(Err(error)) => {
-                        tracing::error!(%error, "handler could not run; the delivery is left unacknowledged");
+                        match (error, &dead_letter) {
+                            (HandlerError::Decode { .. }, Some(dead_letter)) => tracing::error!(
+                                %error,
+                                dead_letter_topic = %dead_letter.topic,
+                                "the payload does not decode; it goes to the dead-letter topic now, \
+                                 as no retry can make it decode"
+                            ),
+                            _ => tracing::error!(%error, "handler could not run; the delivery is left unacknowledged"),
+                        }
                         Completion::Rejected
                     }
                     Err(_) => {
@@ -200,6 +291,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                         Completion::Panicked
                     }
                 };
+                if let (Ok(Err(HandlerError::Decode { .. })), Some(dead_letter)) =
+                    (&result, &dead_letter)
+                {
+                    completion = move_to_dead_letter(dead_letter, &received, "undecodable").await;
+                }
                 if let Some(observer) = observer {
                     observer.called(CallRecord {
                         handler: handler.name(),
@@ -217,42 +313,56 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     });
                 }
                 Finished {
-                    id: received.id,
-                    key: if key_ordered { received.key } else { None },
+                    id,
+                    key,
                     completion,
+                    span: tracing::Span::current(),
                 }
             }
             .instrument(span),
         ));
     }
 
-    fn finish(&mut self, done: Finished<C::Id>) {
+    fn finish(&mut self, done: Finished<Delivered<C::Id>>) {
         let now = self.config.runtime.now();
-        let id = done.id.clone();
         let handler = self.config.handler.name();
         let outcome = match done.completion {
             Completion::Returned(outcome) => outcome.name(),
             Completion::Panicked => "panicked",
             Completion::Rejected => "rejected",
-            Completion::Cancelled => "cancelled",
+            Completion::DeadLettered => "dead_lettered",
             _ => "stopped",
         };
         metrics::counter!(metric::OUTCOMES, "handler" => handler, "outcome" => outcome)
             .increment(1);
-        match self.settler.complete(done.id, done.completion, now) {
+        let delivered = done.id.clone();
+        // Logged in the delivery's span, so that a refusal names its topic and message id.
+        let span_guard = done.span.enter();
+        let released = match self.settler.complete(done.id, done.completion, now) {
             Ok(settlement) => {
                 tracing::debug!(?settlement, "settled");
                 use ruststream::Settlement;
                 match settlement {
-                    Settlement::NackAt(_) | Settlement::Leave => self.to_release.push(id),
-                    _ => {}
+                    // Still in hand: a batched sibling's redelivery must not hand it over.
+                    Settlement::NackAt(_) => Some(false),
+                    Settlement::Leave => Some(true),
+                    _ => None,
                 }
             }
             Err(error) => {
                 tracing::error!(%error, "outcome refused");
                 metrics::counter!(metric::REFUSED, "handler" => handler).increment(1);
-                self.to_release.push(id);
+                Some(true)
             }
+        };
+        drop(span_guard);
+        if let Some(put_back) = released {
+            if put_back {
+                if let Some(slot) = delivered.batch {
+                    self.batches.put_back(slot);
+                }
+            }
+            self.to_release.push(delivered.id);
         }
         metrics::gauge!(metric::WAITING, "handler" => handler).set(self.settler.waiting() as f64);
         if let Some(next) = self.keys.finish(done.key.as_ref()) {
@@ -260,26 +370,57 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         }
     }
 
-    /// Make every call that is due.
+    /// Make every call that is due. A message of a batched entry is acknowledged at the
+    /// broker only with the last of its entry; until then its acknowledgement is held.
     async fn flush(&mut self) {
         let now = self.config.runtime.now();
+        for id in std::mem::take(&mut self.late_copies) {
+            let result = self.consumer.ack(&id).await;
+            self.count_call("ack", &result);
+        }
         while let Some(action) = self.settler.poll_action(now) {
-            let (call, result) = match &action {
-                Action::Ack(id) => ("ack", self.consumer.ack(id).await),
-                Action::Nack(id) => ("nack", self.consumer.nack(id).await),
-                _ => ("none", Ok(())),
-            };
-            metrics::counter!(
-                metric::CALLS,
-                "handler" => self.config.handler.name(),
-                "call" => call,
-                "result" => if result.is_ok() { "ok" } else { "error" },
-            )
-            .increment(1);
-            if let Err(error) = result {
-                // The message stays unacknowledged and comes back: nothing is lost.
-                tracing::warn!(%error, "settlement call failed; the broker will redeliver");
+            match action {
+                Action::Ack(Delivered { id, batch: None }) => {
+                    let result = self.consumer.ack(&id).await;
+                    self.count_call("ack", &result);
+                }
+                Action::Ack(Delivered {
+                    id,
+                    batch: Some(slot),
+                }) => match self.batches.settle(slot, id.clone()) {
+                    Some(entry) => {
+                        for id in entry {
+                            let result = self.consumer.ack(&id).await;
+                            self.count_call("ack", &result);
+                        }
+                    }
+                    None => self.consumer.release(&id),
+                },
+                Action::Nack(Delivered { id, batch }) => {
+                    if batch.is_some_and(|slot| !self.batches.retry(slot)) {
+                        // Its entry is already on its way back.
+                        self.consumer.release(&id);
+                        continue;
+                    }
+                    let result = self.consumer.nack(&id).await;
+                    self.count_call("nack", &result);
+                }
+                _ => {}
             }
+        }
+    }
+
+    fn count_call(&self, call: &'static str, result: &Result<(), ruststream::app::BoxError>) {
+        metrics::counter!(
+            metric::CALLS,
+            "handler" => self.config.handler.name(),
+            "call" => call,
+            "result" => if result.is_ok() { "ok" } else { "error" },
+        )
+        .increment(1);
+        if let Err(error) = result {
+            // The message stays unacknowledged and comes back: nothing is lost.
+            tracing::warn!(%error, call, "settlement call failed; the broker will redeliver");
         }
     }
 

@@ -9,7 +9,7 @@ use ruststream::runtime::Runtime;
 use ruststream_pulsar_model::{Cluster, ConsumerId, MessageId, ModelError};
 
 use super::{InProcessPulsar, Inner};
-use crate::driver::{ConsumerPort, Received};
+use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Received};
 
 /// One subscription's consumer on the in-process Pulsar.
 pub(crate) struct InProcessConsumer {
@@ -120,6 +120,7 @@ impl ConsumerPort for InProcessConsumer {
                     topic: d.topic.to_string(),
                     key: d.key,
                     redelivery_count: Some(d.redelivery_count),
+                    batch: batch_slot(&d.message_id, d.batch_size),
                 }))
             }
             None => {
@@ -166,4 +167,17 @@ impl ConsumerPort for InProcessConsumer {
         self.held.clear();
         inner.notify();
     }
+}
+
+/// The place of a delivered message in its batched entry, if it has one.
+fn batch_slot(id: &MessageId, batch_size: Option<u32>) -> Option<BatchSlot> {
+    Some(BatchSlot {
+        entry: EntryPosition {
+            ledger: id.ledger_id,
+            entry: id.entry_id,
+            partition: id.partition,
+        },
+        index: u32::try_from(id.batch_index?).ok()?,
+        size: batch_size?,
+    })
 }

@@ -13,10 +13,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 
 use ruststream::app::BoxError;
+use ruststream::message::Record;
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::Instant;
 use ruststream_pulsar_model::{
-    Cluster, ConsumerId, ConsumerOptions, DeadLetterPolicy, OutgoingMessage, TopicName,
+    Cluster, ConsumerId, ConsumerOptions, OutgoingMessage, TopicName,
 };
 
 pub(crate) use consumer::InProcessConsumer;
@@ -139,6 +140,25 @@ impl InProcessPulsar {
         Ok(id.to_string())
     }
 
+    /// Publish `records` to `topic` as one batch: one entry, each message with its batch
+    /// index, as a batching producer writes them.
+    pub fn publish_batch(&self, topic: &str, records: Vec<Record>) -> Result<Vec<String>, BoxError> {
+        let topic = TopicName::parse(topic)?;
+        let mut inner = self.lock();
+        let now = inner.now();
+        let messages = records
+            .into_iter()
+            .map(|r| OutgoingMessage {
+                payload: r.payload,
+                properties: r.headers.into_iter().collect(),
+                key: r.key,
+            })
+            .collect();
+        let ids = inner.cluster.publish_batch(&topic, messages, now)?;
+        inner.notify();
+        Ok(ids.iter().map(ToString::to_string).collect())
+    }
+
     /// The messages that reached `topic`, in order, with payload and properties.
     pub fn topic_messages(&self, topic: &str) -> Result<Vec<TopicMessage>, BoxError> {
         let topic = TopicName::parse(topic)?;
@@ -207,15 +227,10 @@ impl InProcessPulsar {
     ) -> Result<InProcessConsumer, BoxError> {
         let mut inner = self.lock();
         let now = runtime.now();
+        // No client-side dead-letter policy: the driver dead-letters message by message
+        // (see `driver::dead_letter`), as it does over pulsar-rs.
         let options = ConsumerOptions {
             ack_timeout: planned.ack_timeout,
-            dead_letter: planned
-                .dead_letter
-                .as_ref()
-                .map(|(max, topic)| DeadLetterPolicy {
-                    max_redeliver_count: max.get(),
-                    dead_letter_topic: topic.clone(),
-                }),
             ..ConsumerOptions::default()
         };
         let id = inner.cluster.subscribe(
@@ -306,7 +321,7 @@ impl ruststream::handler::Publish for InProcessPulsar {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TopicMessage {
-    /// Its id, `ledger:entry:partition`.
+    /// Its id, `ledger:entry:partition`, plus `:index` for a message of a batch.
     pub message_id: String,
     /// The payload.
     pub payload: Vec<u8>,

@@ -9,7 +9,7 @@ use pulsar::{Consumer, Executor};
 use ruststream::app::BoxError;
 
 use super::activity::Activity;
-use crate::driver::{ConsumerPort, Received};
+use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Received};
 
 /// The id a settlement call needs: pulsar-rs's `ack_with_id(topic, id)` takes both.
 #[derive(Clone, Debug)]
@@ -48,14 +48,28 @@ impl<Exe: Executor> RemoteConsumer<Exe> {
     }
 }
 
-/// `ledger:entry:partition`, as pulsar-rs writes `ORIGIN_MESSAGE_ID`.
-fn printable(id: &MessageIdData) -> String {
-    format!(
-        "{}:{}:{}",
-        id.ledger_id,
-        id.entry_id,
-        id.partition.unwrap_or(-1)
-    )
+/// `ledger:entry:partition`, plus `:index` for a message of a batch, as pulsar-rs writes
+/// `ORIGIN_MESSAGE_ID`.
+pub(super) fn printable(id: &MessageIdData) -> String {
+    let (ledger, entry, partition) = (id.ledger_id, id.entry_id, id.partition.unwrap_or(-1));
+    match id.batch_index {
+        Some(index) => format!("{ledger}:{entry}:{partition}:{index}"),
+        None => format!("{ledger}:{entry}:{partition}"),
+    }
+}
+
+/// The place of a message in its batched entry, if it has one. pulsar-rs gives every message
+/// of a batch the entry's `num_messages_in_batch` in its metadata, and its index in its id.
+fn batch_slot(id: &MessageIdData, batch_size: Option<i32>) -> Option<BatchSlot> {
+    Some(BatchSlot {
+        entry: EntryPosition {
+            ledger: id.ledger_id,
+            entry: id.entry_id,
+            partition: id.partition.unwrap_or(-1),
+        },
+        index: u32::try_from(id.batch_index?).ok()?,
+        size: u32::try_from(batch_size?).ok()?,
+    })
 }
 
 impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
@@ -70,6 +84,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                     *self.held.entry(message_id.clone()).or_default() += 1;
                     self.activity.begin();
                     let key = message.key();
+                    let batch = batch_slot(&id, message.message_id.batch_size);
                     let headers = message
                         .metadata()
                         .properties
@@ -85,9 +100,10 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         payload: message.payload.data,
                         headers,
                         key,
-                        // pulsar-rs does not expose the count on a delivered message.
-                        redelivery_count: None,
+                        // Exposed by the patched pulsar-rs (see patches/README.md).
+                        redelivery_count: Some(message.redelivery_count),
                         message_id,
+                        batch,
                     }));
                 }
                 Poll::Ready(Some(Err(error))) => {

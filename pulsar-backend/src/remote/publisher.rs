@@ -6,12 +6,21 @@ use futures::lock::Mutex;
 use pulsar::producer::ProducerOptions;
 use pulsar::{Executor, Producer, Pulsar};
 use ruststream::app::BoxError;
+use ruststream::message::Record;
+
+use super::consumer::printable;
+
+/// The most messages one batched entry takes (the Java client's default
+/// `batchingMaxMessages`).
+const MAX_BATCH: u32 = 1000;
 
 /// The app's producers.
 pub(crate) struct Publisher<Exe: Executor> {
     pulsar: Pulsar<Exe>,
     namespace: Option<String>,
     producers: Mutex<HashMap<String, Producer<Exe>>>,
+    /// Batching producers, for [`Publisher::publish_batch`].
+    batching: Mutex<HashMap<String, Producer<Exe>>>,
 }
 
 impl<Exe: Executor> Publisher<Exe> {
@@ -20,6 +29,7 @@ impl<Exe: Executor> Publisher<Exe> {
             pulsar,
             namespace,
             producers: Mutex::new(HashMap::new()),
+            batching: Mutex::new(HashMap::new()),
         }
     }
 
@@ -65,21 +75,74 @@ impl<Exe: Executor> Publisher<Exe> {
         let receipt = receipt
             .await
             .map_err(|e| format!("the broker did not confirm a message on {topic}: {e}"))?;
-        Ok(receipt
-            .message_id
-            .map(|id| {
-                format!(
-                    "{}:{}:{}",
-                    id.ledger_id,
-                    id.entry_id,
-                    id.partition.unwrap_or(-1)
-                )
-            })
-            .unwrap_or_default())
+        Ok(receipt.message_id.as_ref().map(printable).unwrap_or_default())
+    }
+
+    /// Publish `records` to `topic` as one batch, through a batching producer of its own (one
+    /// per topic, opened on first use), and wait for the receipts. They share one entry.
+    pub(crate) async fn publish_batch(
+        &self,
+        topic: &str,
+        records: Vec<Record>,
+    ) -> Result<Vec<String>, BoxError> {
+        let topic = crate::broker::resolve_topic(topic, self.namespace.as_deref())?.to_string();
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut producers = self.batching.lock().await;
+        if !producers.contains_key(&topic) {
+            let producer = self
+                .pulsar
+                .producer()
+                .with_topic(topic.clone())
+                .with_options(ProducerOptions {
+                    block_queue_if_full: true,
+                    // A longer batch is split into entries of this many; `send_batch` below
+                    // closes the last one.
+                    batch_size: Some(MAX_BATCH),
+                    ..ProducerOptions::default()
+                })
+                .build()
+                .await
+                .map_err(|e| format!("cannot open a batching producer on {topic}: {e}"))?;
+            producers.insert(topic.clone(), producer);
+        }
+        let producer = producers.get_mut(&topic).expect("inserted above");
+        let mut receipts = Vec::with_capacity(records.len());
+        for record in records {
+            let mut message = producer.create_message().with_content(record.payload);
+            if let Some(key) = record.key {
+                message = message.with_key(key);
+            }
+            for (name, value) in record.headers {
+                message = message.with_property(name, value);
+            }
+            receipts.push(
+                message
+                    .send_non_blocking()
+                    .await
+                    .map_err(|e| format!("cannot publish to {topic}: {e}"))?,
+            );
+        }
+        producer
+            .send_batch()
+            .await
+            .map_err(|e| format!("cannot send a batch to {topic}: {e}"))?;
+        drop(producers);
+        let mut ids = Vec::with_capacity(receipts.len());
+        for receipt in receipts {
+            let receipt = receipt
+                .await
+                .map_err(|e| format!("the broker did not confirm a message on {topic}: {e}"))?;
+            ids.push(receipt.message_id.as_ref().map(printable).unwrap_or_default());
+        }
+        Ok(ids)
     }
 
     pub(crate) async fn close(&self) {
-        for (topic, mut producer) in self.producers.lock().await.drain() {
+        let mut producers: Vec<_> = self.producers.lock().await.drain().collect();
+        producers.extend(self.batching.lock().await.drain());
+        for (topic, mut producer) in producers {
             if let Err(error) = producer.close().await {
                 tracing::warn!(%topic, %error, "closing a producer failed");
             }

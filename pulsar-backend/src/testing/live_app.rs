@@ -67,6 +67,16 @@ impl LiveApp {
             .await
     }
 
+    /// Publish encoded `records` to `topic` as one batch through a batching producer (they
+    /// share one entry on the broker), waiting for the receipts. Returns the message ids.
+    pub async fn publish_batch_raw(
+        &self,
+        topic: &str,
+        records: Vec<ruststream::message::Record>,
+    ) -> Result<Vec<String>, BoxError> {
+        self.running().publish_batch(topic, records).await
+    }
+
     /// Every handler call so far.
     pub fn calls(&self) -> Vec<Call> {
         self.calls.calls()

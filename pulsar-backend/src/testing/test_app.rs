@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::app::{App, AppParts, BoxError, RunningApp, StartError};
+use ruststream::message::Record;
 use ruststream::outgoing::Outgoing;
 use ruststream::runtime::{Hybrid, Runtime, Spawn};
 use ruststream::{ManualClock, Timer};
@@ -94,6 +95,29 @@ impl TestApp {
         let id = self.pulsar.publish(topic, payload, properties, key)?;
         self.settle().await;
         Ok(id)
+    }
+
+    /// Publish `values` to their `#[outgoing(name)]` topic as one batch, as a batching
+    /// producer does: one entry, acknowledged and redelivered as a whole by the broker, each
+    /// message with its batch index. Then settle. Returns the message ids.
+    pub async fn publish_batch<T: Outgoing>(&self, values: &[T]) -> Result<Vec<String>, BoxError> {
+        let records = values
+            .iter()
+            .map(|v| serde_json::to_vec(v).map(Record::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.publish_batch_raw(T::TOPIC, records).await
+    }
+
+    /// Publish encoded `records` to `topic` as one batch, then settle. Returns the message
+    /// ids, `ledger:entry:partition:index`.
+    pub async fn publish_batch_raw(
+        &self,
+        topic: &str,
+        records: Vec<Record>,
+    ) -> Result<Vec<String>, BoxError> {
+        let ids = self.pulsar.publish_batch(topic, records)?;
+        self.settle().await;
+        Ok(ids)
     }
 
     /// Wait until nothing is in flight: every delivery that can be handled now was handled and

@@ -1,0 +1,304 @@
+//! Settling the messages of a batched entry one by one, on a broker that acknowledges entries.
+//!
+//! A batching producer (the default of the Java, Python and Go clients) writes several
+//! messages as one broker entry. Apache Pulsar acknowledges and redelivers such an entry as a
+//! whole unless batch-index acknowledgement is enabled on the broker
+//! (`acknowledgmentAtBatchIndexLevelEnabled`, off by default in 4.0.7), and pulsar-rs 6.9 sends
+//! no batch-index ack set anyway. So `ack_with_id` on one message of an entry acknowledges its
+//! siblings too, and a sibling that was meant to come back is lost; and a `nack_with_id` brings
+//! the whole entry back, siblings already handled included.
+//!
+//! The ledger below makes each message of an entry settle as the completion table says, the
+//! way the Java client's batch acker does, plus the memory the issue asks for:
+//!
+//! - an acknowledgement of one message is held until every message of its entry is
+//!   acknowledged (or dropped, or dead-lettered); then every message id of the entry is
+//!   acknowledged, so pulsar-rs also forgets each one's ack-timeout record;
+//! - a message whose index was already settled, or is still being handled (running, or in a
+//!   `retry_after` wait), is not handed to the handler again when the entry comes back because
+//!   of a sibling's redelivery;
+//! - a `retry`, an expired wait or no outcome puts the index back out, so its next delivery is
+//!   handled.
+//!
+//! - a `retry` of a message whose entry is already on its way back (a sibling's negative
+//!   acknowledgement was sent, and the entry's first message has not arrived since) makes no
+//!   call: that redelivery brings it too. So siblings retried together cost the entry one
+//!   redelivery, and one count (the broker counts by entry);
+//! - a message of an entry that was finished here arrives again (a copy the broker sent before
+//!   the acknowledgement reached it, or a rewind on Exclusive/Failover): it is acknowledged
+//!   again at once, not handled. The last [`REMEMBERED`] finished entries are remembered.
+//!
+//! The memory lives in this consumer only. A restart, or the entry moving to another consumer
+//! (this one closed or lost its connection), hands every message of the unfinished entry to a
+//! handler again, acknowledged siblings included: at-least-once, as documented in
+//! `docs/delivery-guarantees.md`.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// How many finished entries a consumer remembers, to acknowledge late copies of them without
+/// handling them again. A copy can only be late by what the client had queued when the entry
+/// finished, which the receiver queue bounds (the concurrency, 32 by default).
+pub(crate) const REMEMBERED: usize = 1024;
+
+/// Where an entry sits: what the broker acknowledges and redelivers as one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct EntryPosition {
+    pub(crate) ledger: u64,
+    pub(crate) entry: u64,
+    pub(crate) partition: i32,
+}
+
+/// A message's place in a batched entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BatchSlot {
+    pub(crate) entry: EntryPosition,
+    pub(crate) index: u32,
+    /// How many messages the entry holds.
+    pub(crate) size: u32,
+}
+
+/// What to do with a message of a batched entry that just arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// Hand it to the handler.
+    Handle,
+    /// Its index was settled already: a redelivery of the entry caused by a sibling.
+    Settled,
+    /// Its index is still being handled (running, or waiting to be retried).
+    InHand,
+    /// Its whole entry was finished here: acknowledge this late copy again, do not handle it.
+    Finished,
+}
+
+#[derive(Debug)]
+enum Slot<Id> {
+    /// Not with this consumer's handlers: it will be (re)delivered.
+    Out,
+    /// Handed to the handler, not settled yet.
+    InHand,
+    /// Settled; its acknowledgement is held until the whole entry is.
+    Settled(Id),
+}
+
+#[derive(Debug)]
+struct Entry<Id> {
+    slots: Vec<Slot<Id>>,
+    /// A negative acknowledgement was sent and the entry's redelivery has not begun yet.
+    redelivery_pending: bool,
+}
+
+/// The batched entries of one consumer that have messages handed out or settled.
+#[derive(Debug)]
+pub(crate) struct BatchLedger<Id> {
+    entries: HashMap<EntryPosition, Entry<Id>>,
+    finished: HashSet<EntryPosition>,
+    finished_order: VecDeque<EntryPosition>,
+}
+
+impl<Id> Default for BatchLedger<Id> {
+    fn default() -> Self {
+        BatchLedger {
+            entries: HashMap::new(),
+            finished: HashSet::new(),
+            finished_order: VecDeque::new(),
+        }
+    }
+}
+
+impl<Id> BatchLedger<Id> {
+    /// A message of a batched entry arrived.
+    pub(crate) fn arrive(&mut self, slot: BatchSlot) -> Arrival {
+        if self.finished.contains(&slot.entry) {
+            return Arrival::Finished;
+        }
+        let entry = self.entries.entry(slot.entry).or_insert_with(|| Entry {
+            slots: std::iter::repeat_with(|| Slot::Out)
+                .take(slot.size as usize)
+                .collect(),
+            redelivery_pending: false,
+        });
+        if slot.index == 0 {
+            // pulsar-rs hands over an entry's messages in index order: a redelivery begins.
+            entry.redelivery_pending = false;
+        }
+        let Some(state) = entry.slots.get_mut(slot.index as usize) else {
+            // An index past the size the entry first arrived with: the broker's view changed
+            // under us. Handling it again is the safe side (at-least-once).
+            return Arrival::Handle;
+        };
+        match state {
+            Slot::Out => {
+                *state = Slot::InHand;
+                Arrival::Handle
+            }
+            Slot::InHand => Arrival::InHand,
+            Slot::Settled(_) => Arrival::Settled,
+        }
+    }
+
+    /// The message was acknowledged, dropped or dead-lettered. Returns every id of the entry
+    /// once all of its messages are settled (the entry is then forgotten); `None` while some
+    /// are not.
+    pub(crate) fn settle(&mut self, slot: BatchSlot, id: Id) -> Option<Vec<Id>> {
+        let entry = self.entries.get_mut(&slot.entry)?;
+        if let Some(state) = entry.slots.get_mut(slot.index as usize) {
+            *state = Slot::Settled(id);
+        }
+        if !entry.slots.iter().all(|s| matches!(s, Slot::Settled(_))) {
+            return None;
+        }
+        let entry = self.entries.remove(&slot.entry)?;
+        if self.finished_order.len() == REMEMBERED {
+            if let Some(oldest) = self.finished_order.pop_front() {
+                self.finished.remove(&oldest);
+            }
+        }
+        self.finished.insert(slot.entry);
+        self.finished_order.push_back(slot.entry);
+        Some(
+            entry
+                .slots
+                .into_iter()
+                .filter_map(|s| match s {
+                    Slot::Settled(id) => Some(id),
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
+
+    /// The message is left to the broker (no outcome, a refused outcome): its next delivery
+    /// is handled.
+    pub(crate) fn put_back(&mut self, slot: BatchSlot) {
+        if let Some(state) = self
+            .entries
+            .get_mut(&slot.entry)
+            .and_then(|entry| entry.slots.get_mut(slot.index as usize))
+        {
+            if matches!(state, Slot::InHand) {
+                *state = Slot::Out;
+            }
+        }
+    }
+
+    /// The message is to be retried now. Whether the negative acknowledgement must be sent:
+    /// not when a redelivery of its entry is already on its way (it brings this one too).
+    pub(crate) fn retry(&mut self, slot: BatchSlot) -> bool {
+        self.put_back(slot);
+        match self.entries.get_mut(&slot.entry) {
+            Some(entry) if entry.redelivery_pending => false,
+            Some(entry) => {
+                entry.redelivery_pending = true;
+                true
+            }
+            None => true,
+        }
+    }
+
+    /// How many entries have messages handed out or settled.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const E: EntryPosition = EntryPosition {
+        ledger: 1,
+        entry: 7,
+        partition: -1,
+    };
+
+    fn slot(index: u32) -> BatchSlot {
+        BatchSlot {
+            entry: E,
+            index,
+            size: 3,
+        }
+    }
+
+    #[test]
+    fn the_entry_is_acknowledged_once_every_message_is_settled() {
+        let mut ledger = BatchLedger::default();
+        for i in 0..3 {
+            assert_eq!(ledger.arrive(slot(i)), Arrival::Handle);
+        }
+        assert_eq!(ledger.settle(slot(2), "c"), None);
+        assert_eq!(ledger.settle(slot(0), "a"), None);
+        assert_eq!(ledger.settle(slot(1), "b"), Some(vec!["a", "b", "c"]));
+        assert_eq!(ledger.len(), 0, "a finished entry leaves the ledger");
+        assert_eq!(
+            ledger.arrive(slot(1)),
+            Arrival::Finished,
+            "a late copy is only acknowledged again"
+        );
+    }
+
+    #[test]
+    fn siblings_retried_before_the_redelivery_begins_share_it() {
+        let mut ledger: BatchLedger<&str> = BatchLedger::default();
+        for i in 0..3 {
+            ledger.arrive(slot(i));
+        }
+        assert!(ledger.retry(slot(0)), "the first retry asks for the entry");
+        assert!(!ledger.retry(slot(2)), "the entry is on its way back already");
+        // The redelivery begins with index 0; both come back.
+        assert_eq!(ledger.arrive(slot(0)), Arrival::Handle);
+        assert_eq!(ledger.arrive(slot(1)), Arrival::InHand);
+        assert_eq!(ledger.arrive(slot(2)), Arrival::Handle);
+        // A retry after the redelivery began needs a new request.
+        assert!(ledger.retry(slot(1)));
+    }
+
+    #[test]
+    fn only_the_last_finished_entries_are_remembered() {
+        let mut ledger = BatchLedger::default();
+        let one = |n: u64| BatchSlot {
+            entry: EntryPosition { entry: n, ..E },
+            index: 0,
+            size: 1,
+        };
+        for n in 0..=REMEMBERED as u64 {
+            ledger.arrive(one(n));
+            assert_eq!(ledger.settle(one(n), n), Some(vec![n]));
+        }
+        assert_eq!(ledger.arrive(one(0)), Arrival::Handle, "forgotten");
+        assert_eq!(ledger.arrive(one(1)), Arrival::Finished, "remembered");
+    }
+
+    #[test]
+    fn a_redelivered_entry_hands_over_only_what_is_not_settled_or_in_hand() {
+        let mut ledger = BatchLedger::default();
+        for i in 0..3 {
+            ledger.arrive(slot(i));
+        }
+        ledger.settle(slot(0), "a"); // acked
+        ledger.put_back(slot(1)); // retried: the broker sends the whole entry again
+                                  // index 2 is still running
+        assert_eq!(ledger.arrive(slot(0)), Arrival::Settled);
+        assert_eq!(ledger.arrive(slot(1)), Arrival::Handle);
+        assert_eq!(ledger.arrive(slot(2)), Arrival::InHand);
+        assert_eq!(ledger.settle(slot(1), "b"), None);
+        assert_eq!(ledger.settle(slot(2), "c"), Some(vec!["a", "b", "c"]));
+    }
+
+    #[test]
+    fn putting_back_a_settled_index_changes_nothing() {
+        let mut ledger = BatchLedger::default();
+        ledger.arrive(slot(0));
+        ledger.settle(slot(0), "a");
+        ledger.put_back(slot(0));
+        assert_eq!(ledger.arrive(slot(0)), Arrival::Settled);
+    }
+
+    #[test]
+    fn an_unknown_entry_settles_nothing() {
+        let mut ledger: BatchLedger<&str> = BatchLedger::default();
+        assert_eq!(ledger.settle(slot(0), "a"), None);
+        ledger.put_back(slot(0));
+        assert_eq!(ledger.len(), 0);
+    }
+}

@@ -1,0 +1,117 @@
+//! Moving a message that ran out of attempts to the dead-letter topic, one message at a time.
+//!
+//! pulsar-rs 6.9 has a dead-letter policy of its own, but it decides per entry: at the limit it
+//! publishes every message of a batched entry, siblings the handler acknowledged included
+//! (`consumer/engine.rs`, `process_payload`). So the framework does this step itself, with the
+//! same rule and the same copy, and settles the message like any other acknowledgement (a
+//! batched one through the entry ledger, so the entry is acknowledged only once all of it is
+//! settled):
+//!
+//! - a delivery whose redelivery count is at least `max_attempts` is not handed to the handler
+//!   (pulsar-rs's rule `redelivery_count >= max_redeliver_count`, which lets the handler see a
+//!   message exactly `max_attempts` times);
+//! - a payload that does not decode goes at once when a dead-letter topic is declared: no
+//!   retry can make it decode;
+//! - the copy keeps payload, properties and key, and adds `REAL_TOPIC` (the topic it came from,
+//!   fully qualified) and `ORIGIN_MESSAGE_ID` (`ledger:entry:partition`, plus `:index` for a
+//!   message of a batch), unless already present, as pulsar-rs writes them;
+//! - the original is acknowledged only after the broker confirmed the copy; if publishing
+//!   fails, the delivery is left unsettled and comes back (after the ack timeout, or when the
+//!   consumer reconnects), so nothing is lost.
+
+use std::sync::Arc;
+
+use ruststream::app::BoxError;
+use ruststream::handler::Publish;
+
+use super::Received;
+
+/// pulsar-rs's `SYSTEM_PROPERTY_REAL_TOPIC`.
+pub(crate) const REAL_TOPIC: &str = "REAL_TOPIC";
+/// pulsar-rs's `SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID`.
+pub(crate) const ORIGIN_MESSAGE_ID: &str = "ORIGIN_MESSAGE_ID";
+
+/// A subscription's dead-letter step: where to, and after how many attempts.
+#[derive(Clone)]
+pub(crate) struct DeadLetter {
+    pub(crate) max_attempts: u32,
+    /// Fully qualified.
+    pub(crate) topic: Arc<str>,
+    pub(crate) publisher: Arc<dyn Publish>,
+}
+
+impl DeadLetter {
+    /// Whether this delivery is out of attempts. A transport that does not tell the count
+    /// never reaches the limit here.
+    pub(crate) fn out_of_attempts(&self, redelivery_count: Option<u32>) -> bool {
+        redelivery_count.is_some_and(|count| count > 0 && count >= self.max_attempts)
+    }
+
+    /// Publish the copy of `received` and wait for the broker's receipt.
+    pub(crate) async fn publish<Id>(&self, received: &Received<Id>) -> Result<String, BoxError> {
+        self.publisher
+            .publish(
+                &self.topic,
+                received.payload.clone(),
+                copy_headers(received),
+                received.key.clone(),
+            )
+            .await
+    }
+}
+
+/// The original properties plus `REAL_TOPIC` and `ORIGIN_MESSAGE_ID`, unless already present
+/// (a message dead-lettered twice keeps where it first came from).
+fn copy_headers<Id>(received: &Received<Id>) -> Vec<(String, String)> {
+    let mut headers = received.headers.clone();
+    for (name, value) in [
+        (REAL_TOPIC, &received.topic),
+        (ORIGIN_MESSAGE_ID, &received.message_id),
+    ] {
+        if !headers.iter().any(|(k, _)| k == name) {
+            headers.push((name.to_owned(), value.clone()));
+        }
+    }
+    headers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn received(headers: Vec<(String, String)>) -> Received<()> {
+        Received {
+            id: (),
+            payload: b"{}".to_vec(),
+            headers,
+            topic: "persistent://public/default/refunds".into(),
+            key: Some("card-1".into()),
+            redelivery_count: Some(5),
+            message_id: "7:3:-1:2".into(),
+            batch: None,
+        }
+    }
+
+    #[test]
+    fn the_copy_adds_where_it_came_from() {
+        let headers = copy_headers(&received(vec![("trace".into(), "t1".into())]));
+        assert_eq!(
+            headers,
+            [
+                ("trace".to_owned(), "t1".to_owned()),
+                (
+                    REAL_TOPIC.to_owned(),
+                    "persistent://public/default/refunds".to_owned()
+                ),
+                (ORIGIN_MESSAGE_ID.to_owned(), "7:3:-1:2".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_copy_keeps_existing_system_properties() {
+        let headers = copy_headers(&received(vec![(REAL_TOPIC.into(), "first".into())]));
+        assert_eq!(headers[0], (REAL_TOPIC.to_owned(), "first".to_owned()));
+        assert_eq!(headers.len(), 2);
+    }
+}

@@ -324,8 +324,8 @@ async fn ack_timeouts_count_towards_the_limit(spawn: Arc<dyn Spawn>) {
     tb.stop().await;
 }
 
-/// A payload that does not decode: no outcome, so nothing is lost and nothing loops hot; it
-/// comes back after the ack timeout and ends on the dead-letter topic.
+/// A payload that does not decode goes to the declared dead-letter topic at once, with no
+/// ack timeout needed and no hot loop: no retry can make it decode.
 async fn undecodable_payload_ends_on_the_dead_letter_topic(spawn: Arc<dyn Spawn>) {
     let script = Script::always(ret(HandlerOutcome::ack()));
     let tb = start(
@@ -341,7 +341,7 @@ async fn undecodable_payload_ends_on_the_dead_letter_topic(spawn: Arc<dyn Spawn>
         .unwrap();
     let calls = tb.calls_of("shared");
     assert_eq!(calls.len(), 1, "no hot loop");
-    assert_eq!(calls[0].completion(), Completion::Rejected);
+    assert_eq!(calls[0].completion(), Completion::DeadLettered);
     let error = calls[0].error().unwrap();
     assert!(
         error.starts_with(
@@ -349,11 +349,39 @@ async fn undecodable_payload_ends_on_the_dead_letter_topic(spawn: Arc<dyn Spawn>
         ),
         "{error}"
     );
-    tb.advance(ACK_TIMEOUT * 5).await;
-    assert_eq!(tb.calls_of("shared").len(), 2);
     let dlq = tb.topic("jobs-dlq");
-    assert_eq!(dlq.len(), 1);
+    assert_eq!(dlq.len(), 1, "on the dead-letter topic at once, at t=0");
     assert_eq!(dlq[0].payload, b"not json");
+    assert_eq!(
+        dlq[0].property("ORIGIN_MESSAGE_ID"),
+        Some(calls[0].message_id())
+    );
+    tb.advance(ACK_TIMEOUT * 5).await;
+    assert_eq!(tb.calls_of("shared").len(), 1, "acknowledged: never back");
+    assert_eq!(tb.topic("jobs-dlq").len(), 1);
+    tb.stop().await;
+}
+
+/// Without a dead-letter topic an undecodable payload is left unacknowledged: it comes back
+/// after the ack timeout, once per timeout, never in a hot loop.
+async fn undecodable_payload_without_dead_letter_comes_back_after_the_ack_timeout(
+    spawn: Arc<dyn Spawn>,
+) {
+    let tb = start(
+        spawn,
+        app(|b| {
+            b.include(shared);
+        }),
+        Script::always(ret(HandlerOutcome::ack())),
+    )
+    .await;
+    tb.publish_raw("jobs", b"not json".to_vec(), vec![], None)
+        .await
+        .unwrap();
+    assert_eq!(tb.calls_of("shared").len(), 1);
+    assert_eq!(tb.calls_of("shared")[0].completion(), Completion::Rejected);
+    tb.advance(ACK_TIMEOUT + TICK).await;
+    assert_eq!(tb.calls_of("shared").len(), 2, "back after the ack timeout");
     tb.stop().await;
 }
 
@@ -607,6 +635,7 @@ ruststream_tests::on_every_runtime!(
     retry_after_counts_towards_the_limit,
     ack_timeouts_count_towards_the_limit,
     undecodable_payload_ends_on_the_dead_letter_topic,
+    undecodable_payload_without_dead_letter_comes_back_after_the_ack_timeout,
     bare_topic_uses_the_default_subscription,
     exclusive_rewinds_with_count_zero,
     failover_rewinds_with_count_zero,

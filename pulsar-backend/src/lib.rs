@@ -21,7 +21,9 @@ pub mod testing;
 mod translate;
 mod url;
 
-pub use broker::{Include, PulsarBroker, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SUBSCRIPTION};
+pub use broker::{
+    Include, PulsarBroker, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SUBSCRIPTION,
+};
 pub use driver::metric;
 pub use inprocess::InProcessPulsar;
 pub use observe::CallRecord;

@@ -17,9 +17,14 @@
 //! ```
 //!
 //! Logging goes to stderr through `tracing-subscriber`, filtered by `RUST_LOG` (default
-//! `info`). A service that installs its own subscriber before `main` keeps it.
+//! `info`). Libraries that log through the `log` crate, pulsar-rs among them, are forwarded
+//! into the same log under the same filter, so its reconnects and connection errors show at
+//! their level; pulsar-rs's trace records, which print the token it sends, never are. A
+//! service that installs its own subscriber (or `log` logger) before `main` keeps it.
 
 mod cli;
+mod log_bridge;
+mod logging;
 mod run;
 
 pub use cli::{Cli, CliError};

@@ -38,7 +38,7 @@ where
         return ExitCode::SUCCESS;
     }
     let clock = cli.embedded.then(ManualClock::new);
-    init_logging(clock.clone());
+    crate::logging::init(clock.clone());
     let app = app();
     block_on(Box::pin(run(app, cli, runtime, clock)))
 }
@@ -160,30 +160,6 @@ fn shutdown_signal() -> oneshot::Receiver<()> {
         tracing::warn!("cannot watch SIGINT/SIGTERM ({e}); stop the service by killing it");
     }
     rx
-}
-
-fn init_logging(clock: Option<ManualClock>) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr);
-    // An error means the service installed its own subscriber: keep it.
-    let _ = match clock {
-        Some(clock) => builder.with_timer(VirtualTime(clock)).try_init(),
-        None => builder.try_init(),
-    };
-}
-
-/// Log timestamps on the virtual clock, as time since start.
-struct VirtualTime(ManualClock);
-
-impl tracing_subscriber::fmt::time::FormatTime for VirtualTime {
-    fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
-        let t = self.0.now().elapsed_since_origin();
-        write!(w, "t=+{:>7.3}s", t.as_secs_f64())
-    }
 }
 
 /// The spawning half of a runtime.

@@ -43,6 +43,14 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
                 None
             }
         };
+        if self.connect_timeout.is_zero() {
+            problems.push(
+                "the connect timeout is 0 s, so starting could not even try to reach the \
+                 broker; give it a bound such as `PulsarBroker::connect_timeout(\
+                 Duration::from_secs(10))` (the default)"
+                    .into(),
+            );
+        }
         let mut planned = Vec::new();
         let mut seen: BTreeMap<(String, String), &'static str> = BTreeMap::new();
         for reg in &self.registrations {

@@ -33,11 +33,17 @@ pub struct PulsarBroker<S> {
     pub(crate) connection: crate::remote::Connection,
     pub(crate) namespace: Option<String>,
     pub(crate) shutdown_grace: std::time::Duration,
+    pub(crate) connect_timeout: std::time::Duration,
 }
 
 /// How long a stopping service lets running handlers finish, unless
 /// [`PulsarBroker::shutdown_grace`] says otherwise.
 pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long a starting service tries to reach its Pulsar broker before it fails to start,
+/// unless [`PulsarBroker::connect_timeout`] says otherwise: long enough for a broker that is
+/// still coming up, short enough that a wrong URL is reported within seconds.
+pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The subscription a handler mounted by a bare topic name joins, unless
 /// [`PulsarBroker::default_subscription`] names another.
@@ -55,6 +61,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             connection: crate::remote::Connection::default(),
             namespace: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
         }
     }
 
@@ -63,6 +70,19 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
     /// their messages stay unacknowledged and come back.
     pub fn shutdown_grace(mut self, grace: std::time::Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// How long starting tries to reach the broker (default [`DEFAULT_CONNECT_TIMEOUT`], 10 s)
+    /// before the service fails to start with an error that names the URL and this bound.
+    ///
+    /// Each failed attempt is logged at WARN with its number, the URL and the reason; attempts
+    /// repeat after a pause that doubles from 0.2 s up to 2 s. The bound covers startup only:
+    /// once connected, a lost connection is re-established by pulsar-rs with its own retry
+    /// options. It has no effect on the in-process broker. A zero bound is refused when the
+    /// app starts, since no attempt could be made.
+    pub fn connect_timeout(mut self, bound: std::time::Duration) -> Self {
+        self.connect_timeout = bound;
         self
     }
 

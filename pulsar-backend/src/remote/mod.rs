@@ -5,6 +5,7 @@
 //! per consumer, and one producer per topic for publishing, each publish awaiting its receipt.
 
 mod activity;
+mod connect;
 mod consumer;
 mod executor;
 mod publisher;
@@ -73,22 +74,8 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
     exe: Exe,
 ) -> Result<Box<dyn RunningBroker>, StartError> {
     let url = plan.url.to_string();
-    let mut builder = Pulsar::builder(url.clone(), exe);
-    if let Some(token) = &broker.connection.token {
-        builder = builder.with_auth(pulsar::Authentication {
-            name: "token".into(),
-            data: token.clone().into_bytes(),
-        });
-    }
-    if let Some(path) = &broker.connection.trust_certificates {
-        builder = builder
-            .with_certificate_chain_file(path)
-            .map_err(|e| connect_error(&url, format!("cannot read {}: {e}", path.display())))?;
-    }
-    if broker.connection.allow_insecure_tls {
-        builder = builder.with_allow_insecure_connection(true);
-    }
-    let pulsar: Pulsar<Exe> = builder.build().await.map_err(|e| connect_error(&url, e))?;
+    let pulsar: Pulsar<Exe> =
+        connect::connect(&plan.url, &broker.connection, broker.connect_timeout, exe).await?;
     let activity = Activity::default();
     let publisher = Arc::new(Publisher::new(pulsar.clone(), broker.namespace.clone()));
     let mut drivers = Vec::with_capacity(plan.subscriptions.len());

@@ -17,7 +17,7 @@ use pulsar::consumer::ConsumerOptions;
 use pulsar::{Executor, Pulsar, TokioExecutor};
 use ruststream::app::{BoxError, RunningBroker, StartError};
 use ruststream::handler::BoxFuture;
-use ruststream::message::Headers;
+use ruststream::message::{Headers, Record};
 use ruststream::runtime::Runtime;
 
 use activity::Activity;
@@ -80,7 +80,7 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
     let publisher = Arc::new(Publisher::new(pulsar.clone(), broker.namespace.clone()));
     let mut drivers = Vec::with_capacity(plan.subscriptions.len());
     for planned in plan.subscriptions {
-        let mut builder =
+        let builder =
             pulsar
                 .consumer()
                 .with_topic(planned.topic.to_string())
@@ -96,10 +96,6 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
                     u32::try_from(planned.concurrency).unwrap_or(u32::MAX),
                 ))
                 .with_unacked_message_resend_delay(planned.ack_timeout);
-        if let Some((max, topic)) = &planned.dead_letter {
-            builder =
-                builder.with_dead_letter_policy(crate::translate::dead_letter_policy(*max, topic));
-        }
         let consumer = builder
             .build::<Vec<u8>>()
             .await
@@ -145,6 +141,14 @@ impl<Exe: Executor> RunningBroker for RunningRemote<Exe> {
             self.publisher.publish(topic, payload, headers, key).await?;
             Ok(())
         })
+    }
+
+    fn publish_batch<'a>(
+        &'a self,
+        topic: &'a str,
+        records: Vec<Record>,
+    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>> {
+        Box::pin(self.publisher.publish_batch(topic, records))
     }
 
     fn idle(&self) -> BoxFuture<'_, ()> {

@@ -85,7 +85,7 @@ impl Topic {
     ) -> Vec<MessageId> {
         let entry_id = self.store.len();
         let start = self.store.messages.len();
-        let batch_size = batched.then(|| messages.len() as u32);
+        let batch_size = batched.then_some(messages.len() as u32);
         let mut ids = Vec::with_capacity(messages.len());
         for (index, message) in messages.into_iter().enumerate() {
             let id = MessageId {

@@ -43,13 +43,18 @@ fn acking_one_message_of_a_batch_acknowledges_the_whole_entry() {
     let mut cluster = Cluster::new();
     let t = topic("orders");
     let c = consumer(&mut cluster, &t, Shared, earliest(), 100, at(0));
-    let ids = cluster.publish_batch(&t, batch(&["a", "b"]), at(0)).unwrap();
+    let ids = cluster
+        .publish_batch(&t, batch(&["a", "b"]), at(0))
+        .unwrap();
     drain(&mut cluster, c, at(0));
     cluster.ack(c, &ids[0], at(1)).unwrap();
     assert_eq!(cluster.backlog(&t, "sub"), Some(0));
     // The sibling's negative acknowledgement then finds nothing to redeliver: this is how a
     // client that acks by message id loses a batched message.
-    assert_eq!(cluster.nack(c, &ids[1], at(2)).unwrap(), Redelivery::Ignored);
+    assert_eq!(
+        cluster.nack(c, &ids[1], at(2)).unwrap(),
+        Redelivery::Ignored
+    );
     assert!(drain(&mut cluster, c, at(2)).is_empty());
 }
 
@@ -62,7 +67,10 @@ fn a_nack_redelivers_every_message_of_the_entry_with_the_entrys_count() {
         .publish_batch(&t, batch(&["a", "b", "c"]), at(0))
         .unwrap();
     drain(&mut cluster, c, at(0));
-    assert_eq!(cluster.nack(c, &ids[1], at(1)).unwrap(), Redelivery::Scheduled);
+    assert_eq!(
+        cluster.nack(c, &ids[1], at(1)).unwrap(),
+        Redelivery::Scheduled
+    );
     let again = drain(&mut cluster, c, at(1));
     assert_eq!(
         again
@@ -82,7 +90,9 @@ fn the_ack_timeout_of_one_message_redelivers_its_whole_entry() {
         ..earliest()
     };
     let c = consumer(&mut cluster, &t, Shared, options, 100, at(0));
-    cluster.publish_batch(&t, batch(&["a", "b"]), at(0)).unwrap();
+    cluster
+        .publish_batch(&t, batch(&["a", "b"]), at(0))
+        .unwrap();
     assert_eq!(drain(&mut cluster, c, at(0)).len(), 2);
     // Neither is acknowledged: both ids expire on the same tick and the entry comes back once.
     assert_eq!(cluster.next_deadline(), Some(at(1500)));
@@ -96,9 +106,14 @@ fn on_exclusive_a_nack_rewinds_and_the_batch_comes_again_uncounted() {
     let mut cluster = Cluster::new();
     let t = topic("orders");
     let c = consumer(&mut cluster, &t, Exclusive, earliest(), 100, at(0));
-    let ids = cluster.publish_batch(&t, batch(&["a", "b"]), at(0)).unwrap();
+    let ids = cluster
+        .publish_batch(&t, batch(&["a", "b"]), at(0))
+        .unwrap();
     drain(&mut cluster, c, at(0));
-    assert_eq!(cluster.nack(c, &ids[0], at(1)).unwrap(), Redelivery::Rewound);
+    assert_eq!(
+        cluster.nack(c, &ids[0], at(1)).unwrap(),
+        Redelivery::Rewound
+    );
     let again = drain(&mut cluster, c, at(1));
     assert_eq!(
         again
@@ -122,7 +137,9 @@ fn pulsar_rs_dead_letters_every_message_of_an_entry_at_the_limit() {
         ..earliest()
     };
     let c = consumer(&mut cluster, &t, Shared, options, 100, at(0));
-    let ids = cluster.publish_batch(&t, batch(&["a", "b"]), at(0)).unwrap();
+    let ids = cluster
+        .publish_batch(&t, batch(&["a", "b"]), at(0))
+        .unwrap();
     drain(&mut cluster, c, at(0));
     cluster.nack(c, &ids[1], at(1)).unwrap();
     // Count 1 reaches the limit: pulsar-rs moves both messages, the one the application

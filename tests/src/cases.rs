@@ -409,7 +409,9 @@ fn assert_one_entry(ids: &[String]) {
 }
 
 /// How many times the handler saw each job id, by id.
-fn calls_per_job(calls: &[ruststream_pulsar::testing::Call]) -> std::collections::BTreeMap<u64, usize> {
+fn calls_per_job(
+    calls: &[ruststream_pulsar::testing::Call],
+) -> std::collections::BTreeMap<u64, usize> {
     let mut seen = std::collections::BTreeMap::new();
     for call in calls {
         let job: Job = serde_json::from_slice(call.payload_bytes()).expect("a job");
@@ -454,7 +456,11 @@ async fn batch_siblings_retried_once(env: Env, first: HandlerOutcome) {
     assert_eq!(seen, want, "odd ids twice, even ids once, none lost");
     // Each delivery names its place in the entry.
     for call in &calls {
-        assert!(ids.iter().any(|id| id == call.message_id()), "{}", call.message_id());
+        assert!(
+            ids.iter().any(|id| id == call.message_id()),
+            "{}",
+            call.message_id()
+        );
     }
     // Live, "acknowledged" is what the quiet period showed: an entry left unacknowledged
     // would have come back after the 3 s ack timeout and changed the counts above.
@@ -495,7 +501,10 @@ pub async fn batch_dead_letters_only_the_exhausted_message(env: Env) {
         )
         .await;
     let ids = app
-        .publish_batch("jobs-batch", (0..4).map(|id| Record::new(job(id))).collect())
+        .publish_batch(
+            "jobs-batch",
+            (0..4).map(|id| Record::new(job(id))).collect(),
+        )
         .await;
     assert_one_entry(&ids);
     let dead = app.until_calls("batch_dead_letters", 1, SOON).await;
@@ -504,7 +513,10 @@ pub async fn batch_dead_letters_only_the_exhausted_message(env: Env) {
     assert_eq!(dead_now.len(), 1, "only the exhausted message: {dead:?}");
     let job1: Job = serde_json::from_slice(dead_now[0].payload_bytes()).unwrap();
     assert_eq!(job1.id, 1);
-    assert_eq!(dead_now[0].property("ORIGIN_MESSAGE_ID"), Some(ids[1].as_str()));
+    assert_eq!(
+        dead_now[0].property("ORIGIN_MESSAGE_ID"),
+        Some(ids[1].as_str())
+    );
     let real_topic = dead_now[0].property("REAL_TOPIC").expect("REAL_TOPIC");
     assert!(real_topic.starts_with("persistent://") && real_topic.ends_with("/jobs-batch"));
     let seen = calls_per_job(&app.calls_of("batched"));

@@ -66,7 +66,8 @@ pub trait Running: Send + Sync {
 
     /// How many entries of `topic` `subscription` has not acknowledged; `None` where it
     /// cannot be asked (a real broker: the cases then check that nothing comes back).
-    fn backlog<'a>(&'a self, topic: &'a str, subscription: &'a str) -> BoxFuture<'a, Option<usize>>;
+    fn backlog<'a>(&'a self, topic: &'a str, subscription: &'a str)
+        -> BoxFuture<'a, Option<usize>>;
 
     /// Stop the app.
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()>;
@@ -167,7 +168,11 @@ impl Running for TestApp {
         TestApp::calls_of(self, handler)
     }
 
-    fn backlog<'a>(&'a self, topic: &'a str, subscription: &'a str) -> BoxFuture<'a, Option<usize>> {
+    fn backlog<'a>(
+        &'a self,
+        topic: &'a str,
+        subscription: &'a str,
+    ) -> BoxFuture<'a, Option<usize>> {
         Box::pin(async move {
             self.pulsar()
                 .backlog(topic, subscription)
@@ -228,7 +233,11 @@ impl Running for LiveApp {
         LiveApp::calls_of(self, handler)
     }
 
-    fn backlog<'a>(&'a self, _topic: &'a str, _subscription: &'a str) -> BoxFuture<'a, Option<usize>> {
+    fn backlog<'a>(
+        &'a self,
+        _topic: &'a str,
+        _subscription: &'a str,
+    ) -> BoxFuture<'a, Option<usize>> {
         Box::pin(async { None })
     }
 

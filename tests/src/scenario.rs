@@ -68,7 +68,9 @@ impl Script {
     }
 
     /// The `batched` handler answers `rule(job id, attempt)`; the others always ack.
-    pub fn by_job(rule: impl Fn(u64, u32) -> HandlerOutcome + Send + Sync + 'static) -> Arc<Script> {
+    pub fn by_job(
+        rule: impl Fn(u64, u32) -> HandlerOutcome + Send + Sync + 'static,
+    ) -> Arc<Script> {
         Arc::new(Script {
             steps: Mutex::new(VecDeque::new()),
             then: Step::Return(HandlerOutcome::ack()),

@@ -244,7 +244,10 @@ mod tests {
             ledger.arrive(slot(i));
         }
         assert!(ledger.retry(slot(0)), "the first retry asks for the entry");
-        assert!(!ledger.retry(slot(2)), "the entry is on its way back already");
+        assert!(
+            !ledger.retry(slot(2)),
+            "the entry is on its way back already"
+        );
         // The redelivery begins with index 0; both come back.
         assert_eq!(ledger.arrive(slot(0)), Arrival::Handle);
         assert_eq!(ledger.arrive(slot(1)), Arrival::InHand);

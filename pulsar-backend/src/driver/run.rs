@@ -55,8 +55,7 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) dead_letter: Option<DeadLetter>,
 }
 
-type Running<Id> =
-    FuturesUnordered<Pin<Box<dyn Future<Output = Finished<Delivered<Id>>> + Send>>>;
+type Running<Id> = FuturesUnordered<Pin<Box<dyn Future<Output = Finished<Delivered<Id>>> + Send>>>;
 
 /// A delivery as the settler knows it: the transport's id, and its place in a batched entry.
 #[derive(Debug, Clone)]
@@ -195,7 +194,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     }
 
     fn arrive(&mut self, received: Received<C::Id>) {
-
         if let Some(slot) = received.batch {
             let arrival = self.batches.arrive(slot);
             if arrival != Arrival::Handle {

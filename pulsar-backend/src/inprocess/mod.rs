@@ -16,9 +16,7 @@ use ruststream::app::BoxError;
 use ruststream::message::Record;
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::Instant;
-use ruststream_pulsar_model::{
-    Cluster, ConsumerId, ConsumerOptions, OutgoingMessage, TopicName,
-};
+use ruststream_pulsar_model::{Cluster, ConsumerId, ConsumerOptions, OutgoingMessage, TopicName};
 
 pub(crate) use consumer::InProcessConsumer;
 
@@ -142,7 +140,11 @@ impl InProcessPulsar {
 
     /// Publish `records` to `topic` as one batch: one entry, each message with its batch
     /// index, as a batching producer writes them.
-    pub fn publish_batch(&self, topic: &str, records: Vec<Record>) -> Result<Vec<String>, BoxError> {
+    pub fn publish_batch(
+        &self,
+        topic: &str,
+        records: Vec<Record>,
+    ) -> Result<Vec<String>, BoxError> {
         let topic = TopicName::parse(topic)?;
         let mut inner = self.lock();
         let now = inner.now();

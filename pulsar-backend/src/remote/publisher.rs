@@ -75,7 +75,11 @@ impl<Exe: Executor> Publisher<Exe> {
         let receipt = receipt
             .await
             .map_err(|e| format!("the broker did not confirm a message on {topic}: {e}"))?;
-        Ok(receipt.message_id.as_ref().map(printable).unwrap_or_default())
+        Ok(receipt
+            .message_id
+            .as_ref()
+            .map(printable)
+            .unwrap_or_default())
     }
 
     /// Publish `records` to `topic` as one batch, through a batching producer of its own (one
@@ -134,7 +138,13 @@ impl<Exe: Executor> Publisher<Exe> {
             let receipt = receipt
                 .await
                 .map_err(|e| format!("the broker did not confirm a message on {topic}: {e}"))?;
-            ids.push(receipt.message_id.as_ref().map(printable).unwrap_or_default());
+            ids.push(
+                receipt
+                    .message_id
+                    .as_ref()
+                    .map(printable)
+                    .unwrap_or_default(),
+            );
         }
         Ok(ids)
     }

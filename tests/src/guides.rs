@@ -20,3 +20,6 @@ pub struct Readme;
 
 #[doc = include_str!("../../docs/delivery-guarantees.md")]
 pub struct DeliveryGuarantees;
+
+#[doc = include_str!("../../docs/connecting.md")]
+pub struct Connecting;

@@ -9,9 +9,11 @@ use ruststream::Instant;
 pub struct CallRecord {
     /// The handler's name.
     pub handler: &'static str,
+    /// The subscription the delivery came through.
+    pub subscription: std::sync::Arc<str>,
     /// The fully qualified topic of the delivery.
     pub topic: String,
-    /// The delivery's message id (`ledger:entry:partition`).
+    /// The delivery's message id (`ledger:entry:partition`, plus `:index` in a batch).
     pub message_id: String,
     /// The payload as delivered.
     pub payload: Vec<u8>,

@@ -149,7 +149,7 @@ impl Running for TestApp {
     }
 
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {
-        Box::pin(self.advance(d))
+        Box::pin(async move { self.advance(d).await.expect("the app makes progress") })
     }
 
     fn until_calls<'a>(
@@ -159,7 +159,7 @@ impl Running for TestApp {
         within: Duration,
     ) -> BoxFuture<'a, Vec<Call>> {
         Box::pin(async move {
-            self.advance(within).await;
+            self.advance(within).await.expect("the app makes progress");
             self.calls_of(handler)
         })
     }

@@ -55,7 +55,7 @@ async fn ack_acknowledges(spawn: Arc<dyn Spawn>) {
     )
     .await;
     tb.publish_to("jobs", &Job { id: 1 }).await.unwrap();
-    tb.advance(ACK_TIMEOUT * 10).await;
+    tb.advance(ACK_TIMEOUT * 10).await.unwrap();
     assert_eq!(ats(&tb, "shared"), [Duration::ZERO]);
     assert_eq!(tb.pulsar().backlog("jobs", "shared").unwrap(), Some(0));
     tb.stop().await;
@@ -74,7 +74,7 @@ async fn drop_acknowledges_and_goes_nowhere(spawn: Arc<dyn Spawn>) {
     )
     .await;
     tb.publish_to("jobs", &Job { id: 1 }).await.unwrap();
-    tb.advance(ACK_TIMEOUT * 10).await;
+    tb.advance(ACK_TIMEOUT * 10).await.unwrap();
     assert_eq!(ats(&tb, "shared"), [Duration::ZERO]);
     assert_eq!(tb.pulsar().backlog("jobs", "shared").unwrap(), Some(0));
     assert!(tb.topic("jobs-dlq").is_empty());
@@ -99,7 +99,7 @@ async fn retry_redelivers_at_once(spawn: Arc<dyn Spawn>) {
     tb.publish_to("jobs", &Job { id: 1 }).await.unwrap();
     assert_eq!(ats(&tb, "shared"), [Duration::ZERO; 3]);
     assert_eq!(counts(&tb, "shared"), [0, 1, 2]);
-    tb.advance(ACK_TIMEOUT * 10).await;
+    tb.advance(ACK_TIMEOUT * 10).await.unwrap();
     assert_eq!(tb.calls_of("shared").len(), 3);
     assert_eq!(tb.pulsar().backlog("jobs", "shared").unwrap(), Some(0));
     tb.stop().await;
@@ -121,9 +121,9 @@ async fn retry_after_waits_exactly(spawn: Arc<dyn Spawn>) {
     )
     .await;
     tb.publish_to("jobs", &Job { id: 1 }).await.unwrap();
-    tb.advance(delay - Duration::from_nanos(1)).await;
+    tb.advance(delay - Duration::from_nanos(1)).await.unwrap();
     assert_eq!(tb.calls_of("shared").len(), 1, "not a nanosecond early");
-    tb.advance(Duration::from_nanos(1)).await;
+    tb.advance(Duration::from_nanos(1)).await.unwrap();
     assert_eq!(ats(&tb, "shared"), [Duration::ZERO, delay]);
     assert_eq!(counts(&tb, "shared"), [0, 1]);
     tb.stop().await;
@@ -144,13 +144,13 @@ async fn retry_after_not_shorter_than_ack_timeout_is_refused(spawn: Arc<dyn Spaw
     )
     .await;
     tb.publish_to("jobs", &Job { id: 1 }).await.unwrap();
-    tb.advance(ACK_TIMEOUT).await;
+    tb.advance(ACK_TIMEOUT).await.unwrap();
     assert_eq!(
         tb.calls_of("shared").len(),
         1,
         "no nack was sent for the refused delay"
     );
-    tb.advance(TICK).await;
+    tb.advance(TICK).await.unwrap();
     assert_eq!(
         ats(&tb, "shared"),
         [Duration::ZERO, ACK_TIMEOUT + TICK],
@@ -176,7 +176,7 @@ async fn without_ack_timeout_any_delay_is_accepted(spawn: Arc<dyn Spawn>) {
     )
     .await;
     tb.publish_to("jobs-nt", &Job { id: 1 }).await.unwrap();
-    tb.advance(delay).await;
+    tb.advance(delay).await.unwrap();
     assert_eq!(ats(&tb, "no_timeout"), [Duration::ZERO, delay]);
     tb.stop().await;
 }
@@ -196,9 +196,9 @@ async fn panic_is_no_outcome(spawn: Arc<dyn Spawn>) {
     let calls = tb.calls_of("shared");
     assert_eq!(calls[0].completion(), Completion::Panicked);
     assert_eq!(calls[0].outcome(), None);
-    tb.advance(ACK_TIMEOUT).await;
+    tb.advance(ACK_TIMEOUT).await.unwrap();
     assert_eq!(tb.calls_of("shared").len(), 1);
-    tb.advance(TICK).await;
+    tb.advance(TICK).await.unwrap();
     assert_eq!(ats(&tb, "shared"), [Duration::ZERO, ACK_TIMEOUT + TICK]);
     assert_eq!(counts(&tb, "shared"), [0, 1]);
     tb.stop().await;
@@ -217,7 +217,7 @@ async fn no_outcome_without_ack_timeout_stays_unacknowledged(spawn: Arc<dyn Spaw
     )
     .await;
     tb.publish_to("jobs-nt", &Job { id: 1 }).await.unwrap();
-    tb.advance(Duration::from_secs(24 * 3600)).await;
+    tb.advance(Duration::from_secs(24 * 3600)).await.unwrap();
     assert_eq!(tb.calls_of("no_timeout").len(), 1);
     assert_eq!(
         tb.pulsar().backlog("jobs-nt", "no-timeout").unwrap(),
@@ -275,7 +275,7 @@ async fn retries_end_on_the_dead_letter_topic(spawn: Arc<dyn Spawn>) {
         Some(0),
         "original acked"
     );
-    tb.advance(ACK_TIMEOUT * 10).await;
+    tb.advance(ACK_TIMEOUT * 10).await.unwrap();
     assert_eq!(tb.calls_of("shared").len(), 3);
     tb.stop().await;
 }
@@ -293,7 +293,7 @@ async fn retry_after_counts_towards_the_limit(spawn: Arc<dyn Spawn>) {
     )
     .await;
     tb.publish_to("jobs", &Job { id: 1 }).await.unwrap();
-    tb.advance(delay * 10).await;
+    tb.advance(delay * 10).await.unwrap();
     assert_eq!(ats(&tb, "shared"), [Duration::ZERO, delay, delay * 2]);
     let dlq = tb.topic("jobs-dlq");
     assert_eq!(dlq.len(), 1);
@@ -313,7 +313,7 @@ async fn ack_timeouts_count_towards_the_limit(spawn: Arc<dyn Spawn>) {
     )
     .await;
     tb.publish_to("jobs", &Job { id: 1 }).await.unwrap();
-    tb.advance(ACK_TIMEOUT * 10).await;
+    tb.advance(ACK_TIMEOUT * 10).await.unwrap();
     let at = ats(&tb, "shared");
     assert_eq!(at.len(), 3);
     assert!(at
@@ -356,7 +356,7 @@ async fn undecodable_payload_ends_on_the_dead_letter_topic(spawn: Arc<dyn Spawn>
         dlq[0].property("ORIGIN_MESSAGE_ID"),
         Some(calls[0].message_id())
     );
-    tb.advance(ACK_TIMEOUT * 5).await;
+    tb.advance(ACK_TIMEOUT * 5).await.unwrap();
     assert_eq!(tb.calls_of("shared").len(), 1, "acknowledged: never back");
     assert_eq!(tb.topic("jobs-dlq").len(), 1);
     tb.stop().await;
@@ -380,7 +380,7 @@ async fn undecodable_payload_without_dead_letter_comes_back_after_the_ack_timeou
         .unwrap();
     assert_eq!(tb.calls_of("shared").len(), 1);
     assert_eq!(tb.calls_of("shared")[0].completion(), Completion::Rejected);
-    tb.advance(ACK_TIMEOUT + TICK).await;
+    tb.advance(ACK_TIMEOUT + TICK).await.unwrap();
     assert_eq!(tb.calls_of("shared").len(), 2, "back after the ack timeout");
     tb.stop().await;
 }
@@ -435,8 +435,48 @@ async fn exclusive_rewinds_with_count_zero(spawn: Arc<dyn Spawn>) {
     .await;
     tb.publish_to("jobs-ex", &Job { id: 1 }).await.unwrap();
     assert_eq!(counts(&tb, "exclusive"), [0, 0, 0]);
-    tb.advance(ACK_TIMEOUT * 3).await;
+    tb.advance(ACK_TIMEOUT * 3).await.unwrap();
     assert_eq!(tb.calls_of("exclusive").len(), 3);
+    tb.stop().await;
+}
+
+/// A handler that always retries on Exclusive is redelivered at the same virtual instant
+/// forever: the step gives up past its bound with an error naming the subscription and the
+/// message, instead of looping without end.
+async fn always_retry_on_exclusive_fails_the_step_instead_of_hanging(spawn: Arc<dyn Spawn>) {
+    let tb = TestApp::with_state(
+        app(|b| {
+            b.include(exclusive);
+        }),
+        Plan::new(Script::always(ret(HandlerOutcome::retry()))),
+    )
+    .on(spawn)
+    .max_calls_per_instant(500)
+    .await
+    .expect("the scripted app starts");
+    let error = tb
+        .publish_to("jobs-ex", &Job { id: 1 })
+        .await
+        .expect_err("no progress at t=0");
+    let message = error.to_string();
+    assert!(message.starts_with("no progress at t=0ns: "), "{message}");
+    assert!(
+        message.contains("`exclusive` on subscription `exclusive` with message 1:0:-1"),
+        "{message}"
+    );
+    let calls = tb.calls_of("exclusive").len();
+    assert!(
+        (501..600).contains(&calls),
+        "stopped just past the bound: {calls}"
+    );
+    assert_eq!(tb.now(), Duration::ZERO);
+    // `advance` says the same instead of looping.
+    let again = tb
+        .advance(Duration::from_secs(1))
+        .await
+        .expect_err("still stuck");
+    assert_eq!(again.subscription, "exclusive");
+    assert_eq!(again.message_id, "1:0:-1");
     tb.stop().await;
 }
 
@@ -473,7 +513,7 @@ async fn key_shared_keeps_per_key_order(spawn: Arc<dyn Spawn>) {
             .publish("jobs-ks", payload, vec![], Some(key.into()))
             .unwrap();
     }
-    tb.settle().await;
+    tb.settle().await.unwrap();
     let order = |key: &str| -> Vec<u64> {
         tb.calls_of("key_shared")
             .iter()
@@ -525,7 +565,7 @@ async fn a_slow_handler_does_not_block_the_others(spawn: Arc<dyn Spawn>) {
         .collect();
     assert_eq!(done, [2, 3]);
     gate.send(()).unwrap();
-    tb.settle().await;
+    tb.settle().await.unwrap();
     assert_eq!(tb.calls_of("gated").len(), 3);
     assert_eq!(tb.pulsar().backlog("jobs-gate", "gate").unwrap(), Some(0));
     tb.stop().await;
@@ -639,6 +679,7 @@ ruststream_tests::on_every_runtime!(
     bare_topic_uses_the_default_subscription,
     exclusive_rewinds_with_count_zero,
     failover_rewinds_with_count_zero,
+    always_retry_on_exclusive_fails_the_step_instead_of_hanging,
     key_shared_keeps_per_key_order,
     a_slow_handler_does_not_block_the_others,
     invalid_registrations_fail_at_startup,

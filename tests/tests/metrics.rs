@@ -56,7 +56,8 @@ async fn outcomes_and_calls_are_counted() {
         .await
         .unwrap();
     tb.advance(ruststream_tests::scenario::ACK_TIMEOUT * 2)
-        .await;
+        .await
+        .unwrap();
     tb.stop().await;
 
     let snapshot: Vec<_> = snapshotter

@@ -36,6 +36,11 @@ impl SubscriptionRules {
         &self.subscription
     }
 
+    /// The subscription's name, shared (no copy of the string).
+    pub fn subscription_name(&self) -> Arc<str> {
+        self.subscription.clone()
+    }
+
     /// The subscription's type.
     pub fn kind(&self) -> SubscriptionType {
         self.kind

@@ -40,13 +40,15 @@ async fn busy(spawn: Arc<dyn Spawn>) {
     tb.publish(&refund()).await.unwrap();
     assert_eq!(tb.calls_of("process_refund").len(), 1);
 
-    tb.advance(BACKOFF - Duration::from_millis(1)).await;
+    tb.advance(BACKOFF - Duration::from_millis(1))
+        .await
+        .unwrap();
     assert_eq!(
         tb.calls_of("process_refund").len(),
         1,
         "not a millisecond before BACKOFF"
     );
-    tb.advance(Duration::from_millis(1)).await;
+    tb.advance(Duration::from_millis(1)).await.unwrap();
     let calls = tb.calls_of("process_refund");
     assert_eq!(
         calls.len(),
@@ -60,7 +62,7 @@ async fn busy(spawn: Arc<dyn Spawn>) {
     assert_eq!(calls[1].at(), BACKOFF);
     assert_eq!(calls[1].redelivery_count(), 1);
 
-    tb.advance(BACKOFF * 4).await;
+    tb.advance(BACKOFF * 4).await.unwrap();
     let calls = tb.calls_of("process_refund");
     let at: Vec<Duration> = calls.iter().map(|c| c.at()).collect();
     assert_eq!(
@@ -98,7 +100,7 @@ async fn busy(spawn: Arc<dyn Spawn>) {
         "dead-lettered when the fifth wait ended"
     );
 
-    tb.advance(Duration::from_secs(600)).await;
+    tb.advance(Duration::from_secs(600)).await.unwrap();
     assert_eq!(tb.calls_of("process_refund").len(), 5, "nothing comes back");
     assert_eq!(tb.calls_of("review").len(), 1);
     tb.stop().await;
@@ -122,7 +124,7 @@ async fn unavailable(spawn: Arc<dyn Spawn>) {
     assert_eq!(dlq[0].decode::<Refund>().unwrap(), refund());
     assert_eq!(dlq[0].property("REAL_TOPIC"), Some(REFUNDS_TOPIC));
     assert_eq!(tb.calls_of("review").len(), 1);
-    tb.advance(Duration::from_secs(600)).await;
+    tb.advance(Duration::from_secs(600)).await.unwrap();
     assert_eq!(tb.calls_of("process_refund").len(), 5);
     tb.stop().await;
 }
@@ -131,7 +133,7 @@ async fn unavailable(spawn: Arc<dyn Spawn>) {
 async fn declined(spawn: Arc<dyn Spawn>) {
     let tb = start(spawn, Processor::Refusing(Refusal::Declined)).await;
     tb.publish(&refund()).await.unwrap();
-    tb.advance(Duration::from_secs(600)).await;
+    tb.advance(Duration::from_secs(600)).await.unwrap();
     let calls = tb.calls_of("process_refund");
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].outcome(), Some(HandlerOutcome::drop()));
@@ -144,7 +146,7 @@ async fn declined(spawn: Arc<dyn Spawn>) {
 async fn success(spawn: Arc<dyn Spawn>) {
     let tb = start(spawn, Processor::Accepting).await;
     tb.publish(&refund()).await.unwrap();
-    tb.advance(Duration::from_secs(600)).await;
+    tb.advance(Duration::from_secs(600)).await.unwrap();
     let calls = tb.calls_of("process_refund");
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].outcome(), Some(HandlerOutcome::ack()));
@@ -163,7 +165,7 @@ async fn simulated(spawn: Arc<dyn Spawn>) {
         let refund: Refund = serde_json::from_str(line).unwrap();
         tb.publish(&refund).await.unwrap();
     }
-    tb.advance(Duration::from_secs(600)).await;
+    tb.advance(Duration::from_secs(600)).await.unwrap();
     let per_id = |id: u64| {
         tb.calls_of("process_refund")
             .into_iter()

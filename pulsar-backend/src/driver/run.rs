@@ -39,6 +39,9 @@ pub mod metric {
     pub const WAITING: &str = "ruststream_retry_after_waiting";
 }
 
+/// How many events a driver handles before it yields to its executor once.
+const YIELD_EVERY: u32 = 64;
+
 /// What a driver needs besides its consumer.
 pub(crate) struct DriverConfig<S> {
     pub(crate) handler: Arc<dyn Handler<S>>,
@@ -152,7 +155,15 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             Finished(Finished<Delivered<Id>>),
             Timer,
         }
+        let mut events: u32 = 0;
         loop {
+            events = events.wrapping_add(1);
+            if events % YIELD_EVERY == 0 {
+                // A subscription that always has something ready (a flood of deliveries, or a
+                // message redelivered at once forever) still lets the other tasks of a
+                // single-threaded executor run.
+                ruststream::runtime::yield_now().await;
+            }
             self.flush().await;
             self.arm_timer();
             for id in self.to_release.drain(..) {
@@ -227,6 +238,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let observer = self.config.observer.clone();
         let publisher = self.config.publisher.clone();
         let dead_letter = self.config.dead_letter.clone();
+        let subscription = self.config.rules.subscription_name();
         let span = tracing::info_span!(
             "delivery",
             handler = handler.name(),
@@ -297,6 +309,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 if let Some(observer) = observer {
                     observer.called(CallRecord {
                         handler: handler.name(),
+                        subscription,
                         topic: received.topic.clone(),
                         message_id: received.message_id.clone(),
                         payload: received.payload.clone(),

@@ -23,12 +23,18 @@ impl Call {
         self.record.handler
     }
 
+    /// The subscription the delivery came through.
+    pub fn subscription(&self) -> &str {
+        &self.record.subscription
+    }
+
     /// The fully qualified topic the delivery came from.
     pub fn topic(&self) -> &str {
         &self.record.topic
     }
 
-    /// The delivery's message id (`ledger:entry:partition`).
+    /// The delivery's message id (`ledger:entry:partition`, plus `:index` for a message of a
+    /// batch).
     pub fn message_id(&self) -> &str {
         &self.record.message_id
     }

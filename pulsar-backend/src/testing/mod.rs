@@ -3,10 +3,12 @@
 
 mod call;
 mod live_app;
+mod no_progress;
 mod recorder;
 mod test_app;
 
 pub use crate::inprocess::TopicMessage;
 pub use call::Call;
 pub use live_app::{LiveApp, LiveAppBuilder};
+pub use no_progress::{NoProgress, DEFAULT_MAX_CALLS_PER_INSTANT};
 pub use test_app::{TestApp, TestAppBuilder};

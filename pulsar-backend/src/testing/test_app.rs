@@ -11,6 +11,10 @@ use ruststream::outgoing::Outgoing;
 use ruststream::runtime::{Hybrid, Runtime, Spawn};
 use ruststream::{ManualClock, Timer};
 
+use std::future::poll_fn;
+use std::task::Poll;
+
+use super::no_progress::{NoProgress, DEFAULT_MAX_CALLS_PER_INSTANT};
 use super::recorder::Recorder;
 use super::{Call, TopicMessage};
 use crate::inprocess::InProcessPulsar;
@@ -35,6 +39,7 @@ pub struct TestApp {
     pulsar: InProcessPulsar,
     clock: ManualClock,
     calls: Arc<Recorder>,
+    max_calls_per_instant: usize,
 }
 
 /// Builds a [`TestApp`]; `.await` it to start the app.
@@ -42,6 +47,7 @@ pub struct TestAppBuilder<A: App> {
     app: A,
     state: Option<A::State>,
     spawn: Option<Arc<dyn Spawn>>,
+    max_calls_per_instant: usize,
 }
 
 impl TestApp {
@@ -51,6 +57,7 @@ impl TestApp {
             app,
             state: Some(state),
             spawn: None,
+            max_calls_per_instant: DEFAULT_MAX_CALLS_PER_INSTANT,
         }
     }
 
@@ -60,6 +67,7 @@ impl TestApp {
             app,
             state: None,
             spawn: None,
+            max_calls_per_instant: DEFAULT_MAX_CALLS_PER_INSTANT,
         }
     }
 
@@ -93,7 +101,7 @@ impl TestApp {
         key: Option<String>,
     ) -> Result<String, BoxError> {
         let id = self.pulsar.publish(topic, payload, properties, key)?;
-        self.settle().await;
+        self.settle().await?;
         Ok(id)
     }
 
@@ -116,26 +124,61 @@ impl TestApp {
         records: Vec<Record>,
     ) -> Result<Vec<String>, BoxError> {
         let ids = self.pulsar.publish_batch(topic, records)?;
-        self.settle().await;
+        self.settle().await?;
         Ok(ids)
     }
 
     /// Wait until nothing is in flight: every delivery that can be handled now was handled and
     /// settled, and every timer that fired was reacted to. Time does not move.
-    pub async fn settle(&self) {
+    ///
+    /// Fails with [`NoProgress`] once the app has made more handler calls in this step than
+    /// the bound ([`DEFAULT_MAX_CALLS_PER_INSTANT`] unless the builder set another): on a
+    /// virtual clock such an app would never settle.
+    pub async fn settle(&self) -> Result<(), NoProgress> {
+        let start = self.calls.count();
         loop {
-            self.running().idle().await;
+            let mut idle = std::pin::pin!(self.running().idle());
+            let stuck = poll_fn(|cx| {
+                if idle.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(false);
+                }
+                self.calls.wake_on_next(cx.waker());
+                if self.calls.count() - start > self.max_calls_per_instant {
+                    return Poll::Ready(true);
+                }
+                Poll::Pending
+            })
+            .await;
+            if stuck || self.calls.count() - start > self.max_calls_per_instant {
+                return Err(self.no_progress(start));
+            }
             if self.pulsar.in_flight() == 0 && self.clock.unobserved() == 0 {
-                return;
+                return Ok(());
             }
             ruststream::runtime::yield_now().await;
         }
     }
 
+    fn no_progress(&self, start: usize) -> NoProgress {
+        let last = self.calls.last();
+        NoProgress {
+            subscription: last
+                .as_ref()
+                .map_or_else(String::new, |c| c.subscription().to_owned()),
+            handler: last.as_ref().map_or("", |c| c.handler()),
+            message_id: last
+                .as_ref()
+                .map_or_else(String::new, |c| c.message_id().to_owned()),
+            calls: self.calls.count() - start,
+            at: self.now(),
+        }
+    }
+
     /// Move the virtual clock forward by `by`, firing everything due on the way in deadline
-    /// order and settling after each step.
-    pub async fn advance(&self, by: Duration) {
-        self.settle().await;
+    /// order and settling after each step. Fails with [`NoProgress`] as [`TestApp::settle`]
+    /// does, at the instant where the app stopped making progress.
+    pub async fn advance(&self, by: Duration) -> Result<(), NoProgress> {
+        self.settle().await?;
         let target = self.clock.now().saturating_add(by);
         loop {
             // The model's own deadline counts even before the timer task has armed a sleep for
@@ -149,11 +192,11 @@ impl TestApp {
             };
             self.clock.advance_to(at);
             self.pulsar.handle_timeouts();
-            self.settle().await;
+            self.settle().await?;
         }
         self.clock.advance_to(target);
         self.pulsar.handle_timeouts();
-        self.settle().await;
+        self.settle().await
     }
 
     /// Time since the test app started.
@@ -209,6 +252,13 @@ impl std::fmt::Debug for TestApp {
 }
 
 impl<A: App> TestAppBuilder<A> {
+    /// How many handler calls one step may make without time moving before it fails with
+    /// [`NoProgress`] (default [`DEFAULT_MAX_CALLS_PER_INSTANT`]).
+    pub fn max_calls_per_instant(mut self, calls: usize) -> Self {
+        self.max_calls_per_instant = calls;
+        self
+    }
+
     /// Run the app's tasks with `spawn` (for instance `SmolRuntime::global()`), instead of the
     /// tokio runtime the test runs in.
     pub fn on(mut self, spawn: impl Spawn + 'static) -> Self {
@@ -244,8 +294,12 @@ impl<A: App> TestAppBuilder<A> {
             pulsar,
             clock,
             calls,
+            max_calls_per_instant: self.max_calls_per_instant,
         };
-        test_app.settle().await;
+        test_app
+            .settle()
+            .await
+            .map_err(|e| StartError::Misuse(e.to_string()))?;
         Ok(test_app)
     }
 }

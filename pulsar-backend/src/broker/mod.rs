@@ -15,7 +15,7 @@ use ruststream_pulsar_model::{TopicName, TopicNameError};
 
 pub(crate) use check::{Plan, Planned};
 pub use include::Include;
-pub(crate) use start::Transport;
+pub(crate) use start::{RunningPulsar, Transport};
 
 use crate::observe::Observer;
 

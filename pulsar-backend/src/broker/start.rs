@@ -45,7 +45,10 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
         let publisher: Arc<dyn Publish> = Arc::new(pulsar.clone());
         drivers.push(broker.launch(planned, consumer, &state, &runtime, publisher));
     }
-    Ok(Box::new(RunningPulsar { pulsar, drivers }))
+    Ok(Box::new(RunningPulsar {
+        pulsar,
+        drivers: std::sync::Mutex::new(drivers),
+    }))
 }
 
 impl<S: Send + Sync + 'static> PulsarBroker<S> {
@@ -98,7 +101,18 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
 /// A started Pulsar broker.
 pub(crate) struct RunningPulsar {
     pub(crate) pulsar: InProcessPulsar,
-    drivers: Vec<DriverHandle>,
+    drivers: std::sync::Mutex<Vec<DriverHandle>>,
+}
+
+impl RunningPulsar {
+    fn take_drivers(&self) -> Vec<DriverHandle> {
+        std::mem::take(&mut *self.drivers.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// End the drivers as a process that dies does (see [`DriverHandle::kill_all`]).
+    pub(crate) async fn kill(&self) {
+        DriverHandle::kill_all(self.take_drivers()).await;
+    }
 }
 
 impl RunningBroker for RunningPulsar {
@@ -141,7 +155,7 @@ impl RunningBroker for RunningPulsar {
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
-            DriverHandle::stop_all(self.drivers).await;
+            DriverHandle::stop_all(self.take_drivers()).await;
             self.pulsar.stop_timer();
         })
     }

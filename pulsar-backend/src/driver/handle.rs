@@ -3,13 +3,16 @@
 use std::sync::Arc;
 
 use futures::channel::oneshot;
+use futures::future::{abortable, AbortHandle};
 use ruststream::runtime::Runtime;
 
 use super::{ConsumerPort, Driver};
 
-/// A running driver: the signal that stops it, and the one it gives when it has stopped.
+/// A running driver: the signal that stops it, the handle that kills it, and the signal it
+/// gives when it has ended.
 pub(crate) struct DriverHandle {
     stop: oneshot::Sender<()>,
+    abort: AbortHandle,
     done: oneshot::Receiver<()>,
 }
 
@@ -21,11 +24,12 @@ impl DriverHandle {
     ) -> Self {
         let (stop, stop_rx) = oneshot::channel();
         let (done_tx, done) = oneshot::channel();
+        let (run, abort) = abortable(driver.run(stop_rx));
         runtime.spawn(Box::pin(async move {
-            driver.run(stop_rx).await;
+            let _ = run.await;
             let _ = done_tx.send(());
         }));
-        DriverHandle { stop, done }
+        DriverHandle { stop, abort, done }
     }
 
     /// Tell every driver to stop at once, then wait until all have shut down gracefully.
@@ -33,6 +37,20 @@ impl DriverHandle {
         let mut done = Vec::with_capacity(handles.len());
         for handle in handles {
             let _ = handle.stop.send(());
+            done.push(handle.done);
+        }
+        for finished in done {
+            let _ = finished.await;
+        }
+    }
+
+    /// End every driver at once, as a process that dies does: running handlers and
+    /// `retry_after` waits are dropped, nothing is flushed, and each consumer goes as a lost
+    /// connection goes (its unacknowledged messages return to the subscription).
+    pub(crate) async fn kill_all(handles: Vec<DriverHandle>) {
+        let mut done = Vec::with_capacity(handles.len());
+        for handle in handles {
+            handle.abort.abort();
             done.push(handle.done);
         }
         for finished in done {

@@ -157,6 +157,18 @@ impl ConsumerPort for InProcessConsumer {
     }
 
     async fn close(mut self) {
+        self.disconnect();
+    }
+}
+
+impl InProcessConsumer {
+    /// Leave the cluster: on Shared and KeyShared the unacknowledged messages go to the other
+    /// consumers, on Failover a standby takes over. Whether closed on purpose or dropped with
+    /// a task that ended (a process that died), the broker sees the same.
+    fn disconnect(&mut self) {
+        if self.closed {
+            return;
+        }
         self.closed = true;
         let mut inner = self.pulsar.lock();
         let now = self.runtime.now();
@@ -166,6 +178,12 @@ impl ConsumerPort for InProcessConsumer {
         inner.held -= still_held;
         self.held.clear();
         inner.notify();
+    }
+}
+
+impl Drop for InProcessConsumer {
+    fn drop(&mut self) {
+        self.disconnect();
     }
 }
 

@@ -42,6 +42,8 @@ pub(crate) struct Inner {
     timer: Option<(Instant, Sleep)>,
     timer_waker: Option<Waker>,
     timer_stopped: bool,
+    /// How many started brokers use the timer (several apps can share one in-process Pulsar).
+    timer_users: usize,
     /// The clock of the runtime the broker started on.
     runtime: Option<Arc<dyn Runtime>>,
 }
@@ -261,6 +263,7 @@ impl InProcessPulsar {
     pub(crate) fn start_timer(&self, runtime: Arc<dyn Runtime>) {
         {
             let mut inner = self.lock();
+            inner.timer_users += 1;
             if inner.runtime.is_some() && !inner.timer_stopped {
                 return;
             }
@@ -274,6 +277,10 @@ impl InProcessPulsar {
 
     pub(crate) fn stop_timer(&self) {
         let mut inner = self.lock();
+        inner.timer_users = inner.timer_users.saturating_sub(1);
+        if inner.timer_users > 0 {
+            return;
+        }
         inner.timer_stopped = true;
         inner.notify();
         if let Some(w) = inner.timer_waker.take() {

@@ -48,6 +48,8 @@ pub struct TestAppBuilder<A: App> {
     state: Option<A::State>,
     spawn: Option<Arc<dyn Spawn>>,
     max_calls_per_instant: usize,
+    /// The in-process Pulsar and clock of another test app, to run alongside it.
+    alongside: Option<(InProcessPulsar, ManualClock)>,
 }
 
 impl TestApp {
@@ -58,6 +60,7 @@ impl TestApp {
             state: Some(state),
             spawn: None,
             max_calls_per_instant: DEFAULT_MAX_CALLS_PER_INSTANT,
+            alongside: None,
         }
     }
 
@@ -68,6 +71,7 @@ impl TestApp {
             state: None,
             spawn: None,
             max_calls_per_instant: DEFAULT_MAX_CALLS_PER_INSTANT,
+            alongside: None,
         }
     }
 
@@ -234,6 +238,33 @@ impl TestApp {
         &self.pulsar
     }
 
+    /// End the app as a process that dies does (SIGKILL): its handlers and `retry_after`
+    /// waits vanish, nothing is flushed, and its consumers go as lost connections go, so their
+    /// unacknowledged messages return to the subscription (to the other instances on Shared
+    /// and KeyShared; on Failover a standby takes over). Then settle, on the apps that remain.
+    pub async fn kill(mut self) -> Result<(), NoProgress> {
+        if let Some(app) = self.app.take() {
+            for broker in app.brokers() {
+                if let Some(running) = broker
+                    .as_any()
+                    .downcast_ref::<crate::broker::RunningPulsar>()
+                {
+                    running.kill().await;
+                }
+            }
+            // Dropped, not stopped: nothing of it runs any more.
+            drop(app);
+        }
+        // Like `settle`, without an app of its own: wait for the others to take over.
+        loop {
+            self.pulsar.idle().await;
+            if self.pulsar.in_flight() == 0 && self.clock.unobserved() == 0 {
+                return Ok(());
+            }
+            ruststream::runtime::yield_now().await;
+        }
+    }
+
     /// Stop the app gracefully.
     pub async fn stop(mut self) {
         if let Some(app) = self.app.take() {
@@ -252,6 +283,15 @@ impl std::fmt::Debug for TestApp {
 }
 
 impl<A: App> TestAppBuilder<A> {
+    /// Run this app as another instance beside `other`: on the same in-process Pulsar and the
+    /// same virtual clock, as several instances of a service share a broker. Both see each
+    /// other's consumers (round-robin on Shared, a standby on Failover, a refusal on
+    /// Exclusive, keys split on KeyShared); `advance` on either moves the one clock.
+    pub fn alongside(mut self, other: &TestApp) -> Self {
+        self.alongside = Some((other.pulsar.clone(), other.clock.clone()));
+        self
+    }
+
     /// How many handler calls one step may make without time moving before it fails with
     /// [`NoProgress`] (default [`DEFAULT_MAX_CALLS_PER_INSTANT`]).
     pub fn max_calls_per_instant(mut self, calls: usize) -> Self {
@@ -271,9 +311,10 @@ impl<A: App> TestAppBuilder<A> {
             Some(s) => s,
             None => default_spawn()?,
         };
-        let clock = ManualClock::new();
+        let (pulsar, clock) = self
+            .alongside
+            .unwrap_or_else(|| (InProcessPulsar::new(), ManualClock::new()));
         let runtime: Arc<dyn Runtime> = Arc::new(Hybrid::new(spawn, clock.clone()));
-        let pulsar = InProcessPulsar::new();
         let calls = Arc::new(Recorder::default());
         let mut parts: AppParts<A::State> = self.app.into_parts();
         for broker in &mut parts.brokers {

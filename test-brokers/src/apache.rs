@@ -69,6 +69,51 @@ impl ApacheStandalone {
         Ok(me)
     }
 
+    /// Stop the broker and start it again on the same ports and data (what a broker restart
+    /// under load looks like to its clients: connections drop, then the same address serves
+    /// the same topics and subscriptions again). `down` is how long it stays stopped.
+    pub fn restart(&self, down: std::time::Duration) -> Result<(), BrokerError> {
+        let stop = Command::new("bash")
+            .arg(self.launcher.join("stop.sh"))
+            .arg(self.dir.path())
+            .output()
+            .map_err(|source| BrokerError::Bridge {
+                what: "run tests/brokers/pulsar-standalone/stop.sh",
+                source,
+            })?;
+        if !stop.status.success() {
+            return Err(BrokerError::ApacheUnavailable {
+                detail: format!(
+                    "stop.sh exited with {}:\n{}",
+                    stop.status,
+                    String::from_utf8_lossy(&stop.stderr)
+                ),
+            });
+        }
+        std::thread::sleep(down);
+        let output = Command::new("bash")
+            .arg(self.launcher.join("start.sh"))
+            .arg(self.dir.path())
+            .env("PULSAR_PORT", self.broker.port().to_string())
+            .env("PULSAR_HTTP_PORT", self.http.port().to_string())
+            .output()
+            .map_err(|source| BrokerError::Bridge {
+                what: "run tests/brokers/pulsar-standalone/start.sh",
+                source,
+            })?;
+        if !output.status.success() {
+            return Err(BrokerError::ApacheUnavailable {
+                detail: format!(
+                    "start.sh (restart) exited with {}:\n{}{}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stdout),
+                    String::from_utf8_lossy(&output.stderr)
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// `pulsar://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
         format!("pulsar://{}", self.broker)

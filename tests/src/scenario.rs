@@ -67,7 +67,8 @@ impl Script {
         })
     }
 
-    /// The `batched` handler answers `rule(job id, attempt)`; the others always ack.
+    /// The handlers answer `rule(job id, attempt)` (the `gated` one and the dead-letter
+    /// readers excepted).
     pub fn by_job(
         rule: impl Fn(u64, u32) -> HandlerOutcome + Send + Sync + 'static,
     ) -> Arc<Script> {
@@ -132,8 +133,8 @@ impl Plan {
 }
 
 #[subscriber(PulsarSubscription::new("jobs", "shared").ack_timeout(ACK_TIMEOUT))]
-pub async fn shared(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
-    script.next()
+pub async fn shared(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
 }
 
 #[subscriber(PulsarSubscription::new("jobs-nt", "no-timeout"))]
@@ -146,8 +147,8 @@ pub async fn no_timeout(_job: &Job, State(script): State<Arc<Script>>) -> Handle
         .subscription_type(SubscriptionType::Exclusive)
         .ack_timeout(ACK_TIMEOUT)
 )]
-pub async fn exclusive(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
-    script.next()
+pub async fn exclusive(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
 }
 
 #[subscriber(
@@ -155,8 +156,8 @@ pub async fn exclusive(_job: &Job, State(script): State<Arc<Script>>) -> Handler
         .subscription_type(SubscriptionType::Failover)
         .ack_timeout(ACK_TIMEOUT)
 )]
-pub async fn failover(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
-    script.next()
+pub async fn failover(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
 }
 
 #[subscriber(
@@ -164,8 +165,8 @@ pub async fn failover(_job: &Job, State(script): State<Arc<Script>>) -> HandlerO
         .subscription_type(SubscriptionType::KeyShared)
         .ack_timeout(ACK_TIMEOUT)
 )]
-pub async fn key_shared(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
-    script.next()
+pub async fn key_shared(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
 }
 
 #[subscriber("jobs-bare")]

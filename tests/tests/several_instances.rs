@@ -17,8 +17,8 @@ async fn instance(
     mount: fn(&mut ruststream_pulsar::PulsarBroker<Plan>),
     step: HandlerOutcome,
 ) -> TestApp {
-    let builder = TestApp::with_state(app(mount), Plan::new(Script::always(ret(step))))
-        .on(spawn.clone());
+    let builder =
+        TestApp::with_state(app(mount), Plan::new(Script::always(ret(step)))).on(spawn.clone());
     match beside {
         Some(other) => builder.alongside(other),
         None => builder,
@@ -40,21 +40,41 @@ const HOLD: HandlerOutcome = HandlerOutcome::RetryAfter(DELAY);
 /// `retry_after` wait) to the other at once, keeping their count; all end acknowledged.
 async fn shared_killed_instance_hands_its_messages_to_the_other(spawn: Arc<dyn Spawn>) {
     let a = instance(&spawn, None, |b| drop(b.include(shared)), HOLD).await;
-    let b = instance(&spawn, Some(&a), |b| drop(b.include(shared)), HandlerOutcome::ack()).await;
+    let b = instance(
+        &spawn,
+        Some(&a),
+        |b| drop(b.include(shared)),
+        HandlerOutcome::ack(),
+    )
+    .await;
     for id in 0..10 {
         a.publish_to("jobs", &Job { id }).await.unwrap();
     }
     let held = ids(&a.calls_of("shared"));
     let acked = ids(&b.calls_of("shared"));
-    assert!(!held.is_empty() && !acked.is_empty(), "both instances took messages");
+    assert!(
+        !held.is_empty() && !acked.is_empty(),
+        "both instances took messages"
+    );
     assert_eq!(held.len() + acked.len(), 10);
 
     a.kill().await.unwrap();
     let after = b.calls_of("shared");
-    assert_eq!(ids(&after), (0..10).collect(), "the killed instance's messages reached the other");
-    for call in after.iter().filter(|c| held.contains(&c.payload::<Job>().unwrap().id)) {
+    assert_eq!(
+        ids(&after),
+        (0..10).collect(),
+        "the killed instance's messages reached the other"
+    );
+    for call in after
+        .iter()
+        .filter(|c| held.contains(&c.payload::<Job>().unwrap().id))
+    {
         assert_eq!(call.at(), Duration::ZERO, "at once, not after a timeout");
-        assert_eq!(call.redelivery_count(), 0, "a closed consumer's messages keep their count");
+        assert_eq!(
+            call.redelivery_count(),
+            0,
+            "a closed consumer's messages keep their count"
+        );
     }
     assert_eq!(b.pulsar().backlog("jobs", "shared").unwrap(), Some(0));
     b.advance(ACK_TIMEOUT * 3).await.unwrap();
@@ -65,7 +85,13 @@ async fn shared_killed_instance_hands_its_messages_to_the_other(spawn: Arc<dyn S
 /// Shared: an instance stopped gracefully abandons its waits; their messages go to the other.
 async fn shared_stopped_instance_hands_its_waits_to_the_other(spawn: Arc<dyn Spawn>) {
     let a = instance(&spawn, None, |b| drop(b.include(shared)), HOLD).await;
-    let b = instance(&spawn, Some(&a), |b| drop(b.include(shared)), HandlerOutcome::ack()).await;
+    let b = instance(
+        &spawn,
+        Some(&a),
+        |b| drop(b.include(shared)),
+        HandlerOutcome::ack(),
+    )
+    .await;
     for id in 0..6 {
         b.publish_to("jobs", &Job { id }).await.unwrap();
     }
@@ -82,23 +108,41 @@ async fn shared_stopped_instance_hands_its_waits_to_the_other(spawn: Arc<dyn Spa
 /// unacknowledged message, with count 0.
 async fn failover_standby_takes_over(spawn: Arc<dyn Spawn>) {
     let a = instance(&spawn, None, |b| drop(b.include(failover)), HOLD).await;
-    let b = instance(&spawn, Some(&a), |b| drop(b.include(failover)), HandlerOutcome::ack()).await;
+    let b = instance(
+        &spawn,
+        Some(&a),
+        |b| drop(b.include(failover)),
+        HandlerOutcome::ack(),
+    )
+    .await;
     for id in 0..4 {
         a.publish_to("jobs-fo", &Job { id }).await.unwrap();
     }
-    assert_eq!(ids(&a.calls_of("failover")), (0..4).collect(), "the active one takes all");
+    assert_eq!(
+        ids(&a.calls_of("failover")),
+        (0..4).collect(),
+        "the active one takes all"
+    );
     assert!(b.calls_of("failover").is_empty(), "the standby takes none");
     a.kill().await.unwrap();
     let taken = b.calls_of("failover");
     assert_eq!(ids(&taken), (0..4).collect());
-    assert!(taken.iter().all(|c| c.redelivery_count() == 0 && c.at() == Duration::ZERO));
+    assert!(taken
+        .iter()
+        .all(|c| c.redelivery_count() == 0 && c.at() == Duration::ZERO));
     assert_eq!(b.pulsar().backlog("jobs-fo", "failover").unwrap(), Some(0));
     b.stop().await;
 }
 
 /// Exclusive: a second instance is refused at startup, with an error that says so.
 async fn exclusive_refuses_a_second_instance(spawn: Arc<dyn Spawn>) {
-    let a = instance(&spawn, None, |b| drop(b.include(exclusive)), HandlerOutcome::ack()).await;
+    let a = instance(
+        &spawn,
+        None,
+        |b| drop(b.include(exclusive)),
+        HandlerOutcome::ack(),
+    )
+    .await;
     let refused = TestApp::with_state(
         app(|b| {
             b.include(exclusive);
@@ -123,9 +167,20 @@ async fn exclusive_refuses_a_second_instance(spawn: Arc<dyn Spawn>) {
 
 /// KeyShared: each key is handled by one instance only, and every message is handled.
 async fn key_shared_keeps_each_key_on_one_instance(spawn: Arc<dyn Spawn>) {
-    let a = instance(&spawn, None, |b| drop(b.include(key_shared)), HandlerOutcome::ack()).await;
-    let b = instance(&spawn, Some(&a), |b| drop(b.include(key_shared)), HandlerOutcome::ack())
-        .await;
+    let a = instance(
+        &spawn,
+        None,
+        |b| drop(b.include(key_shared)),
+        HandlerOutcome::ack(),
+    )
+    .await;
+    let b = instance(
+        &spawn,
+        Some(&a),
+        |b| drop(b.include(key_shared)),
+        HandlerOutcome::ack(),
+    )
+    .await;
     for id in 0..40 {
         let payload = format!("{{\"id\":{id}}}").into_bytes();
         a.publish_raw("jobs-ks", payload, vec![], Some(format!("key-{}", id % 8)))
@@ -140,7 +195,10 @@ async fn key_shared_keeps_each_key_on_one_instance(spawn: Arc<dyn Spawn>) {
     };
     let (ka, kb) = (keys_of(&a), keys_of(&b));
     assert!(!ka.is_empty() && !kb.is_empty(), "both instances own keys");
-    assert!(ka.keys().all(|k| !kb.contains_key(k)), "no key on both: {ka:?} {kb:?}");
+    assert!(
+        ka.keys().all(|k| !kb.contains_key(k)),
+        "no key on both: {ka:?} {kb:?}"
+    );
     let all = a.calls_of("key_shared").len() + b.calls_of("key_shared").len();
     assert_eq!(all, 40);
     a.stop().await;

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::task::{Context, Poll};
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use pulsar::message::proto::MessageIdData;
 use pulsar::{Consumer, Executor};
 use ruststream::app::BoxError;
@@ -18,20 +18,30 @@ pub(crate) struct RemoteId {
     id: MessageIdData,
 }
 
+/// How long a stopping consumer waits for the broker to confirm its close.
+const CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// One subscription's pulsar-rs consumer.
 pub(crate) struct RemoteConsumer<Exe: Executor> {
     consumer: Consumer<Vec<u8>, Exe>,
     activity: Activity,
+    /// The app's runtime, for the close bound.
+    runtime: std::sync::Arc<dyn ruststream::runtime::Runtime>,
     /// Deliveries held, by printable id, so that a settlement after a release does not count
     /// twice.
     held: BTreeMap<String, usize>,
 }
 
 impl<Exe: Executor> RemoteConsumer<Exe> {
-    pub(crate) fn new(consumer: Consumer<Vec<u8>, Exe>, activity: Activity) -> Self {
+    pub(crate) fn new(
+        consumer: Consumer<Vec<u8>, Exe>,
+        activity: Activity,
+        runtime: std::sync::Arc<dyn ruststream::runtime::Runtime>,
+    ) -> Self {
         RemoteConsumer {
             consumer,
             activity,
+            runtime,
             held: BTreeMap::new(),
         }
     }
@@ -138,8 +148,25 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                 self.activity.end();
             }
         }
-        if let Err(error) = self.consumer.close().await {
-            tracing::warn!(%error, "closing the consumer failed; the broker drops it with the connection");
+        // pulsar-rs's `close` asks the consumer engine for its connection, and the engine
+        // answers only between two messages: while it waits for room in the receive queue (a
+        // stopping driver no longer pulls), it never does. Take what is queued (it stays
+        // unacknowledged and returns to the subscription), then close within a bound; past
+        // it, dropping the consumer closes it as well (the engine's drop sends the close).
+        while let Some(Some(_)) = self.consumer.next().now_or_never() {}
+        let closing = std::pin::pin!(self.consumer.close());
+        let bound = std::pin::pin!(self.runtime.sleep(CLOSE_BOUND));
+        match futures::future::select(closing, bound).await {
+            futures::future::Either::Left((Ok(()), _)) => {}
+            futures::future::Either::Left((Err(error), _)) => tracing::warn!(
+                %error,
+                "closing the consumer failed; the broker drops it with the connection"
+            ),
+            futures::future::Either::Right(_) => tracing::warn!(
+                bound = ?CLOSE_BOUND,
+                "closing the consumer took too long; it is dropped instead, and the broker \
+                 gives its unacknowledged messages back when it goes"
+            ),
         }
     }
 }

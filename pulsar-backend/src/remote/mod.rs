@@ -25,7 +25,7 @@ use consumer::RemoteConsumer;
 pub(crate) use executor::AppExecutor;
 use publisher::Publisher;
 
-use crate::broker::{Plan, PulsarBroker};
+use crate::broker::{Plan, Planned, PulsarBroker};
 use crate::driver::DriverHandle;
 
 /// How to reach the server, besides its URL.
@@ -66,6 +66,27 @@ fn connect_error(url: &str, what: impl std::fmt::Display) -> StartError {
     }
 }
 
+/// Why subscribing did not succeed within the startup bound, and what to do.
+fn subscribe_timed_out<S>(planned: &Planned<S>, bound: std::time::Duration) -> String {
+    let why = match planned.kind {
+        ruststream::SubscriptionType::Exclusive => format!(
+            "an Exclusive subscription takes one consumer and another one holds `{}` (another \
+             instance of this service, or one that died and that the broker has not dropped \
+             yet). Stop the other instance, or use Failover (one active, standbys take over) \
+             or Shared",
+            planned.subscription
+        ),
+        _ => "the broker kept refusing the consumer (see the warnings above: ServiceNotReady \
+              or ConsumerBusy)"
+            .to_owned(),
+    };
+    format!(
+        "cannot subscribe `{}` to {} as {} within {bound:?} (`PulsarBroker::connect_timeout`): \
+         {why}",
+        planned.subscription, planned.topic, planned.kind
+    )
+}
+
 async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
     broker: &PulsarBroker<S>,
     plan: Plan<S>,
@@ -96,20 +117,31 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
                     u32::try_from(planned.concurrency).unwrap_or(u32::MAX),
                 ))
                 .with_unacked_message_resend_delay(planned.ack_timeout);
-        let consumer = builder
-            .build::<Vec<u8>>()
-            .await
-            .map_err(|e| StartError::Connect {
-                broker: "pulsar",
-                source: format!(
-                    "cannot subscribe `{}` to {} as {}: {e}",
-                    planned.subscription, planned.topic, planned.kind
-                )
-                .into(),
-            })?;
+        // pulsar-rs retries a refused subscription (ConsumerBusy, ServiceNotReady) every 5 s
+        // without end; at startup the connect bound applies to it too.
+        let subscribing = std::pin::pin!(builder.build::<Vec<u8>>());
+        let timer = std::pin::pin!(runtime.sleep(broker.connect_timeout));
+        let consumer = match futures::future::select(subscribing, timer).await {
+            futures::future::Either::Left((built, _)) => {
+                built.map_err(|e| StartError::Connect {
+                    broker: "pulsar",
+                    source: format!(
+                        "cannot subscribe `{}` to {} as {}: {e}",
+                        planned.subscription, planned.topic, planned.kind
+                    )
+                    .into(),
+                })?
+            }
+            futures::future::Either::Right(_) => {
+                return Err(StartError::Connect {
+                    broker: "pulsar",
+                    source: subscribe_timed_out(&planned, broker.connect_timeout).into(),
+                })
+            }
+        };
         drivers.push(broker.launch(
             planned,
-            RemoteConsumer::new(consumer, activity.clone()),
+            RemoteConsumer::new(consumer, activity.clone(), runtime.clone()),
             &state,
             &runtime,
             publisher.clone(),

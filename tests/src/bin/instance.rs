@@ -1,0 +1,107 @@
+//! One instance of the scripted service, as its own process, for the live tests that need
+//! several instances, crashes and restarts (`tests/tests/live_instances.rs`).
+//!
+//! Configured by environment variables (all required but `INSTANCE_HOLD_MS`):
+//! - `INSTANCE_URL`, `INSTANCE_NAMESPACE`: the broker and the namespace of short topic names;
+//! - `INSTANCE_HANDLER`: `shared`, `failover`, `exclusive` or `key_shared` (which scripted
+//!   subscription it mounts);
+//! - `INSTANCE_RULE`: `ack` (every delivery), or `odd-retry-after-once` (odd ids return
+//!   `retry_after(1 s)` on their first delivery, then `ack`);
+//! - `INSTANCE_HOLD_MS`: how long each handler call takes (a blocking pause), default 0.
+//!
+//! It prints `ready` once subscribed, then one line per handler call, *before* the outcome is
+//! returned to the framework, so that a process killed at any point has printed every outcome
+//! it produced: `call <id> <outcome>`. SIGTERM or SIGINT stop
+//! it gracefully (handlers finish, acknowledgements are flushed); it then prints `stopped`.
+//! Startup errors are printed as `error <text>` with exit code 2.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ruststream::HandlerOutcome;
+use ruststream_pulsar::testing::LiveApp;
+use ruststream_tests::scenario::{app, exclusive, failover, key_shared, shared, Plan, Script};
+
+fn var(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        println!("error {name} is not set");
+        std::process::exit(2)
+    })
+}
+
+fn main() {
+    let url = var("INSTANCE_URL");
+    let namespace = var("INSTANCE_NAMESPACE");
+    let handler = var("INSTANCE_HANDLER");
+    let rule = var("INSTANCE_RULE");
+    let hold = Duration::from_millis(
+        std::env::var("INSTANCE_HOLD_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+    );
+    let odd_once = match rule.as_str() {
+        "ack" => false,
+        "odd-retry-after-once" => true,
+        other => {
+            println!("error unknown INSTANCE_RULE {other}");
+            std::process::exit(2)
+        }
+    };
+    let script = Script::by_job(move |id, attempt| {
+        if !hold.is_zero() {
+            std::thread::sleep(hold);
+        }
+        let outcome = if odd_once && id % 2 == 1 && attempt == 0 {
+            HandlerOutcome::retry_after(Duration::from_secs(1))
+        } else {
+            HandlerOutcome::ack()
+        };
+        // Printed before the framework sees the outcome.
+        println!("call {id} {}", outcome.name());
+        outcome
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    ctrlc::set_handler(move || {
+        let _ = stop_tx.send(());
+    })
+    .expect("signal handler");
+    let runtime: Arc<dyn ruststream::runtime::Runtime> =
+        Arc::new(ruststream_smol::SmolRuntime::global());
+    smol::block_on(async move {
+        let mount = |b: &mut ruststream_pulsar::PulsarBroker<Plan>| match handler.as_str() {
+            "shared" => drop(b.include(shared)),
+            "failover" => drop(b.include(failover)),
+            "exclusive" => drop(b.include(exclusive)),
+            "key_shared" => drop(b.include(key_shared)),
+            other => {
+                println!("error unknown INSTANCE_HANDLER {other}");
+                std::process::exit(2)
+            }
+        };
+        let started = LiveApp::with_state(app(mount), Plan::new(script), runtime.clone())
+            .url(url)
+            .namespace(namespace)
+            .await;
+        let live = match started {
+            Ok(live) => live,
+            Err(e) => {
+                println!("error {e}");
+                std::process::exit(2)
+            }
+        };
+        println!("ready");
+        let _ = std::io::stdout().flush();
+        // Wait for a signal without blocking the executor.
+        while stop_rx.try_recv().is_err() {
+            runtime.sleep(Duration::from_millis(20)).await;
+        }
+        live.stop().await;
+        println!("stopped");
+    });
+}

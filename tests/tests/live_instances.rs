@@ -1,0 +1,457 @@
+//! Several instances of a service on one subscription, each its own process (the `instance`
+//! binary of this crate), on Apache Pulsar standalone started here on 127.0.0.1: hand-over when
+//! one is killed with SIGKILL mid-stream (Shared, Failover), the refusal of a second Exclusive
+//! consumer, KeyShared's one owner per key. Messages are published the way real producers do:
+//! half of them in batches.
+//!
+//! Each case prints its figures (published, acknowledged, lost, duplicates) and asserts that
+//! nothing is lost. A broker that cannot start fails the run: these tests never skip.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::IntoFuture;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use ruststream::message::Record;
+use ruststream_pulsar::testing::LiveApp;
+use ruststream_test_brokers::{ApacheStandalone, APACHE_PULSAR_VERSION};
+use ruststream_tests::scenario::{app, Plan, Script};
+
+static NEXT_NAMESPACE: AtomicU64 = AtomicU64::new(0);
+
+/// One `instance` process and the lines it printed.
+struct Instance {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Instance {
+    fn start(url: &str, namespace: &str, handler: &str, rule: &str, hold_ms: u64) -> Instance {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_instance"))
+            .env("INSTANCE_URL", url)
+            .env("INSTANCE_NAMESPACE", namespace)
+            .env("INSTANCE_HANDLER", handler)
+            .env("INSTANCE_RULE", rule)
+            .env("INSTANCE_HOLD_MS", hold_ms.to_string())
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the instance binary starts");
+        let stdout = child.stdout.take().expect("piped");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Instance { child, lines }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// Wait until a line satisfies `done`, at most `within`.
+    fn wait_for(&self, within: Duration, done: impl Fn(&[String]) -> bool) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if done(&self.lines()) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        done(&self.lines())
+    }
+
+    fn wait_ready(&self) -> Result<(), Failed> {
+        let ok = self.wait_for(Duration::from_secs(30), |l| {
+            l.iter().any(|x| x == "ready" || x.starts_with("error "))
+        });
+        match self.lines().iter().find(|x| x.starts_with("error ")) {
+            Some(error) => Err(format!("the instance did not start: {error}").into()),
+            None if ok => Ok(()),
+            None => Err("the instance printed nothing within 30 s".into()),
+        }
+    }
+
+    /// `(id, outcome)` of every handler call it printed.
+    fn calls(&self) -> Vec<(u64, String)> {
+        self.lines()
+            .iter()
+            .filter_map(|l| {
+                let mut parts = l.strip_prefix("call ")?.split(' ');
+                Some((parts.next()?.parse().ok()?, parts.next()?.to_owned()))
+            })
+            .collect()
+    }
+
+    /// SIGKILL.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM, then wait for the graceful stop.
+    fn terminate(&mut self) -> Result<(), Failed> {
+        let pid = self.child.id().to_string();
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .map_err(|e| Failed::from(e.to_string()))?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = self
+                .child
+                .try_wait()
+                .map_err(|e| Failed::from(e.to_string()))?
+            {
+                break status;
+            }
+            if Instant::now() > deadline {
+                self.kill();
+                return Err("no graceful stop within 60 s of SIGTERM".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        if !self.lines().iter().any(|l| l == "stopped") {
+            return Err(format!("no graceful stop: {status}").into());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Publishes from the test, as another process would.
+struct Producer {
+    rt: tokio::runtime::Runtime,
+    app: Option<LiveApp>,
+}
+
+impl Producer {
+    fn connect(url: &str, namespace: &str) -> Producer {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio");
+        let runtime = Arc::new(ruststream_tokio::TokioRuntime::new(rt.handle().clone()));
+        let app = rt
+            .block_on(
+                LiveApp::with_state(
+                    app(|_| {}),
+                    Plan::new(Script::always(ruststream_tests::scenario::ret(
+                        ruststream::HandlerOutcome::ack(),
+                    ))),
+                    runtime,
+                )
+                .url(url)
+                .namespace(namespace)
+                .into_future(),
+            )
+            .expect("the producer connects");
+        Producer { rt, app: Some(app) }
+    }
+
+    /// Publish jobs `ids` to `topic`: in batches of `batch` (1: one at a time), keyed by
+    /// `id % keys` when `keys > 0`.
+    fn publish(&self, topic: &str, ids: std::ops::Range<u64>, batch: usize, keys: u64) {
+        let app = self.app.as_ref().expect("connected");
+        let record = |id: u64| {
+            let r = Record::new(format!("{{\"id\":{id}}}"));
+            if keys > 0 {
+                r.with_key(format!("key-{}", id % keys))
+            } else {
+                r
+            }
+        };
+        let ids: Vec<u64> = ids.collect();
+        self.rt.block_on(async {
+            for chunk in ids.chunks(batch) {
+                if batch == 1 {
+                    let r = record(chunk[0]);
+                    app.publish_raw(topic, r.payload, r.headers, r.key)
+                        .await
+                        .expect("published");
+                } else {
+                    let published = app
+                        .publish_batch_raw(topic, chunk.iter().map(|&id| record(id)).collect())
+                        .await
+                        .expect("published");
+                    assert!(published.iter().all(|id| id.matches(':').count() == 3));
+                }
+            }
+        });
+    }
+}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        if let Some(app) = self.app.take() {
+            self.rt.block_on(app.stop());
+        }
+    }
+}
+
+/// Publish `0..n` to `topic` from another thread, half in batches of 10, half one by one, so
+/// that instances can be killed while the stream flows.
+fn publish_in_background(
+    url: &str,
+    ns: &str,
+    topic: &'static str,
+    n: u64,
+) -> std::thread::JoinHandle<()> {
+    let (url, ns) = (url.to_owned(), ns.to_owned());
+    std::thread::spawn(move || {
+        let producer = Producer::connect(&url, &ns);
+        producer.publish(topic, 0..n / 2, 10, 0);
+        producer.publish(topic, n / 2..n, 1, 0);
+    })
+}
+
+/// Published, acknowledged (by any instance), lost, duplicate deliveries.
+#[derive(Debug)]
+struct Figures {
+    published: usize,
+    acked: usize,
+    lost: Vec<u64>,
+    duplicates: usize,
+}
+
+fn figures(published: u64, instances: &[&Instance]) -> Figures {
+    let mut acked = BTreeSet::new();
+    let mut ack_lines = 0;
+    for instance in instances {
+        for (id, outcome) in instance.calls() {
+            if outcome == "ack" {
+                acked.insert(id);
+                ack_lines += 1;
+            }
+        }
+    }
+    let lost: Vec<u64> = (0..published).filter(|id| !acked.contains(id)).collect();
+    Figures {
+        published: published as usize,
+        acked: acked.len(),
+        lost,
+        duplicates: ack_lines - acked.len(),
+    }
+}
+
+fn wait_all_acked(published: u64, instances: &[&Instance], within: Duration) -> Figures {
+    let deadline = Instant::now() + within;
+    loop {
+        let f = figures(published, instances);
+        if f.lost.is_empty() || Instant::now() > deadline {
+            return f;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn report(case: &str, f: &Figures) -> Result<(), Failed> {
+    eprintln!(
+        "live_instances {case}: published {}, acknowledged {}, lost {}, duplicates {}",
+        f.published,
+        f.acked,
+        f.lost.len(),
+        f.duplicates
+    );
+    if f.lost.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{case}: lost {:?}", f.lost).into())
+    }
+}
+
+/// Shared: two instances; one is SIGKILLed mid-stream; the other handles its messages.
+fn shared_sigkill_mid_stream(url: &str, ns: &str) -> Result<(), Failed> {
+    let mut a = Instance::start(url, ns, "shared", "ack", 10);
+    let b = Instance::start(url, ns, "shared", "ack", 10);
+    a.wait_ready()?;
+    b.wait_ready()?;
+    const N: u64 = 600;
+    let publishing = publish_in_background(url, ns, "jobs", N);
+    if !a.wait_for(Duration::from_secs(60), |l| l.len() > (N / 8) as usize) {
+        return Err("instance A handled nothing".into());
+    }
+    let a_before: BTreeSet<u64> = a.calls().into_iter().map(|(id, _)| id).collect();
+    a.kill();
+    publishing
+        .join()
+        .map_err(|_| Failed::from("publishing failed"))?;
+    let f = wait_all_acked(N, &[&a, &b], Duration::from_secs(60));
+    report("shared_sigkill_mid_stream", &f)?;
+    let b_ids: BTreeSet<u64> = b.calls().into_iter().map(|(id, _)| id).collect();
+    if b_ids.is_empty() {
+        return Err("B handled nothing".into());
+    }
+    eprintln!(
+        "live_instances shared_sigkill_mid_stream: A handled {} before the kill, B {} in all",
+        a_before.len(),
+        b_ids.len()
+    );
+    Ok(())
+}
+
+/// Failover: the active instance is SIGKILLed mid-stream; the standby takes over.
+fn failover_sigkill_standby_takes_over(url: &str, ns: &str) -> Result<(), Failed> {
+    let mut a = Instance::start(url, ns, "failover", "ack", 10);
+    a.wait_ready()?;
+    let mut b = Instance::start(url, ns, "failover", "ack", 10);
+    b.wait_ready()?;
+    const N: u64 = 300;
+    let publishing = publish_in_background(url, ns, "jobs-fo", N);
+    // Which one the broker made active depends on the consumer names' hashes: find it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while a.calls().len() + b.calls().len() <= (N / 8) as usize && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (active, standby) = match (a.calls().is_empty(), b.calls().is_empty()) {
+        (false, true) => (&mut a, &b),
+        (true, false) => (&mut b, &a),
+        (true, true) => return Err("no instance received".into()),
+        (false, false) => return Err("both instances received on a Failover subscription".into()),
+    };
+    active.kill();
+    publishing
+        .join()
+        .map_err(|_| Failed::from("publishing failed"))?;
+    if standby.calls().is_empty() && figures(N, &[&a, &b]).lost.is_empty() {
+        return Err("the active one finished before the kill: nothing was handed over".into());
+    }
+    let f = wait_all_acked(N, &[&a, &b], Duration::from_secs(60));
+    report("failover_sigkill_standby_takes_over", &f)
+}
+
+/// Exclusive: a second instance is refused with a clear error.
+fn exclusive_refuses_a_second_instance(url: &str, ns: &str) -> Result<(), Failed> {
+    let a = Instance::start(url, ns, "exclusive", "ack", 0);
+    a.wait_ready()?;
+    let b = Instance::start(url, ns, "exclusive", "ack", 0);
+    let refused = b
+        .wait_ready()
+        .expect_err("a second Exclusive consumer is refused");
+    let text = refused.message().map(str::to_owned).unwrap_or_default();
+    eprintln!("live_instances exclusive_refuses_a_second_instance: {text}");
+    if !(text.contains("exclusive") && text.contains("Exclusive")) {
+        return Err(format!("the refusal does not name the subscription and type: {text}").into());
+    }
+    Ok(())
+}
+
+/// KeyShared: each key is handled by one instance; nothing is lost.
+fn key_shared_each_key_on_one_instance(url: &str, ns: &str) -> Result<(), Failed> {
+    let a = Instance::start(url, ns, "key_shared", "ack", 0);
+    let b = Instance::start(url, ns, "key_shared", "ack", 0);
+    a.wait_ready()?;
+    b.wait_ready()?;
+    let producer = Producer::connect(url, ns);
+    const N: u64 = 200;
+    producer.publish("jobs-ks", 0..N, 1, 8);
+    let f = wait_all_acked(N, &[&a, &b], Duration::from_secs(60));
+    report("key_shared_each_key_on_one_instance", &f)?;
+    let keys = |i: &Instance| -> BTreeMap<u64, ()> {
+        i.calls().into_iter().map(|(id, _)| (id % 8, ())).collect()
+    };
+    let (ka, kb) = (keys(&a), keys(&b));
+    if ka.keys().any(|k| kb.contains_key(k)) {
+        return Err(format!("a key on both instances: {ka:?} {kb:?}").into());
+    }
+    Ok(())
+}
+
+/// Shared, with odd ids waiting in `retry_after` when the instance is SIGKILLed, then
+/// restarted; and a SIGTERM with handlers in flight: nothing lost.
+fn shared_restart_after_sigkill_during_waits(url: &str, ns: &str) -> Result<(), Failed> {
+    const N: u64 = 400;
+    let producer = Producer::connect(url, ns);
+    let mut first = Instance::start(url, ns, "shared", "odd-retry-after-once", 2);
+    first.wait_ready()?;
+    producer.publish("jobs", 0..N / 2, 10, 0);
+    producer.publish("jobs", N / 2..N, 1, 0);
+    // Kill while odd ids wait in retry_after.
+    first.wait_for(Duration::from_secs(30), |l| {
+        l.iter().filter(|x| x.ends_with("retry_after")).count() > 20
+    });
+    first.kill();
+    let mut second = Instance::start(url, ns, "shared", "odd-retry-after-once", 2);
+    second.wait_ready()?;
+    second.wait_for(Duration::from_secs(30), |l| l.len() > 50);
+    // SIGTERM with handlers in flight: their acknowledgements are flushed.
+    second.terminate()?;
+    let third = Instance::start(url, ns, "shared", "odd-retry-after-once", 0);
+    third.wait_ready()?;
+    let f = wait_all_acked(N, &[&first, &second, &third], Duration::from_secs(90));
+    report("shared_restart_after_sigkill_during_waits", &f)
+}
+
+type CaseFn = fn(&str, &str) -> Result<(), Failed>;
+
+const CASES: &[(&str, CaseFn)] = &[
+    ("shared_sigkill_mid_stream", shared_sigkill_mid_stream),
+    (
+        "failover_sigkill_standby_takes_over",
+        failover_sigkill_standby_takes_over,
+    ),
+    (
+        "exclusive_refuses_a_second_instance",
+        exclusive_refuses_a_second_instance,
+    ),
+    (
+        "key_shared_each_key_on_one_instance",
+        key_shared_each_key_on_one_instance,
+    ),
+    (
+        "shared_restart_after_sigkill_during_waits",
+        shared_restart_after_sigkill_during_waits,
+    ),
+];
+
+fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let apache = if args.list {
+        None
+    } else {
+        Some(ApacheStandalone::start().map(Arc::new))
+    };
+    let label = format!("apache-pulsar-{APACHE_PULSAR_VERSION}");
+    let mut trials = Vec::new();
+    if let Some(Err(e)) = &apache {
+        let message = e.to_string();
+        trials.push(Trial::test("broker-start/Apache Pulsar", move || {
+            Err(message.clone().into())
+        }));
+    }
+    let apache = apache.and_then(Result::ok);
+    for &(name, case) in CASES {
+        let apache = apache.clone();
+        trials.push(Trial::test(format!("{label}/{name}"), move || {
+            let apache = apache.ok_or_else(|| Failed::from("no broker"))?;
+            let n = NEXT_NAMESPACE.fetch_add(1, Ordering::SeqCst);
+            let ns = format!("public/instances-{n}");
+            apache
+                .create_namespace(&ns)
+                .map_err(|e| Failed::from(e.to_string()))?;
+            case(&apache.url(), &ns)
+        }));
+    }
+    let conclusion = libtest_mimic::run(&args, trials);
+    drop(apache);
+    if conclusion.has_failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

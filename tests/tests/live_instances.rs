@@ -276,7 +276,8 @@ fn report(case: &str, f: &Figures) -> Result<(), Failed> {
 }
 
 /// Shared: two instances; one is SIGKILLed mid-stream; the other handles its messages.
-fn shared_sigkill_mid_stream(url: &str, ns: &str) -> Result<(), Failed> {
+fn shared_sigkill_mid_stream(broker: &ApacheStandalone, ns: &str) -> Result<(), Failed> {
+    let url = &broker.url();
     let mut a = Instance::start(url, ns, "shared", "ack", 10);
     let b = Instance::start(url, ns, "shared", "ack", 10);
     a.wait_ready()?;
@@ -306,7 +307,8 @@ fn shared_sigkill_mid_stream(url: &str, ns: &str) -> Result<(), Failed> {
 }
 
 /// Failover: the active instance is SIGKILLed mid-stream; the standby takes over.
-fn failover_sigkill_standby_takes_over(url: &str, ns: &str) -> Result<(), Failed> {
+fn failover_sigkill_standby_takes_over(broker: &ApacheStandalone, ns: &str) -> Result<(), Failed> {
+    let url = &broker.url();
     let mut a = Instance::start(url, ns, "failover", "ack", 10);
     a.wait_ready()?;
     let mut b = Instance::start(url, ns, "failover", "ack", 10);
@@ -336,7 +338,8 @@ fn failover_sigkill_standby_takes_over(url: &str, ns: &str) -> Result<(), Failed
 }
 
 /// Exclusive: a second instance is refused with a clear error.
-fn exclusive_refuses_a_second_instance(url: &str, ns: &str) -> Result<(), Failed> {
+fn exclusive_refuses_a_second_instance(broker: &ApacheStandalone, ns: &str) -> Result<(), Failed> {
+    let url = &broker.url();
     let a = Instance::start(url, ns, "exclusive", "ack", 0);
     a.wait_ready()?;
     let b = Instance::start(url, ns, "exclusive", "ack", 0);
@@ -352,7 +355,8 @@ fn exclusive_refuses_a_second_instance(url: &str, ns: &str) -> Result<(), Failed
 }
 
 /// KeyShared: each key is handled by one instance; nothing is lost.
-fn key_shared_each_key_on_one_instance(url: &str, ns: &str) -> Result<(), Failed> {
+fn key_shared_each_key_on_one_instance(broker: &ApacheStandalone, ns: &str) -> Result<(), Failed> {
+    let url = &broker.url();
     let a = Instance::start(url, ns, "key_shared", "ack", 0);
     let b = Instance::start(url, ns, "key_shared", "ack", 0);
     a.wait_ready()?;
@@ -374,7 +378,11 @@ fn key_shared_each_key_on_one_instance(url: &str, ns: &str) -> Result<(), Failed
 
 /// Shared, with odd ids waiting in `retry_after` when the instance is SIGKILLed, then
 /// restarted; and a SIGTERM with handlers in flight: nothing lost.
-fn shared_restart_after_sigkill_during_waits(url: &str, ns: &str) -> Result<(), Failed> {
+fn shared_restart_after_sigkill_during_waits(
+    broker: &ApacheStandalone,
+    ns: &str,
+) -> Result<(), Failed> {
+    let url = &broker.url();
     const N: u64 = 400;
     let producer = Producer::connect(url, ns);
     let mut first = Instance::start(url, ns, "shared", "odd-retry-after-once", 2);
@@ -397,7 +405,86 @@ fn shared_restart_after_sigkill_during_waits(url: &str, ns: &str) -> Result<(), 
     report("shared_restart_after_sigkill_during_waits", &f)
 }
 
-type CaseFn = fn(&str, &str) -> Result<(), Failed>;
+/// The fault suite: 10,000 messages, half in batches of 10; odd ids wait in `retry_after` once.
+/// The service is SIGKILLed three times mid-stream (the second time while many deliveries
+/// wait in `retry_after`) and restarted each time; the broker is stopped and started under
+/// load, and the service resumes by itself; the last instance is stopped with SIGTERM while
+/// handlers are in flight, and a fresh one finishes. Prints published, acknowledged, lost and
+/// duplicates; fails on any loss.
+fn fault_suite(broker: &ApacheStandalone, ns: &str) -> Result<(), Failed> {
+    let url = &broker.url();
+    const N: u64 = 10_000;
+    let start = Instant::now();
+    let start_one = || Instance::start(url, ns, "shared", "odd-retry-after-once", 1);
+    let mut instances = vec![start_one()];
+    instances[0].wait_ready()?;
+    let publishing = publish_in_background(url, ns, "jobs", N);
+    let handled =
+        |instances: &[Instance]| -> usize { instances.iter().map(|i| i.calls().len()).sum() };
+    let wait_handled = |instances: &[Instance], at_least: usize| {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while handled(instances) < at_least && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    // Kill 1: mid-stream.
+    wait_handled(&instances, 1_500);
+    instances.last_mut().expect("one").kill();
+    instances.push(start_one());
+    instances.last().expect("one").wait_ready()?;
+    // Kill 2: while many deliveries wait in retry_after (every odd id's first delivery does).
+    let waiting = |i: &Instance| i.calls().iter().filter(|(_, o)| o == "retry_after").count();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while waiting(instances.last().expect("one")) < 200 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let waits_at_kill = waiting(instances.last().expect("one"));
+    instances.last_mut().expect("one").kill();
+    instances.push(start_one());
+    instances.last().expect("one").wait_ready()?;
+    // Kill 3: mid-stream again.
+    let so_far = handled(&instances);
+    wait_handled(&instances, so_far + 1_500);
+    instances.last_mut().expect("one").kill();
+    instances.push(start_one());
+    instances.last().expect("one").wait_ready()?;
+    publishing
+        .join()
+        .map_err(|_| Failed::from("publishing failed"))?;
+    // The broker stops and starts under load; the instance reconnects by itself.
+    let so_far = handled(&instances);
+    wait_handled(&instances, so_far + 500);
+    let restart = Instant::now();
+    broker
+        .restart(Duration::from_secs(2))
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let restarted_in = restart.elapsed();
+    let so_far = handled(&instances);
+    wait_handled(&instances, so_far + 500);
+    let resumed = handled(&instances) > so_far;
+    // SIGTERM with handlers in flight; then a fresh instance finishes.
+    instances.last_mut().expect("one").terminate()?;
+    instances.push(start_one());
+    instances.last().expect("one").wait_ready()?;
+    let all: Vec<&Instance> = instances.iter().collect();
+    let f = wait_all_acked(N, &all, Duration::from_secs(240));
+    eprintln!(
+        "live_instances fault_suite: {} instances; the instance killed second had returned {} \
+         retry_after outcomes (1 s waits); broker down and back in {:.1} s, resumed by itself: \
+         {resumed}; {:.1} s in all",
+        instances.len(),
+        waits_at_kill,
+        restarted_in.as_secs_f64(),
+        start.elapsed().as_secs_f64()
+    );
+    report("fault_suite", &f)?;
+    if !resumed {
+        return Err("the service did not resume after the broker restart".into());
+    }
+    Ok(())
+}
+
+type CaseFn = fn(&ApacheStandalone, &str) -> Result<(), Failed>;
 
 const CASES: &[(&str, CaseFn)] = &[
     ("shared_sigkill_mid_stream", shared_sigkill_mid_stream),
@@ -417,6 +504,7 @@ const CASES: &[(&str, CaseFn)] = &[
         "shared_restart_after_sigkill_during_waits",
         shared_restart_after_sigkill_during_waits,
     ),
+    ("fault_suite", fault_suite),
 ];
 
 fn main() -> ExitCode {
@@ -444,7 +532,7 @@ fn main() -> ExitCode {
             apache
                 .create_namespace(&ns)
                 .map_err(|e| Failed::from(e.to_string()))?;
-            case(&apache.url(), &ns)
+            case(&apache, &ns)
         }));
     }
     let conclusion = libtest_mimic::run(&args, trials);

@@ -39,11 +39,21 @@ const HOLD: HandlerOutcome = HandlerOutcome::RetryAfter(DELAY);
 /// Shared: the instance that dies hands its unacknowledged messages (here all in a
 /// `retry_after` wait) to the other at once, keeping their count; all end acknowledged.
 async fn shared_killed_instance_hands_its_messages_to_the_other(spawn: Arc<dyn Spawn>) {
-    let a = instance(&spawn, None, |b| drop(b.include(shared)), HOLD).await;
+    let a = instance(
+        &spawn,
+        None,
+        |b| {
+            b.include(shared);
+        },
+        HOLD,
+    )
+    .await;
     let b = instance(
         &spawn,
         Some(&a),
-        |b| drop(b.include(shared)),
+        |b| {
+            b.include(shared);
+        },
         HandlerOutcome::ack(),
     )
     .await;
@@ -84,11 +94,21 @@ async fn shared_killed_instance_hands_its_messages_to_the_other(spawn: Arc<dyn S
 
 /// Shared: an instance stopped gracefully abandons its waits; their messages go to the other.
 async fn shared_stopped_instance_hands_its_waits_to_the_other(spawn: Arc<dyn Spawn>) {
-    let a = instance(&spawn, None, |b| drop(b.include(shared)), HOLD).await;
+    let a = instance(
+        &spawn,
+        None,
+        |b| {
+            b.include(shared);
+        },
+        HOLD,
+    )
+    .await;
     let b = instance(
         &spawn,
         Some(&a),
-        |b| drop(b.include(shared)),
+        |b| {
+            b.include(shared);
+        },
         HandlerOutcome::ack(),
     )
     .await;
@@ -107,11 +127,21 @@ async fn shared_stopped_instance_hands_its_waits_to_the_other(spawn: Arc<dyn Spa
 /// Failover: one instance receives; when it dies, the standby takes over from the first
 /// unacknowledged message, with count 0.
 async fn failover_standby_takes_over(spawn: Arc<dyn Spawn>) {
-    let a = instance(&spawn, None, |b| drop(b.include(failover)), HOLD).await;
+    let a = instance(
+        &spawn,
+        None,
+        |b| {
+            b.include(failover);
+        },
+        HOLD,
+    )
+    .await;
     let b = instance(
         &spawn,
         Some(&a),
-        |b| drop(b.include(failover)),
+        |b| {
+            b.include(failover);
+        },
         HandlerOutcome::ack(),
     )
     .await;
@@ -139,7 +169,9 @@ async fn exclusive_refuses_a_second_instance(spawn: Arc<dyn Spawn>) {
     let a = instance(
         &spawn,
         None,
-        |b| drop(b.include(exclusive)),
+        |b| {
+            b.include(exclusive);
+        },
         HandlerOutcome::ack(),
     )
     .await;
@@ -152,8 +184,7 @@ async fn exclusive_refuses_a_second_instance(spawn: Arc<dyn Spawn>) {
     .on(spawn.clone())
     .alongside(&a)
     .await
-    .err()
-    .expect("a second Exclusive consumer is refused")
+    .expect_err("a second Exclusive consumer is refused")
     .to_string();
     assert!(
         refused.contains("Exclusive consumer is already connected to subscription `exclusive`"),
@@ -170,14 +201,18 @@ async fn key_shared_keeps_each_key_on_one_instance(spawn: Arc<dyn Spawn>) {
     let a = instance(
         &spawn,
         None,
-        |b| drop(b.include(key_shared)),
+        |b| {
+            b.include(key_shared);
+        },
         HandlerOutcome::ack(),
     )
     .await;
     let b = instance(
         &spawn,
         Some(&a),
-        |b| drop(b.include(key_shared)),
+        |b| {
+            b.include(key_shared);
+        },
         HandlerOutcome::ack(),
     )
     .await;

@@ -75,10 +75,18 @@ fn main() {
         Arc::new(ruststream_smol::SmolRuntime::global());
     smol::block_on(async move {
         let mount = |b: &mut ruststream_pulsar::PulsarBroker<Plan>| match handler.as_str() {
-            "shared" => drop(b.include(shared)),
-            "failover" => drop(b.include(failover)),
-            "exclusive" => drop(b.include(exclusive)),
-            "key_shared" => drop(b.include(key_shared)),
+            "shared" => {
+                b.include(shared);
+            }
+            "failover" => {
+                b.include(failover);
+            }
+            "exclusive" => {
+                b.include(exclusive);
+            }
+            "key_shared" => {
+                b.include(key_shared);
+            }
             other => {
                 println!("error unknown INSTANCE_HANDLER {other}");
                 std::process::exit(2)

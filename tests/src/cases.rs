@@ -420,9 +420,11 @@ fn calls_per_job(
     seen
 }
 
-const BATCH: u64 = 10;
+/// Messages of the batch cases, published in batches of [`BATCH_SIZE`] (one entry each).
+const BATCH: u64 = 100;
+const BATCH_SIZE: u64 = 10;
 
-/// A batching producer's entry where odd ids are retried once (with `first`) and even ids
+/// Batching producers' entries where odd ids are retried once (with `first`) and even ids
 /// acked: every id ends acknowledged, and no acknowledged sibling is handed over again.
 async fn batch_siblings_retried_once(env: Env, first: HandlerOutcome) {
     let app = env
@@ -439,13 +441,19 @@ async fn batch_siblings_retried_once(env: Env, first: HandlerOutcome) {
             }),
         )
         .await;
-    let ids = app
-        .publish_batch(
-            "jobs-batch",
-            (0..BATCH).map(|id| Record::new(job(id))).collect(),
-        )
-        .await;
-    assert_one_entry(&ids);
+    let mut ids = Vec::new();
+    for first_id in (0..BATCH).step_by(BATCH_SIZE as usize) {
+        let entry = app
+            .publish_batch(
+                "jobs-batch",
+                (first_id..first_id + BATCH_SIZE)
+                    .map(|id| Record::new(job(id)))
+                    .collect(),
+            )
+            .await;
+        assert_one_entry(&entry);
+        ids.extend(entry);
+    }
     let expected = (BATCH + BATCH / 2) as usize;
     app.until_calls("batched", expected, SOON).await;
     app.pass(QUIET).await;
@@ -470,14 +478,14 @@ async fn batch_siblings_retried_once(env: Env, first: HandlerOutcome) {
     app.stop().await;
 }
 
-/// `retry()` on odd ids of one batch.
+/// `retry()` on odd ids of the batches.
 pub async fn batch_siblings_retry(env: Env) {
     batch_siblings_retried_once(env, HandlerOutcome::retry()).await;
 }
 
-/// `retry_after(d)` on odd ids of one batch.
+/// `retry_after(2 s)` on odd ids of the batches.
 pub async fn batch_siblings_retry_after(env: Env) {
-    batch_siblings_retried_once(env, HandlerOutcome::retry_after(DELAY)).await;
+    batch_siblings_retried_once(env, HandlerOutcome::retry_after(Duration::from_secs(2))).await;
 }
 
 /// A message of a batch that runs out of attempts reaches the dead-letter topic alone, with

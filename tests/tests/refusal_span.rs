@@ -34,7 +34,9 @@ async fn the_refusal_names_the_topic_and_message_id() {
         app(|b| {
             b.include(shared);
         }),
-        Plan::new(Script::always(ret(HandlerOutcome::retry_after(ACK_TIMEOUT)))),
+        Plan::new(Script::always(ret(HandlerOutcome::retry_after(
+            ACK_TIMEOUT,
+        )))),
     )
     .await
     .unwrap();

@@ -26,6 +26,12 @@ impl ApacheStandalone {
     /// Start one and wait until it serves `public/default` (up to 180 s; the first start on a
     /// machine also downloads about 260 MB of Maven artifacts).
     pub fn start() -> Result<Self, BrokerError> {
+        Self::start_with(&[])
+    }
+
+    /// Start one with more broker settings (`key=value` lines of `standalone.conf`), for
+    /// instance `acknowledgmentAtBatchIndexLevelEnabled=true`.
+    pub fn start_with(settings: &[&str]) -> Result<Self, BrokerError> {
         let launcher = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("..")
             .join("tests")
@@ -45,6 +51,7 @@ impl ApacheStandalone {
             .arg(dir.path())
             .env("PULSAR_PORT", broker.port().to_string())
             .env("PULSAR_HTTP_PORT", http.port().to_string())
+            .env("PULSAR_EXTRA_CONF", settings.join("\n"))
             .output()
             .map_err(|source| BrokerError::Bridge {
                 what: "run tests/brokers/pulsar-standalone/start.sh",

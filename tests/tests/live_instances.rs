@@ -31,7 +31,22 @@ struct Instance {
 
 impl Instance {
     fn start(url: &str, namespace: &str, handler: &str, rule: &str, hold_ms: u64) -> Instance {
+        Instance::start_with(url, namespace, handler, rule, hold_ms, false)
+    }
+
+    fn start_with(
+        url: &str,
+        namespace: &str,
+        handler: &str,
+        rule: &str,
+        hold_ms: u64,
+        batch_index_ack: bool,
+    ) -> Instance {
         let mut child = Command::new(env!("CARGO_BIN_EXE_instance"))
+            .env(
+                "INSTANCE_BATCH_INDEX_ACK",
+                if batch_index_ack { "1" } else { "0" },
+            )
             .env("INSTANCE_URL", url)
             .env("INSTANCE_NAMESPACE", namespace)
             .env("INSTANCE_HANDLER", handler)
@@ -484,6 +499,87 @@ fn fault_suite(broker: &ApacheStandalone, ns: &str) -> Result<(), Failed> {
     Ok(())
 }
 
+/// On a broker with batch-index acknowledgement, with the framework acknowledging at that level:
+/// an instance acknowledges the even ids of batched entries and keeps retrying the odd ones;
+/// killed, its successor is handed only the odd ids (the broker's ack set, honoured by the
+/// patched pulsar-rs), not the even ones it acknowledged. The same run without batch-index
+/// acknowledgement hands the successor every id of the unfinished entries, as documented.
+///
+/// A third run turns the option on against a broker without the setting (Apache Pulsar's
+/// default, the suite's broker): the index-level acknowledgements are ignored there, nothing
+/// is lost, and the successor gets every id again.
+fn batch_index_acks_survive_a_restart(
+    default_broker: &ApacheStandalone,
+    _: &str,
+) -> Result<(), Failed> {
+    let enabled = ApacheStandalone::start_with(&["acknowledgmentAtBatchIndexLevelEnabled=true"])
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let mut seen_after = Vec::new();
+    for (run, broker, index_acks) in [
+        (0, &enabled, true),
+        (1, &enabled, false),
+        (2, default_broker, true),
+    ] {
+        let url = &broker.url();
+        let ns = format!("public/batch-index-{run}");
+        broker
+            .create_namespace(&ns)
+            .map_err(|e| Failed::from(e.to_string()))?;
+        let mut first = Instance::start_with(url, &ns, "shared", "odd-never", 0, index_acks);
+        first.wait_ready()?;
+        let producer = Producer::connect(url, &ns);
+        const N: u64 = 40;
+        producer.publish("jobs", 0..N, 10, 0);
+        // Every even id acknowledged (at index level when on), odd ids waiting to be retried.
+        let evens_done = first.wait_for(Duration::from_secs(30), |l| {
+            l.iter().filter(|x| x.ends_with(" ack")).count() >= (N / 2) as usize
+        });
+        if !evens_done {
+            return Err("the first instance did not acknowledge the even ids".into());
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        first.kill();
+        let second = Instance::start_with(url, &ns, "shared", "ack", 0, index_acks);
+        second.wait_ready()?;
+        second.wait_for(Duration::from_secs(30), |l| {
+            l.iter().filter(|x| x.starts_with("call ")).count() >= (N / 2) as usize
+        });
+        std::thread::sleep(Duration::from_secs(4));
+        let ids: BTreeSet<u64> = second.calls().into_iter().map(|(id, _)| id).collect();
+        let f = figures(N, &[&first, &second]);
+        report(
+            &format!("batch_index_acks_survive_a_restart (index acks {index_acks})"),
+            &f,
+        )?;
+        seen_after.push(ids);
+    }
+    let odd: BTreeSet<u64> = (0..40).filter(|id| id % 2 == 1).collect();
+    eprintln!(
+        "live_instances batch_index_acks_survive_a_restart: after the kill the successor handled \
+         {} ids with batch-index acks, {} without, {} with them on a broker without the setting",
+        seen_after[0].len(),
+        seen_after[1].len(),
+        seen_after[2].len()
+    );
+    if seen_after[0] != odd {
+        return Err(format!(
+            "with batch-index acks the successor should get exactly the odd ids, got {:?}",
+            seen_after[0]
+        )
+        .into());
+    }
+    for run in [1, 2] {
+        if seen_after[run].len() != 40 {
+            return Err(format!(
+                "run {run}: the successor should get every id of the unfinished entries, got {}",
+                seen_after[run].len()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 type CaseFn = fn(&ApacheStandalone, &str) -> Result<(), Failed>;
 
 const CASES: &[(&str, CaseFn)] = &[
@@ -505,6 +601,10 @@ const CASES: &[(&str, CaseFn)] = &[
         shared_restart_after_sigkill_during_waits,
     ),
     ("fault_suite", fault_suite),
+    (
+        "batch_index_acks_survive_a_restart",
+        batch_index_acks_survive_a_restart,
+    ),
 ];
 
 fn main() -> ExitCode {

@@ -34,6 +34,7 @@ pub struct PulsarBroker<S> {
     pub(crate) namespace: Option<String>,
     pub(crate) shutdown_grace: std::time::Duration,
     pub(crate) connect_timeout: std::time::Duration,
+    pub(crate) batch_index_acks: bool,
 }
 
 /// How long a stopping service lets running handlers finish, unless
@@ -62,6 +63,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             namespace: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            batch_index_acks: false,
         }
     }
 
@@ -70,6 +72,17 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
     /// their messages stay unacknowledged and come back.
     pub fn shutdown_grace(mut self, grace: std::time::Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// Also acknowledge each message of a batched entry at batch-index level as it is settled
+    /// (PIP-54), for brokers run with `acknowledgmentAtBatchIndexLevelEnabled=true` (Apache
+    /// Pulsar's default is `false`). The broker then remembers which messages of an unfinished
+    /// entry were acknowledged, so that after a restart, or on another instance, only the
+    /// others come back. Off by default: the entry is acknowledged as a whole once all of it
+    /// is settled either way (`docs/delivery-guarantees.md`).
+    pub fn batch_index_acknowledgement(mut self, enabled: bool) -> Self {
+        self.batch_index_acks = enabled;
         self
     }
 

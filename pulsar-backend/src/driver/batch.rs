@@ -21,7 +21,7 @@
 //!   handled.
 //!
 //! - a `retry` of a message whose entry is already on its way back (a sibling's negative
-//!   acknowledgement was sent, and the entry's first message has not arrived since) makes no
+//!   acknowledgement was sent, and no message of the entry has arrived since) makes no
 //!   call: that redelivery brings it too. So siblings retried together cost the entry one
 //!   redelivery, and one count (the broker counts by entry);
 //! - a message of an entry that was finished here arrives again (a copy the broker sent before
@@ -117,10 +117,9 @@ impl<Id> BatchLedger<Id> {
                 .collect(),
             redelivery_pending: false,
         });
-        if slot.index == 0 {
-            // pulsar-rs hands over an entry's messages in index order: a redelivery begins.
-            entry.redelivery_pending = false;
-        }
+        // A redelivery of the entry has begun. (Not only on index 0: with batch-index
+        // acknowledgement the broker leaves out the indexes already acknowledged.)
+        entry.redelivery_pending = false;
         let Some(state) = entry.slots.get_mut(slot.index as usize) else {
             // An index past the size the entry first arrived with: the broker's view changed
             // under us. Handling it again is the safe side (at-least-once).
@@ -165,6 +164,20 @@ impl<Id> BatchLedger<Id> {
                 })
                 .collect(),
         )
+    }
+
+    /// The indexes of `slot`'s entry not settled yet, as a batch-index acknowledgement's
+    /// `ack_set`: bit `i` of word `i / 64` set while index `i` is not settled.
+    pub(crate) fn unsettled(&self, slot: BatchSlot) -> Vec<i64> {
+        let mut words = vec![0i64; (slot.size as usize).div_ceil(64)];
+        if let Some(entry) = self.entries.get(&slot.entry) {
+            for (i, state) in entry.slots.iter().enumerate() {
+                if !matches!(state, Slot::Settled(_)) {
+                    words[i / 64] |= 1 << (i % 64);
+                }
+            }
+        }
+        words
     }
 
     /// The message is left to the broker (no outcome, a refused outcome): its next delivery
@@ -248,12 +261,34 @@ mod tests {
             !ledger.retry(slot(2)),
             "the entry is on its way back already"
         );
-        // The redelivery begins with index 0; both come back.
+        // The redelivery begins; both come back.
         assert_eq!(ledger.arrive(slot(0)), Arrival::Handle);
         assert_eq!(ledger.arrive(slot(1)), Arrival::InHand);
         assert_eq!(ledger.arrive(slot(2)), Arrival::Handle);
         // A retry after the redelivery began needs a new request.
         assert!(ledger.retry(slot(1)));
+    }
+
+    #[test]
+    fn the_ack_set_has_a_bit_for_each_index_not_settled() {
+        let mut ledger = BatchLedger::default();
+        for i in 0..3 {
+            ledger.arrive(slot(i));
+        }
+        assert_eq!(ledger.unsettled(slot(0)), vec![0b111]);
+        ledger.settle(slot(1), "b");
+        assert_eq!(ledger.unsettled(slot(0)), vec![0b101]);
+        let wide = BatchSlot {
+            entry: EntryPosition { entry: 9, ..E },
+            index: 70,
+            size: 71,
+        };
+        ledger.arrive(wide);
+        ledger.settle(wide, "z");
+        let words = ledger.unsettled(wide);
+        assert_eq!(words.len(), 2);
+        assert_eq!(words[0], -1, "indexes 0..64 not settled");
+        assert_eq!(words[1], 0b11_1111, "64..70 not settled, 70 settled");
     }
 
     #[test]

@@ -38,6 +38,24 @@ pub(crate) trait ConsumerPort: Send + 'static {
     /// `ack_with_id`.
     fn ack(&mut self, id: &Self::Id) -> impl Future<Output = Result<(), BoxError>> + Send;
 
+    /// Whether settled messages of an unfinished batched entry are also acknowledged at
+    /// batch-index level ([`ConsumerPort::ack_batch_index`]).
+    fn acks_batch_index(&self) -> bool {
+        false
+    }
+
+    /// Acknowledge the message at batch-index level: `ack_set` has a bit set for every index
+    /// of its entry not settled yet (64 a word), as Pulsar's batch-index acknowledgement takes
+    /// it. Called only where [`ConsumerPort::acks_batch_index`] says so.
+    fn ack_batch_index(
+        &mut self,
+        _id: &Self::Id,
+        _slot: BatchSlot,
+        _ack_set: Vec<i64>,
+    ) -> impl Future<Output = Result<(), BoxError>> + Send {
+        async { Ok(()) }
+    }
+
     /// `nack_with_id`.
     fn nack(&mut self, id: &Self::Id) -> impl Future<Output = Result<(), BoxError>> + Send;
 

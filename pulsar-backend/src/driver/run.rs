@@ -405,7 +405,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                             self.count_call("ack", &result);
                         }
                     }
-                    None => self.consumer.release(&id),
+                    None => {
+                        if self.consumer.acks_batch_index() {
+                            let ack_set = self.batches.unsettled(slot);
+                            let result = self.consumer.ack_batch_index(&id, slot, ack_set).await;
+                            self.count_call("ack_index", &result);
+                        }
+                        self.consumer.release(&id);
+                    }
                 },
                 Action::Nack(Delivered { id, batch }) => {
                     if batch.is_some_and(|slot| !self.batches.retry(slot)) {

@@ -27,6 +27,8 @@ pub(crate) struct RemoteConsumer<Exe: Executor> {
     activity: Activity,
     /// The app's runtime, for the close bound.
     runtime: std::sync::Arc<dyn ruststream::runtime::Runtime>,
+    /// [`PulsarBroker::batch_index_acknowledgement`](crate::PulsarBroker::batch_index_acknowledgement).
+    batch_index_acks: bool,
     /// Deliveries held, by printable id, so that a settlement after a release does not count
     /// twice.
     held: BTreeMap<String, usize>,
@@ -37,11 +39,13 @@ impl<Exe: Executor> RemoteConsumer<Exe> {
         consumer: Consumer<Vec<u8>, Exe>,
         activity: Activity,
         runtime: std::sync::Arc<dyn ruststream::runtime::Runtime>,
+        batch_index_acks: bool,
     ) -> Self {
         RemoteConsumer {
             consumer,
             activity,
             runtime,
+            batch_index_acks,
             held: BTreeMap::new(),
         }
     }
@@ -130,6 +134,29 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
         let result = self.consumer.ack_with_id(&id.topic, id.id.clone()).await;
         self.unhold(id);
         result.map_err(Into::into)
+    }
+
+    fn acks_batch_index(&self) -> bool {
+        self.batch_index_acks
+    }
+
+    async fn ack_batch_index(
+        &mut self,
+        id: &RemoteId,
+        slot: BatchSlot,
+        ack_set: Vec<i64>,
+    ) -> Result<(), BoxError> {
+        // pulsar-rs passes the id through to `CommandAck` as it is; its ack-timeout record of
+        // the message (keyed by the id without an ack set) stays until the entry's own ack.
+        let index_ack = MessageIdData {
+            ack_set,
+            batch_size: i32::try_from(slot.size).ok(),
+            ..id.id.clone()
+        };
+        self.consumer
+            .ack_with_id(&id.topic, index_ack)
+            .await
+            .map_err(Into::into)
     }
 
     async fn nack(&mut self, id: &RemoteId) -> Result<(), BoxError> {

@@ -141,7 +141,12 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
         };
         drivers.push(broker.launch(
             planned,
-            RemoteConsumer::new(consumer, activity.clone(), runtime.clone()),
+            RemoteConsumer::new(
+                consumer,
+                activity.clone(),
+                runtime.clone(),
+                broker.batch_index_acks,
+            ),
             &state,
             &runtime,
             publisher.clone(),

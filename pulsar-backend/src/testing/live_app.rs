@@ -30,6 +30,7 @@ pub struct LiveAppBuilder<A: App> {
     url: Option<String>,
     namespace: Option<String>,
     runtime: Arc<dyn Runtime>,
+    batch_index_acks: bool,
 }
 
 impl LiveApp {
@@ -45,6 +46,7 @@ impl LiveApp {
             url: None,
             namespace: None,
             runtime,
+            batch_index_acks: false,
         }
     }
 
@@ -135,6 +137,13 @@ impl<A: App> LiveAppBuilder<A> {
         self
     }
 
+    /// Acknowledge batched messages at batch-index level too (see
+    /// [`PulsarBroker::batch_index_acknowledgement`]).
+    pub fn batch_index_acknowledgement(mut self, enabled: bool) -> Self {
+        self.batch_index_acks = enabled;
+        self
+    }
+
     async fn build(self) -> Result<LiveApp, StartError> {
         let calls = Arc::new(Recorder::default());
         let mut parts: AppParts<A::State> = self.app.into_parts();
@@ -147,6 +156,9 @@ impl<A: App> LiveAppBuilder<A> {
             }
             if let Some(ns) = &self.namespace {
                 pulsar.namespace = Some(ns.clone());
+            }
+            if self.batch_index_acks {
+                pulsar.batch_index_acks = true;
             }
             pulsar.observer = Some(calls.clone());
         }

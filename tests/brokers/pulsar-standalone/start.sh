@@ -14,6 +14,7 @@
 #   PULSAR_START_TIMEOUT seconds to wait for readiness, default 180
 #   PULSAR_MEM           JVM memory flags, default "-Xms128m -Xmx512m -XX:MaxDirectMemorySize=512m"
 #   PULSAR_EXTRA_OPTS    more JVM flags
+#   PULSAR_EXTRA_CONF    more standalone.conf lines (key=value, newline-separated)
 #   PULSAR_WIPE_DATA=1   delete WORKDIR/data before starting
 #   PULSAR_M2_REPO       Maven local repository (default: Maven's own, ~/.m2/repository)
 #   JAVA_HOME            JDK 17+ to use (default: java on PATH)
@@ -122,6 +123,8 @@ dbStorage_readAheadCacheMaxSizeMb=32
 dbStorage_rocksDB_blockCacheSize=16777216
 managedLedgerCacheSizeMB=64
 EOF
+    # More broker settings, one `key=value` per line (e.g. acknowledgmentAtBatchIndexLevelEnabled=true).
+    if [[ -n "${PULSAR_EXTRA_CONF:-}" ]]; then printf '%s\n' "$PULSAR_EXTRA_CONF" >> "$WORKDIR/standalone.conf"; fi
 
     # ---- 4. start the JVM in its own session (so stop.sh can signal the whole group) -----------
     # PULSAR_MEM and PULSAR_EXTRA_OPTS are split on whitespace (no quoting inside them).

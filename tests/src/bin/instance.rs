@@ -5,9 +5,11 @@
 //! - `INSTANCE_URL`, `INSTANCE_NAMESPACE`: the broker and the namespace of short topic names;
 //! - `INSTANCE_HANDLER`: `shared`, `failover`, `exclusive` or `key_shared` (which scripted
 //!   subscription it mounts);
-//! - `INSTANCE_RULE`: `ack` (every delivery), or `odd-retry-after-once` (odd ids return
-//!   `retry_after(1 s)` on their first delivery, then `ack`);
-//! - `INSTANCE_HOLD_MS`: how long each handler call takes (a blocking pause), default 0.
+//! - `INSTANCE_RULE`: `ack` (every delivery), `odd-retry-after-once` (odd ids return
+//!   `retry_after(1 s)` on their first delivery, then `ack`), or `odd-never` (odd ids always
+//!   return `retry_after(2 s)`, even ids `ack`);
+//! - `INSTANCE_HOLD_MS`: how long each handler call takes (a blocking pause), default 0;
+//! - `INSTANCE_BATCH_INDEX_ACK=1`: acknowledge at batch-index level too.
 //!
 //! It prints `ready` once subscribed, then one line per handler call, *before* the outcome is
 //! returned to the framework, so that a process killed at any point has printed every outcome
@@ -41,9 +43,10 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
     );
-    let odd_once = match rule.as_str() {
-        "ack" => false,
-        "odd-retry-after-once" => true,
+    let (odd_once, odd_never) = match rule.as_str() {
+        "ack" => (false, false),
+        "odd-retry-after-once" => (true, false),
+        "odd-never" => (false, true),
         other => {
             println!("error unknown INSTANCE_RULE {other}");
             std::process::exit(2)
@@ -55,6 +58,8 @@ fn main() {
         }
         let outcome = if odd_once && id % 2 == 1 && attempt == 0 {
             HandlerOutcome::retry_after(Duration::from_secs(1))
+        } else if odd_never && id % 2 == 1 {
+            HandlerOutcome::retry_after(Duration::from_secs(2))
         } else {
             HandlerOutcome::ack()
         };
@@ -95,6 +100,9 @@ fn main() {
         let started = LiveApp::with_state(app(mount), Plan::new(script), runtime.clone())
             .url(url)
             .namespace(namespace)
+            .batch_index_acknowledgement(
+                std::env::var("INSTANCE_BATCH_INDEX_ACK").is_ok_and(|v| v == "1"),
+            )
             .await;
         let live = match started {
             Ok(live) => live,

@@ -536,7 +536,13 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
         };
 
         let payloads = if payload.metadata.num_messages_in_batch.is_some() {
-            BatchedMessageIterator::new(message.message_id, payload)?.collect()
+            // With batch-index acknowledgement on the broker, a redelivered entry carries the
+            // indexes still to acknowledge in `ack_set` (set bits); the others were
+            // acknowledged already and are not handed over again (as the Java client does).
+            let ack_set = &message.ack_set;
+            BatchedMessageIterator::new(message.message_id, payload)?
+                .filter(|(id, _)| !acknowledged_in(ack_set, id.batch_index))
+                .collect()
         } else {
             vec![(message.message_id, payload)]
         };
@@ -693,6 +699,18 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
         dur: Duration,
     ) -> Result<O, tokio::time::error::Elapsed> {
         tokio::time::timeout_at(tokio::time::Instant::now() + dur, fut).await
+    }
+}
+
+/// Whether the broker's `ack_set` (empty: none sent) marks batch index `index` acknowledged: a
+/// cleared bit, or a bit past the words sent, as Java's `BitSet.valueOf` reads it.
+fn acknowledged_in(ack_set: &[i64], index: Option<i32>) -> bool {
+    match (ack_set.is_empty(), index) {
+        (false, Some(index)) if index >= 0 => {
+            let (word, bit) = (index as usize / 64, index as usize % 64);
+            ack_set.get(word).is_none_or(|w| (w >> bit) & 1 == 0)
+        }
+        _ => false,
     }
 }
 

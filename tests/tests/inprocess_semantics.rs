@@ -362,6 +362,39 @@ async fn undecodable_payload_ends_on_the_dead_letter_topic(spawn: Arc<dyn Spawn>
     tb.stop().await;
 }
 
+/// The same without an ack timeout: the declared dead-letter topic is reached at once all the
+/// same (before, such a message sat unacknowledged until a restart).
+async fn undecodable_payload_without_ack_timeout_reaches_the_dead_letter_topic(
+    spawn: Arc<dyn Spawn>,
+) {
+    let tb = start(
+        spawn,
+        app(|b| {
+            b.include(no_timeout)
+                .max_attempts(n(3))
+                .dead_letter("jobs-nt-dlq");
+        }),
+        Script::always(ret(HandlerOutcome::ack())),
+    )
+    .await;
+    tb.publish_raw("jobs-nt", b"{\"id\":".to_vec(), vec![], None)
+        .await
+        .unwrap();
+    assert_eq!(tb.calls_of("no_timeout").len(), 1, "no hot loop");
+    assert_eq!(
+        tb.calls_of("no_timeout")[0].completion(),
+        Completion::DeadLettered
+    );
+    assert_eq!(tb.topic("jobs-nt-dlq").len(), 1, "at once, at t=0");
+    assert_eq!(
+        tb.pulsar().backlog("jobs-nt", "no-timeout").unwrap(),
+        Some(0)
+    );
+    tb.advance(Duration::from_secs(3600)).await.unwrap();
+    assert_eq!(tb.calls_of("no_timeout").len(), 1);
+    tb.stop().await;
+}
+
 /// Without a dead-letter topic an undecodable payload is left unacknowledged: it comes back
 /// after the ack timeout, once per timeout, never in a hot loop.
 async fn undecodable_payload_without_dead_letter_comes_back_after_the_ack_timeout(
@@ -676,6 +709,7 @@ ruststream_tests::on_every_runtime!(
     ack_timeouts_count_towards_the_limit,
     undecodable_payload_ends_on_the_dead_letter_topic,
     undecodable_payload_without_dead_letter_comes_back_after_the_ack_timeout,
+    undecodable_payload_without_ack_timeout_reaches_the_dead_letter_topic,
     bare_topic_uses_the_default_subscription,
     exclusive_rewinds_with_count_zero,
     failover_rewinds_with_count_zero,

@@ -44,22 +44,7 @@ impl<Exe: Executor> Publisher<Exe> {
     ) -> Result<String, BoxError> {
         let topic = crate::broker::resolve_topic(topic, self.namespace.as_deref())?.to_string();
         let mut producers = self.producers.lock().await;
-        if !producers.contains_key(&topic) {
-            let producer = self
-                .pulsar
-                .producer()
-                .with_topic(topic.clone())
-                .with_options(ProducerOptions {
-                    // Wait for room instead of failing with SlowDown when receipts lag.
-                    block_queue_if_full: true,
-                    ..ProducerOptions::default()
-                })
-                .build()
-                .await
-                .map_err(|e| format!("cannot open a producer on {topic}: {e}"))?;
-            producers.insert(topic.clone(), producer);
-        }
-        let producer = producers.get_mut(&topic).expect("inserted above");
+        let producer = self.open(&mut producers, &topic, None).await?;
         let mut message = producer.create_message().with_content(payload);
         if let Some(key) = key {
             message = message.with_key(key);
@@ -94,24 +79,9 @@ impl<Exe: Executor> Publisher<Exe> {
             return Ok(Vec::new());
         }
         let mut producers = self.batching.lock().await;
-        if !producers.contains_key(&topic) {
-            let producer = self
-                .pulsar
-                .producer()
-                .with_topic(topic.clone())
-                .with_options(ProducerOptions {
-                    block_queue_if_full: true,
-                    // A longer batch is split into entries of this many; `send_batch` below
-                    // closes the last one.
-                    batch_size: Some(MAX_BATCH),
-                    ..ProducerOptions::default()
-                })
-                .build()
-                .await
-                .map_err(|e| format!("cannot open a batching producer on {topic}: {e}"))?;
-            producers.insert(topic.clone(), producer);
-        }
-        let producer = producers.get_mut(&topic).expect("inserted above");
+        // A longer batch is split into entries of `MAX_BATCH`; `send_batch` below closes the
+        // last one.
+        let producer = self.open(&mut producers, &topic, Some(MAX_BATCH)).await?;
         let mut receipts = Vec::with_capacity(records.len());
         for record in records {
             let mut message = producer.create_message().with_content(record.payload);
@@ -147,6 +117,33 @@ impl<Exe: Executor> Publisher<Exe> {
             );
         }
         Ok(ids)
+    }
+
+    /// The producer of `topic` in `producers`, opened on first use: batching `batch_size`
+    /// messages an entry, or not batching.
+    async fn open<'p>(
+        &self,
+        producers: &'p mut HashMap<String, Producer<Exe>>,
+        topic: &str,
+        batch_size: Option<u32>,
+    ) -> Result<&'p mut Producer<Exe>, BoxError> {
+        if !producers.contains_key(topic) {
+            let producer = self
+                .pulsar
+                .producer()
+                .with_topic(topic.to_owned())
+                .with_options(ProducerOptions {
+                    // Wait for room instead of failing with SlowDown when receipts lag.
+                    block_queue_if_full: true,
+                    batch_size,
+                    ..ProducerOptions::default()
+                })
+                .build()
+                .await
+                .map_err(|e| format!("cannot open a producer on {topic}: {e}"))?;
+            producers.insert(topic.to_owned(), producer);
+        }
+        Ok(producers.get_mut(topic).expect("inserted above"))
     }
 
     pub(crate) async fn close(&self) {

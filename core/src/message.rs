@@ -55,7 +55,7 @@ pub struct Incoming<'a> {
     pub key: Option<&'a str>,
     /// How many times the broker delivered this message before (0 on the first delivery, and
     /// always 0 on subscription types that keep no count), or `None` where the client does
-    /// not tell (pulsar-rs keeps it to itself).
+    /// not tell.
     pub redelivery_count: Option<u32>,
     /// The broker's publishing port, for the `Publisher` parameter.
     pub publisher: Option<&'a alloc::sync::Arc<dyn crate::handler::Publish>>,

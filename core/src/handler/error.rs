@@ -3,10 +3,11 @@
 use alloc::string::String;
 use core::fmt;
 
-/// A delivery the handler could not even start on. The dispatcher treats it as "no outcome":
-/// the message is left unacknowledged, so nothing is lost and nothing loops hot; it comes back
-/// after the ack timeout and, with a dead-letter policy, ends on the dead-letter topic once its
-/// attempts are spent.
+/// A delivery the handler could not even start on. Nothing is lost and nothing loops hot: a
+/// payload that does not decode goes to the dead-letter topic at once where the registration
+/// declares one (no retry can make it decode); otherwise, and for a parameter that cannot be
+/// extracted, the dispatcher treats it as "no outcome": the message is left unacknowledged and
+/// comes back after the ack timeout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HandlerError {
@@ -37,10 +38,10 @@ impl fmt::Display for HandlerError {
                 reason,
             } => write!(
                 f,
-                "handler `{handler}`: the payload is not a JSON `{payload_type}` ({reason}); the \
-                 message is left unacknowledged and comes back after the ack timeout (then to \
-                 the dead-letter topic once its attempts are spent). Fix the producer, or \
-                 change the handler's payload type"
+                "handler `{handler}`: the payload is not a JSON `{payload_type}` ({reason}); \
+                 with a dead-letter topic declared the message goes there now, otherwise it is \
+                 left unacknowledged and comes back after the ack timeout. Fix the producer, \
+                 or change the handler's payload type"
             ),
             HandlerError::Extract { handler, reason } => {
                 write!(f, "handler `{handler}`: {reason}")

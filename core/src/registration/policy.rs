@@ -6,11 +6,11 @@ use core::num::NonZeroU32;
 use super::RegistrationError;
 use crate::SubscriptionType;
 
-/// What the consumer is told about attempts and the dead-letter topic.
+/// A registration's attempt limit and dead-letter topic.
 ///
-/// The broker client checks `redelivery_count >= max_redeliver_count` before it hands a message
-/// over, and at the limit publishes it to the dead-letter topic instead, so with
-/// `max_redeliver_count = max_attempts` a handler sees one message exactly `max_attempts`
+/// Before a message is handed over, `redelivery_count >= max_redeliver_count` sends it to the
+/// dead-letter topic instead (pulsar-rs's rule, applied per message by ruststream's driver), so
+/// with `max_redeliver_count = max_attempts` a handler sees one message exactly `max_attempts`
 /// times.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadLetterPolicy {

@@ -58,8 +58,8 @@ impl Call {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The broker's redelivery count for this delivery (the in-process Pulsar always knows
-    /// it; on a real broker pulsar-rs does not expose it and this is 0).
+    /// The broker's redelivery count for this delivery (on a batched entry, the entry's), as
+    /// the in-process Pulsar and the patched pulsar-rs give it.
     pub fn redelivery_count(&self) -> u32 {
         self.record.redelivery_count.unwrap_or(0)
     }

@@ -5,7 +5,8 @@
 //! half of them in batches.
 //!
 //! Each case prints its figures (published, acknowledged, lost, duplicates) and asserts that
-//! nothing is lost. A broker that cannot start fails the run: these tests never skip.
+//! nothing is lost. A broker that cannot start fails the run: these tests never skip. The cases
+//! run one at a time.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::IntoFuture;
@@ -608,7 +609,10 @@ const CASES: &[(&str, CaseFn)] = &[
 ];
 
 fn main() -> ExitCode {
-    let args = Arguments::from_args();
+    let mut args = Arguments::from_args();
+    // One case at a time: the fault suite restarts the broker the others use, and each case
+    // runs several service processes of its own.
+    args.test_threads = Some(1);
     let apache = if args.list {
         None
     } else {

@@ -20,7 +20,7 @@ use crate::{DeliveryLog, FrameError, ObservedDelivery};
 ///   the client would then bypass the bridge. Its `brokerServiceUrl` becomes the bridge's URL.
 ///
 /// It also records every `MESSAGE` in a [`DeliveryLog`], which is how a test sees redelivery
-/// counts that pulsar-rs does not expose.
+/// counts on the wire, independently of the client.
 #[derive(Debug, Clone)]
 pub struct FrameFixer {
     bridge_url: String,

@@ -96,7 +96,7 @@ async fn shared_subscription_nack_redelivers_with_count_one_then_ack_settles() {
     );
     consumer.ack(&second).await.expect("ack");
 
-    // pulsar-rs does not expose the redelivery count; the bridge saw it on the wire.
+    // The bridge saw the redelivery counts on the wire, whatever the client exposes.
     let counts = broker
         .deliveries()
         .expect("a bridged broker logs deliveries")

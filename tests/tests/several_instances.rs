@@ -27,6 +27,19 @@ async fn instance(
     .expect("the instance starts")
 }
 
+/// Two instances of the app mounted by `mount`, the second beside the first, answering
+/// `first` and `second` to every delivery.
+async fn pair(
+    spawn: &Arc<dyn Spawn>,
+    mount: fn(&mut ruststream_pulsar::PulsarBroker<Plan>),
+    first: HandlerOutcome,
+    second: HandlerOutcome,
+) -> (TestApp, TestApp) {
+    let a = instance(spawn, None, mount, first).await;
+    let b = instance(spawn, Some(&a), mount, second).await;
+    (a, b)
+}
+
 fn ids(calls: &[Call]) -> BTreeSet<u64> {
     calls
         .iter()
@@ -39,21 +52,12 @@ const HOLD: HandlerOutcome = HandlerOutcome::RetryAfter(DELAY);
 /// Shared: the instance that dies hands its unacknowledged messages (here all in a
 /// `retry_after` wait) to the other at once, keeping their count; all end acknowledged.
 async fn shared_killed_instance_hands_its_messages_to_the_other(spawn: Arc<dyn Spawn>) {
-    let a = instance(
+    let (a, b) = pair(
         &spawn,
-        None,
         |b| {
             b.include(shared);
         },
         HOLD,
-    )
-    .await;
-    let b = instance(
-        &spawn,
-        Some(&a),
-        |b| {
-            b.include(shared);
-        },
         HandlerOutcome::ack(),
     )
     .await;
@@ -94,21 +98,12 @@ async fn shared_killed_instance_hands_its_messages_to_the_other(spawn: Arc<dyn S
 
 /// Shared: an instance stopped gracefully abandons its waits; their messages go to the other.
 async fn shared_stopped_instance_hands_its_waits_to_the_other(spawn: Arc<dyn Spawn>) {
-    let a = instance(
+    let (a, b) = pair(
         &spawn,
-        None,
         |b| {
             b.include(shared);
         },
         HOLD,
-    )
-    .await;
-    let b = instance(
-        &spawn,
-        Some(&a),
-        |b| {
-            b.include(shared);
-        },
         HandlerOutcome::ack(),
     )
     .await;
@@ -127,21 +122,12 @@ async fn shared_stopped_instance_hands_its_waits_to_the_other(spawn: Arc<dyn Spa
 /// Failover: one instance receives; when it dies, the standby takes over from the first
 /// unacknowledged message, with count 0.
 async fn failover_standby_takes_over(spawn: Arc<dyn Spawn>) {
-    let a = instance(
+    let (a, b) = pair(
         &spawn,
-        None,
         |b| {
             b.include(failover);
         },
         HOLD,
-    )
-    .await;
-    let b = instance(
-        &spawn,
-        Some(&a),
-        |b| {
-            b.include(failover);
-        },
         HandlerOutcome::ack(),
     )
     .await;
@@ -198,21 +184,12 @@ async fn exclusive_refuses_a_second_instance(spawn: Arc<dyn Spawn>) {
 
 /// KeyShared: each key is handled by one instance only, and every message is handled.
 async fn key_shared_keeps_each_key_on_one_instance(spawn: Arc<dyn Spawn>) {
-    let a = instance(
+    let (a, b) = pair(
         &spawn,
-        None,
         |b| {
             b.include(key_shared);
         },
         HandlerOutcome::ack(),
-    )
-    .await;
-    let b = instance(
-        &spawn,
-        Some(&a),
-        |b| {
-            b.include(key_shared);
-        },
         HandlerOutcome::ack(),
     )
     .await;

@@ -20,6 +20,8 @@ pub struct ApacheStandalone {
     dir: tempfile::TempDir,
     broker: SocketAddr,
     http: SocketAddr,
+    /// Extra `standalone.conf` lines, kept for restarts.
+    settings: String,
 }
 
 impl ApacheStandalone {
@@ -46,33 +48,14 @@ impl ApacheStandalone {
             })?;
         let broker = free_port()?;
         let http = free_port()?;
-        let output = Command::new("bash")
-            .arg(launcher.join("start.sh"))
-            .arg(dir.path())
-            .env("PULSAR_PORT", broker.port().to_string())
-            .env("PULSAR_HTTP_PORT", http.port().to_string())
-            .env("PULSAR_EXTRA_CONF", settings.join("\n"))
-            .output()
-            .map_err(|source| BrokerError::Bridge {
-                what: "run tests/brokers/pulsar-standalone/start.sh",
-                source,
-            })?;
         let me = ApacheStandalone {
             launcher,
             dir,
             broker,
             http,
+            settings: settings.join("\n"),
         };
-        if !output.status.success() {
-            return Err(BrokerError::ApacheUnavailable {
-                detail: format!(
-                    "start.sh exited with {}:\n{}{}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stdout),
-                    String::from_utf8_lossy(&output.stderr)
-                ),
-            });
-        }
+        me.launch()?;
         Ok(me)
     }
 
@@ -98,27 +81,33 @@ impl ApacheStandalone {
             });
         }
         std::thread::sleep(down);
+        self.launch()
+    }
+
+    /// Run `start.sh` on this broker's folder, ports and settings, and wait until it is ready.
+    fn launch(&self) -> Result<(), BrokerError> {
         let output = Command::new("bash")
             .arg(self.launcher.join("start.sh"))
             .arg(self.dir.path())
             .env("PULSAR_PORT", self.broker.port().to_string())
             .env("PULSAR_HTTP_PORT", self.http.port().to_string())
+            .env("PULSAR_EXTRA_CONF", &self.settings)
             .output()
             .map_err(|source| BrokerError::Bridge {
                 what: "run tests/brokers/pulsar-standalone/start.sh",
                 source,
             })?;
-        if !output.status.success() {
-            return Err(BrokerError::ApacheUnavailable {
-                detail: format!(
-                    "start.sh (restart) exited with {}:\n{}{}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stdout),
-                    String::from_utf8_lossy(&output.stderr)
-                ),
-            });
+        if output.status.success() {
+            return Ok(());
         }
-        Ok(())
+        Err(BrokerError::ApacheUnavailable {
+            detail: format!(
+                "start.sh exited with {}:\n{}{}",
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ),
+        })
     }
 
     /// `pulsar://127.0.0.1:<port>`.

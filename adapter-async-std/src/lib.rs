@@ -8,22 +8,10 @@
 //! new services should use `ruststream-smol`, which runs on the same I/O and timer reactor
 //! (async-io).
 
-use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::runtime::{BoxTask, Sleep};
+use ruststream::runtime::{BoxTask, Flavor, Sleep};
 use ruststream::{Instant, Spawn, Timer};
-
-/// Run an app as a process on async-std: what `#[ruststream::app(runtime = "async-std")]`
-/// calls from the `main` it writes. See `ruststream_runner` for the command line.
-pub fn main<A: ruststream::App>(app: impl FnOnce() -> A) -> ExitCode {
-    ruststream_runner::main(
-        app,
-        Arc::new(AsyncStdRuntime::new()),
-        async_std::task::block_on,
-    )
-}
 
 /// async-std's global runtime seen through ruststream's runtime traits.
 ///
@@ -52,6 +40,10 @@ impl Spawn for AsyncStdRuntime {
     fn spawn(&self, task: BoxTask) {
         // Dropping the handle detaches the task.
         drop(async_std::task::spawn(task));
+    }
+
+    fn flavor(&self) -> Flavor {
+        Flavor::AsyncStd
     }
 }
 

@@ -5,18 +5,10 @@
 //! (`smol::spawn`); [`SmolRuntime::with_executor`] uses an executor of your own, which you must
 //! then run.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 
-use ruststream::runtime::{BoxTask, Sleep};
+use ruststream::runtime::{BoxTask, Flavor, Sleep};
 use ruststream::{Instant, Spawn, Timer};
-
-/// Run an app as a process on smol's global executor: what
-/// `#[ruststream::app(runtime = "smol")]` calls from the `main` it writes. See
-/// `ruststream_runner` for the command line.
-pub fn main<A: ruststream::App>(app: impl FnOnce() -> A) -> ExitCode {
-    ruststream_runner::main(app, Arc::new(SmolRuntime::global()), smol::block_on)
-}
 
 /// A smol executor seen through ruststream's runtime traits.
 ///
@@ -58,6 +50,10 @@ impl Spawn for SmolRuntime {
             Some(executor) => executor.spawn(task).detach(),
             None => smol::spawn(task).detach(),
         }
+    }
+
+    fn flavor(&self) -> Flavor {
+        Flavor::Smol
     }
 }
 

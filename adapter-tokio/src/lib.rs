@@ -6,31 +6,11 @@
 //! `tokio::time::pause()`, with tokio's `test-util` feature) pauses ruststream's as well, and
 //! tokio's auto-advance moves both.
 
-use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::runtime::{BoxTask, Sleep};
+use ruststream::runtime::{BoxTask, Flavor, Sleep};
 use ruststream::{Instant, Spawn, Timer};
 use tokio::runtime::Handle;
-
-/// Run an app as a process on a new multi-threaded tokio runtime: what
-/// `#[ruststream::app]` calls from the `main` it writes. See `ruststream_runner` for the
-/// command line.
-pub fn main<A: ruststream::App>(app: impl FnOnce() -> A) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("cannot start the tokio runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let adapter = Arc::new(TokioRuntime::new(runtime.handle().clone()));
-    ruststream_runner::main(app, adapter, |run| runtime.block_on(run))
-}
 
 /// A tokio runtime seen through ruststream's runtime traits.
 ///
@@ -86,6 +66,10 @@ impl TokioRuntime {
 impl Spawn for TokioRuntime {
     fn spawn(&self, task: BoxTask) {
         drop(self.handle.spawn(task));
+    }
+
+    fn flavor(&self) -> Flavor {
+        Flavor::Tokio
     }
 }
 

@@ -24,6 +24,7 @@
 extern crate alloc;
 
 pub mod app;
+mod boxed;
 pub mod completion;
 pub mod dispatch;
 pub mod handler;
@@ -37,7 +38,7 @@ pub mod state;
 pub mod subscription;
 pub mod time;
 
-pub use app::{App, AppInfo, RustStream};
+pub use app::{App, AppInfo, RustStream, StartContext};
 pub use completion::{Action, Completion, Settlement, SettlementError, Settler, SubscriptionRules};
 pub use handler::{Handler, HandlerError, Publisher};
 pub use outcome::HandlerOutcome;

@@ -1,7 +1,10 @@
-//! A delivered message as handlers and extractors see it, whatever the broker.
+//! A delivered message as handlers and extractors see it, whatever the broker, and the port
+//! a handler publishes through.
 
 use alloc::string::String;
 use alloc::vec::Vec;
+
+use crate::boxed::{BoxError, BoxFuture};
 
 /// Message headers: name/value pairs, in the order the message carries them. For Pulsar these
 /// are the message properties, so other clients read and write the same values.
@@ -58,7 +61,7 @@ pub struct Incoming<'a> {
     /// not tell.
     pub redelivery_count: Option<u32>,
     /// The broker's publishing port, for the `Publisher` parameter.
-    pub publisher: Option<&'a alloc::sync::Arc<dyn crate::handler::Publish>>,
+    pub publisher: Option<&'a alloc::sync::Arc<dyn Publish>>,
 }
 
 impl<'a> Incoming<'a> {
@@ -87,10 +90,7 @@ impl<'a> Incoming<'a> {
     }
 
     /// The same view with a publishing port.
-    pub fn with_publisher(
-        mut self,
-        publisher: Option<&'a alloc::sync::Arc<dyn crate::handler::Publish>>,
-    ) -> Self {
+    pub fn with_publisher(mut self, publisher: Option<&'a alloc::sync::Arc<dyn Publish>>) -> Self {
         self.publisher = publisher;
         self
     }
@@ -102,4 +102,17 @@ impl<'a> Incoming<'a> {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// What a broker offers handlers for publishing: one message to one topic, awaiting the
+/// broker's receipt. Returns the message id as the broker prints it.
+pub trait Publish: Send + Sync {
+    /// Publish an encoded message.
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        headers: Headers,
+        key: Option<String>,
+    ) -> BoxFuture<'a, Result<String, BoxError>>;
 }

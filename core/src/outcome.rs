@@ -71,17 +71,8 @@ impl HandlerOutcome {
 mod tests {
     use super::*;
 
-    #[test]
-    fn constructors_build_the_matching_variant() {
-        assert_eq!(HandlerOutcome::ack(), HandlerOutcome::Ack);
-        assert_eq!(HandlerOutcome::retry(), HandlerOutcome::Retry);
-        assert_eq!(
-            HandlerOutcome::retry_after(Duration::from_secs(30)),
-            HandlerOutcome::RetryAfter(Duration::from_secs(30))
-        );
-        assert_eq!(HandlerOutcome::drop(), HandlerOutcome::Drop);
-    }
-
+    /// Each variant has its own name, so this also catches a constructor that builds the wrong
+    /// variant; that `retry_after` keeps its delay is checked by the completion table's tests.
     #[test]
     fn names_are_the_constructor_names() {
         assert_eq!(HandlerOutcome::ack().name(), "ack");

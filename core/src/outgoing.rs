@@ -9,7 +9,8 @@ pub trait Outgoing: serde::Serialize {
     /// The topic, as declared (a broker may qualify it, as Pulsar does).
     const TOPIC: &'static str;
 
-    /// The payload: the value as JSON.
+    /// The payload: the value as JSON. [`Publisher::publish`](crate::Publisher::publish) sends
+    /// what this returns, so a type that overrides it is published in its own encoding.
     fn encode(&self) -> Result<Vec<u8>, serde_json::Error> {
         serde_json::to_vec(self)
     }

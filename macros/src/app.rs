@@ -21,10 +21,10 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         });
         syn::parse::Parser::parse2(parser, args)?;
     }
-    let adapter = match runtime.as_str() {
-        "tokio" => quote!(::ruststream_tokio),
-        "smol" => quote!(::ruststream_smol),
-        "async-std" | "async_std" => quote!(::ruststream_async_std),
+    let on_runtime = match runtime.as_str() {
+        "tokio" => quote!(__main_on_tokio),
+        "smol" => quote!(__main_on_smol),
+        "async-std" | "async_std" => quote!(__main_on_async_std),
         other => {
             return Err(syn::Error::new(
                 proc_macro2::Span::call_site(),
@@ -35,6 +35,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             ))
         }
     };
+    let runner = runner_crate()?;
     let func: ItemFn = syn::parse2(item)?;
     if !func.sig.inputs.is_empty() {
         return Err(syn::Error::new_spanned(
@@ -48,7 +49,63 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         #func
 
         fn main() -> ::std::process::ExitCode {
-            #adapter::main(#name)
+            #runner::#on_runtime!(#name)
         }
     })
+}
+
+/// The path of `ruststream-runner` as the service depends on it, or an error that names the
+/// dependency to add.
+fn runner_crate() -> syn::Result<TokenStream> {
+    use proc_macro_crate::{crate_name, FoundCrate};
+    match crate_name("ruststream-runner") {
+        Ok(FoundCrate::Itself) => Ok(quote!(crate)),
+        Ok(FoundCrate::Name(name)) => {
+            let ident = syn::Ident::new(&name, proc_macro2::Span::call_site());
+            Ok(quote!(::#ident))
+        }
+        Err(_) => Err(syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "`#[ruststream::app]` writes a `main` that runs the app through `ruststream-runner`, \
+             which is not a dependency of this package: add `ruststream-runner = \"0.1\"` to \
+             `[dependencies]` in its Cargo.toml (tokio by default; for smol: `{ version = \
+             \"0.1\", default-features = false, features = [\"smol\"] }`)",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    #[test]
+    fn without_the_runner_as_a_dependency_the_error_names_it() {
+        // This crate's own manifest has no `ruststream-runner`, as a service that forgot it.
+        let error = super::expand(
+            quote!(),
+            quote!(
+                fn app() {}
+            ),
+        )
+        .expect_err("the runner is missing")
+        .to_string();
+        assert!(
+            error.contains("add `ruststream-runner = \"0.1\"` to `[dependencies]`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_runtime_is_refused_with_the_choices() {
+        let error = super::expand(
+            quote!(runtime = "glommio"),
+            quote!(
+                fn app() {}
+            ),
+        )
+        .expect_err("unknown runtime")
+        .to_string();
+        assert!(error.contains("unknown runtime `glommio`"), "{error}");
+        assert!(error.contains("\"smol\""), "{error}");
+    }
 }

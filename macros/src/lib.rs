@@ -27,9 +27,10 @@ pub fn subscriber(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Writes `main` for the function returning the app.
 ///
-/// `#[ruststream::app]` runs the app on tokio (crate `ruststream-tokio`);
+/// The `main` calls `ruststream-runner`, which the service must depend on (the error says so if
+/// it does not). `#[ruststream::app]` runs the app on tokio;
 /// `#[ruststream::app(runtime = "smol")]` or `(runtime = "async-std")` choose the other
-/// runtimes (crates `ruststream-smol`, `ruststream-async-std`).
+/// runtimes, each with the runner's feature of that name.
 #[proc_macro_attribute]
 pub fn app(args: TokenStream, item: TokenStream) -> TokenStream {
     app::expand(args.into(), item.into())

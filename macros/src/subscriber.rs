@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, FnArg, ItemFn, Pat, Type};
+use syn::{Expr, FnArg, ItemFn, Type};
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     if args.is_empty() {
@@ -14,7 +14,21 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
              \"subscription\"))]`",
         ));
     }
-    let descriptor: Expr = syn::parse2(args)?;
+    let Args {
+        descriptor,
+        descriptor_type,
+    } = syn::parse2(args)?;
+    let descriptor_type = match descriptor_type.or_else(|| type_of(&descriptor)) {
+        Some(ty) => ty,
+        None => {
+            return Err(syn::Error::new(
+                descriptor.span(),
+                "#[subscriber] cannot tell the type of this descriptor: write it as a string \
+                 literal or as `Type::constructor(..)` (builder calls after it are fine), or name \
+                 the type: `#[subscriber(my_subscription(), descriptor = PulsarSubscription)]`",
+            ))
+        }
+    };
     let func: ItemFn = syn::parse2(item)?;
     let sig = &func.sig;
     if sig.asyncness.is_none() {
@@ -70,11 +84,6 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         };
         let ty = &*pt.ty;
         let var = format_ident!("__arg{}", i);
-        let what = match &*pt.pat {
-            Pat::Ident(id) => id.ident.to_string(),
-            _ => format!("parameter {}", i + 2),
-        };
-        let _ = what;
         extract_lets.push(quote_spanned! {ty.span()=>
             let #var = <#ty as ::ruststream::handler::Extract<__S>>::extract(
                 &message, state, #name_str,
@@ -114,6 +123,14 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
 
         #payload_check
 
+        impl ::ruststream::handler::Described for #name {
+            type Descriptor = #descriptor_type;
+
+            fn descriptor(&self) -> #descriptor_type {
+                #descriptor
+            }
+        }
+
         impl<__S> ::ruststream::Handler<__S> for #name
         where
             __S: ::core::marker::Send + ::core::marker::Sync + 'static,
@@ -123,11 +140,6 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 #name_str
             }
 
-            fn descriptor(
-                &self,
-            ) -> ::ruststream::__private::Box<dyn ::core::any::Any + ::core::marker::Send> {
-                ::ruststream::__private::Box::new(#descriptor)
-            }
 
             fn call<'a>(
                 &'a self,
@@ -148,4 +160,90 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             }
         }
     })
+}
+
+/// The attribute's arguments: the descriptor, and optionally its type.
+struct Args {
+    descriptor: Expr,
+    descriptor_type: Option<Type>,
+}
+
+impl syn::parse::Parse for Args {
+    fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
+        let descriptor: Expr = input.parse()?;
+        let mut descriptor_type = None;
+        if input.peek(syn::Token![,]) {
+            input.parse::<syn::Token![,]>()?;
+            if !input.is_empty() {
+                let key: syn::Ident = input.parse()?;
+                if key != "descriptor" {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "the only option after the descriptor is `descriptor = Type`",
+                    ));
+                }
+                input.parse::<syn::Token![=]>()?;
+                descriptor_type = Some(input.parse()?);
+                let _ = input.parse::<Option<syn::Token![,]>>()?;
+            }
+        }
+        Ok(Args {
+            descriptor,
+            descriptor_type,
+        })
+    }
+}
+
+/// The type of a descriptor written the documented ways: a string literal (`&'static str`), or
+/// `Type::constructor(..)` followed by builder calls that return the same type.
+fn type_of(descriptor: &Expr) -> Option<Type> {
+    match descriptor {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(_),
+            ..
+        }) => Some(syn::parse_quote!(&'static str)),
+        Expr::MethodCall(call) => type_of(&call.receiver),
+        Expr::Paren(inner) => type_of(&inner.expr),
+        Expr::Group(inner) => type_of(&inner.expr),
+        Expr::Call(call) => match &*call.func {
+            Expr::Path(path) if path.qself.is_none() && path.path.segments.len() >= 2 => {
+                let mut ty = path.path.clone();
+                ty.segments.pop();
+                // `pop` leaves the separator after the type's last segment.
+                let last = ty.segments.pop()?.into_value();
+                ty.segments.push(last);
+                Some(Type::Path(syn::TypePath {
+                    qself: None,
+                    path: ty,
+                }))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::ToTokens;
+
+    fn type_of(expr: &str) -> Option<String> {
+        let expr: syn::Expr = syn::parse_str(expr).expect("an expression");
+        super::type_of(&expr).map(|t| t.to_token_stream().to_string())
+    }
+
+    #[test]
+    fn the_descriptor_type_is_read_from_the_documented_forms() {
+        assert_eq!(type_of("\"refunds\"").as_deref(), Some("& 'static str"));
+        assert_eq!(
+            type_of("PulsarSubscription::new(\"a\", \"b\").ack_timeout(d)").as_deref(),
+            Some("PulsarSubscription")
+        );
+        assert_eq!(
+            type_of("ruststream_pulsar::PulsarSubscription::topic(\"a\")").as_deref(),
+            Some("ruststream_pulsar :: PulsarSubscription")
+        );
+        assert_eq!(type_of("subscription()"), None);
+        assert_eq!(type_of("SUBSCRIPTION"), None);
+    }
 }

@@ -1,7 +1,8 @@
 //! # ruststream on Apache Pulsar
 //!
 //! The Pulsar broker of ruststream: mount `#[subscriber]` handlers with [`PulsarBroker`], and
-//! test the same app in process with [`TestApp`]. A service imports the prelude:
+//! test the same app in process with `testing::TestApp` (feature `testing`). A service imports
+//! the prelude:
 //!
 //! ```
 //! use ruststream_pulsar::prelude::*;
@@ -9,27 +10,44 @@
 //!
 //! Where an outcome becomes a consumer call: `src/driver/run.rs`, which feeds each handler's
 //! outcome to the core's `Settler` and makes the calls it yields on the consumer.
+//! `docs/architecture.md` walks the layers.
+//!
+//! Features: `tokio` (default) runs pulsar-rs's tokio transport; `smol` and `async-std` run its
+//! async-std transport (async-io sockets, which work under either); a service on smol builds
+//! with `default-features = false, features = ["smol"]` and compiles no tokio. `testing` adds
+//! `TestApp` and `LiveApp`.
+
+#[cfg(not(any(feature = "tokio", feature = "smol", feature = "async-std")))]
+compile_error!(
+    "ruststream-pulsar needs a runtime feature for pulsar-rs: enable `tokio` (the default), \
+     `smol` or `async-std`"
+);
 
 mod broker;
 mod driver;
 mod inprocess;
 mod observe;
 pub mod prelude;
+mod registration;
 mod remote;
 mod subscription;
+#[cfg(feature = "testing")]
 pub mod testing;
+mod topic;
 mod translate;
+mod transport;
 mod url;
 
 pub use broker::{
-    Include, PulsarBroker, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE, DEFAULT_SUBSCRIPTION,
+    PulsarBroker, PulsarOverrides, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
+    DEFAULT_SUBSCRIPTION,
 };
 pub use driver::metric;
-pub use inprocess::InProcessPulsar;
+pub use inprocess::{InProcessPulsar, TopicMessage};
 pub use observe::CallRecord;
+pub use registration::Mounted;
 pub use ruststream_pulsar_model::{TopicName, TopicNameError};
-pub use subscription::{PulsarSubscription, DEFAULT_CONCURRENCY};
-pub use testing::TestApp;
+pub use subscription::{PulsarDescriptor, PulsarSubscription, DEFAULT_CONCURRENCY};
 pub use translate::sub_type;
 pub use url::BadUrl;
 

@@ -1,4 +1,4 @@
-//! What a driver reports about each handler call, for test harnesses.
+//! What a driver reports about each handler call, to whoever watches (the test harnesses).
 
 use ruststream::completion::Completion;
 use ruststream::Instant;
@@ -34,3 +34,6 @@ pub struct CallRecord {
 pub(crate) trait Observer: Send + Sync {
     fn called(&self, record: CallRecord);
 }
+
+/// The observer a harness hands to the brokers it starts, through the start context.
+pub(crate) struct Observe(pub(crate) std::sync::Arc<dyn Observer>);

@@ -1,6 +1,5 @@
 //! Everything a service needs, in one import: `use ruststream_pulsar::prelude::*;`.
 
-pub use crate::testing::TestApp;
 pub use crate::{PulsarBroker, PulsarSubscription};
 pub use ruststream::app::App;
 pub use ruststream::{

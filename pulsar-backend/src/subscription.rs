@@ -93,3 +93,35 @@ impl From<String> for PulsarSubscription {
         PulsarSubscription::topic(topic)
     }
 }
+
+/// A `#[subscriber(..)]` descriptor the Pulsar broker understands: a [`PulsarSubscription`],
+/// or a bare topic name (which joins the broker's default subscription).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not say where a handler is mounted on Pulsar",
+    label = "the handler's `#[subscriber(..)]` descriptor",
+    note = "write `#[subscriber(\"topic\")]` or \
+            `#[subscriber(PulsarSubscription::new(\"topic\", \"subscription\"))]`; a handler \
+            written for another broker cannot be mounted on `PulsarBroker`"
+)]
+pub trait PulsarDescriptor {
+    /// The descriptor as a subscription.
+    fn into_subscription(self) -> PulsarSubscription;
+}
+
+impl PulsarDescriptor for PulsarSubscription {
+    fn into_subscription(self) -> PulsarSubscription {
+        self
+    }
+}
+
+impl PulsarDescriptor for &str {
+    fn into_subscription(self) -> PulsarSubscription {
+        PulsarSubscription::topic(self)
+    }
+}
+
+impl PulsarDescriptor for String {
+    fn into_subscription(self) -> PulsarSubscription {
+        PulsarSubscription::topic(self)
+    }
+}

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ruststream::app::Broker;
+use ruststream::app::{Broker, StartContext};
 use ruststream::runtime::Runtime;
 use ruststream::Timer;
 use ruststream_pulsar::PulsarBroker;
@@ -97,7 +97,9 @@ async fn a_closed_port_fails_within_the_bound_and_logs_each_attempt(runtime: Arc
 
     let broker = PulsarBroker::<()>::new(url.clone()).connect_timeout(BOUND);
     let started = Instant::now();
-    let outcome = Box::new(broker).start(Arc::new(()), runtime).await;
+    let outcome = Box::new(broker)
+        .start(Arc::new(()), StartContext::new(runtime))
+        .await;
     let took = started.elapsed();
 
     let Err(error) = outcome else {
@@ -181,7 +183,10 @@ async fn a_broker_that_comes_up_within_the_bound_is_connected_to(runtime: Arc<dy
     let _log = log.install();
 
     let broker = PulsarBroker::<()>::new(url.clone()).connect_timeout(Duration::from_secs(5));
-    let running = match Box::new(broker).start(Arc::new(()), runtime.clone()).await {
+    let running = match Box::new(broker)
+        .start(Arc::new(()), StartContext::new(runtime.clone()))
+        .await
+    {
         Ok(running) => running,
         Err(e) => panic!(
             "the broker came up within the bound, yet: {e}\n{}",
@@ -247,7 +252,10 @@ fn a_late_broker_on_smol() {
 async fn a_zero_bound_is_refused_before_connecting() {
     let runtime = Arc::new(ruststream_tokio::TokioRuntime::current());
     let broker = PulsarBroker::<()>::new("pulsar://127.0.0.1:6650").connect_timeout(Duration::ZERO);
-    let Err(error) = Box::new(broker).start(Arc::new(()), runtime).await else {
+    let Err(error) = Box::new(broker)
+        .start(Arc::new(()), StartContext::new(runtime))
+        .await
+    else {
         panic!("a zero connect timeout was accepted")
     };
     let error = error.to_string();

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use ruststream::app::Broker;
+use ruststream::app::{Broker, StartContext};
 use ruststream_pulsar::PulsarBroker;
 use tracing_subscriber::fmt::MakeWriter;
 
@@ -50,7 +50,10 @@ async fn a_token_in_the_url_is_refused_and_never_printed() {
         format!("pulsar+ssl://user:{TOKEN}@127.0.0.1:6651/"),
     ] {
         let broker = PulsarBroker::<()>::new(url.clone());
-        let Err(error) = Box::new(broker).start(Arc::new(()), runtime.clone()).await else {
+        let Err(error) = Box::new(broker)
+            .start(Arc::new(()), StartContext::new(runtime.clone()))
+            .await
+        else {
             panic!("a URL with a token was accepted")
         };
         let error = error.to_string();

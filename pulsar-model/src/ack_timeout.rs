@@ -15,7 +15,8 @@
 //!
 //! So a message received at `r` with delay `d`, on a consumer created at `c`, is asked for again
 //! at the first tick strictly after `r + d`: `c + 500 ms × (⌊(r + d − c) / 500 ms⌋ + 1)`. With
-//! `c = r = 0` and `d = 2 s` that is 2.5 s, as measured against a real broker (BROKERS.md).
+//! `c = r = 0` and `d = 2 s` that is 2.5 s, as measured with pulsar-rs 6.9.1 against
+//! pulsar-lite 0.2.0 (redelivered about every 2.5 s).
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,9 +1,10 @@
 //! # The process around a ruststream app
 //!
-//! `#[ruststream::app]` writes `fn main() { ruststream_tokio::main(app) }` (or the smol or
-//! async-std adapter's `main`); the adapter builds its runtime and hands over to [`main`]
-//! here, which reads the command line, sets up logging, starts the app, waits for SIGINT or
-//! SIGTERM, and stops it gracefully.
+//! `#[ruststream::app]` writes a `main` that calls [`on_runtime::tokio`] (or
+//! [`on_runtime::smol`], [`on_runtime::async_std`], each behind the feature of that name;
+//! `tokio` is the default). It builds the runtime through its adapter crate and hands over to
+//! [`main`], which reads the command line, sets up logging, starts the app, waits for SIGINT
+//! or SIGTERM, and stops it gracefully; a second signal ends it at once.
 //!
 //! ```text
 //! USAGE: <service> [run] [--embedded] [--publish TOPIC=FILE]...
@@ -25,6 +26,7 @@
 mod cli;
 mod log_bridge;
 mod logging;
+pub mod on_runtime;
 mod run;
 
 pub use cli::{Cli, CliError};

@@ -5,16 +5,20 @@ use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use futures::channel::oneshot;
+use futures::channel::mpsc;
 use futures::future::{select, Either};
-use ruststream::app::{App, RunningApp};
-use ruststream::runtime::{Hybrid, Runtime, Spawn};
-use ruststream::{ManualClock, Timer};
+use futures::StreamExt;
+use ruststream::app::{App, RunningApp, StartContext, VirtualTime};
+use ruststream::runtime::{Runtime, Spawn, WithClock};
+use ruststream::ManualClock;
 
 use crate::cli::{Cli, USAGE};
 
 /// Run `app` as a process: parse the command line, set up logging, start, wait for a stop
 /// signal (or, with `--embedded`, for nothing left to do), stop gracefully.
+///
+/// Called by the `main` functions of [`on_runtime`](crate::on_runtime); call it directly to run
+/// on a runtime of your own.
 ///
 /// `runtime` is the adapter's; `block_on` runs a future to completion on it.
 pub fn main<A, F>(
@@ -49,27 +53,16 @@ async fn run<A: App>(
     runtime: Arc<dyn Runtime>,
     clock: Option<ManualClock>,
 ) -> ExitCode {
-    let mut parts = app.into_parts();
+    let parts = app.into_parts();
     let name = parts.info.name().to_owned();
-    let runtime: Arc<dyn Runtime> = match &clock {
-        Some(clock) => {
-            for broker in &mut parts.brokers {
-                if !broker.embed() {
-                    eprintln!(
-                        "{name}: the {} broker has no in-process stand-in; run without \
-                         --embedded",
-                        broker.kind()
-                    );
-                    return ExitCode::FAILURE;
-                }
-            }
-            Arc::new(Hybrid::new(SpawnOf(runtime), clock.clone()))
-        }
-        None => runtime,
+    let context = match &clock {
+        Some(clock) => StartContext::new(Arc::new(WithClock::new(SpawnOf(runtime), clock.clone())))
+            .in_process(),
+        None => StartContext::new(runtime),
     };
-    let stop = shutdown_signal();
+    let mut stop = shutdown_signal();
     tracing::info!(service = %name, version = parts.info.version(), "starting");
-    let app = match parts.start(runtime, None).await {
+    let app = match parts.start(context, None).await {
         Ok(app) => app,
         Err(e) => {
             tracing::error!("{e}");
@@ -84,51 +77,45 @@ async fn run<A: App>(
             return ExitCode::FAILURE;
         }
     }
+    let mut failed = false;
     match clock {
         Some(clock) => {
-            let done = Box::pin(run_until_quiet(&app, &clock));
-            if let Either::Right(_) = select(done, stop).await {
-                tracing::info!("stop signal received");
+            let time = VirtualTime::new(clock);
+            let done = Box::pin(time.run_until_quiet(&app));
+            let outcome = select(done, stop.next()).await;
+            match outcome {
+                Either::Left((Ok(at), _)) => tracing::info!(
+                    at = ?at.elapsed_since_origin(),
+                    "nothing left to do: every message is settled and no timer is pending"
+                ),
+                Either::Left((Err(stalled), _)) => {
+                    tracing::error!("{stalled}");
+                    eprintln!("{name}: {stalled}");
+                    failed = true;
+                }
+                Either::Right(_) => tracing::info!("stop signal received"),
             }
         }
         None => {
-            let _ = stop.await;
+            let _ = stop.next().await;
             tracing::info!("stop signal received");
         }
     }
-    tracing::info!("stopping");
-    app.stop().await;
-    tracing::info!("stopped");
-    ExitCode::SUCCESS
-}
-
-/// With a virtual clock: settle, jump to the next deadline (the clock's sleeps and the
-/// brokers' own timers alike), repeat until none is left.
-async fn run_until_quiet(app: &RunningApp, clock: &ManualClock) {
-    loop {
-        app.idle().await;
-        let busy = app.brokers().iter().any(|b| b.in_flight() > 0) || clock.unobserved() > 0;
-        if busy {
-            ruststream::runtime::yield_now().await;
-            continue;
+    tracing::info!("stopping; a second stop signal ends the service at once");
+    let stopping = Box::pin(app.stop());
+    match select(stopping, stop.next()).await {
+        Either::Left(_) => tracing::info!("stopped"),
+        Either::Right((_, stopping)) => {
+            // The graceful stop is dropped mid-way: nothing more is flushed, and what was not
+            // acknowledged comes back, as after a crash.
+            drop(stopping);
+            tracing::warn!("second stop signal: ended without waiting for handlers");
         }
-        let next = app
-            .brokers()
-            .iter()
-            .filter_map(|b| b.next_deadline())
-            .chain(clock.next_deadline())
-            .min();
-        let Some(at) = next else {
-            tracing::info!(
-                at = ?clock.now().elapsed_since_origin(),
-                "nothing left to do: every message is settled and no timer is pending"
-            );
-            return;
-        };
-        clock.advance_to(at);
-        for broker in app.brokers() {
-            broker.fire_due();
-        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -148,14 +135,11 @@ async fn publish_file(app: &RunningApp, topic: &str, file: &str) -> Result<(), S
     Ok(())
 }
 
-/// Completes on SIGINT or SIGTERM.
-fn shutdown_signal() -> oneshot::Receiver<()> {
-    let (tx, rx) = oneshot::channel();
-    let tx = std::sync::Mutex::new(Some(tx));
+/// Yields on every SIGINT or SIGTERM.
+fn shutdown_signal() -> mpsc::UnboundedReceiver<()> {
+    let (tx, rx) = mpsc::unbounded();
     if let Err(e) = ctrlc::set_handler(move || {
-        if let Some(tx) = tx.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let _ = tx.send(());
-        }
+        let _ = tx.unbounded_send(());
     }) {
         tracing::warn!("cannot watch SIGINT/SIGTERM ({e}); stop the service by killing it");
     }
@@ -168,5 +152,9 @@ struct SpawnOf(Arc<dyn Runtime>);
 impl Spawn for SpawnOf {
     fn spawn(&self, task: ruststream::runtime::BoxTask) {
         self.0.spawn(task)
+    }
+
+    fn flavor(&self) -> ruststream::runtime::Flavor {
+        self.0.flavor()
     }
 }

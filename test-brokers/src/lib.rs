@@ -13,7 +13,8 @@
 //! one handle a test needs. [`require_broker`] is the policy a live test follows: a missing
 //! broker fails the test, it never skips it.
 //!
-//! What was measured with both brokers is in the project's shared notes, `BROKERS.md`.
+//! What was measured with both brokers, and which case runs on which, is in
+//! `docs/live-brokers.md`.
 
 mod apache;
 mod bridge;

@@ -138,8 +138,8 @@ impl Drop for PulsarLite {
     }
 }
 
-/// The config BROKERS.md gives: data in our folder, quiet logs, and no metrics server (it would
-/// listen on 0.0.0.0:8080 and collide between concurrent tests).
+/// Data in our folder, quiet logs, and no metrics server: pulsar-lite 0.2.0 enables one by
+/// default on 0.0.0.0:8080, which would collide between concurrent tests.
 fn config_toml(data: &Path) -> String {
     format!(
         "db_path = {}\nlog_level = \"warn\"\n\n[metrics]\nenabled = false\n",

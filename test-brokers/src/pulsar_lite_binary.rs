@@ -5,8 +5,9 @@ use std::process::Command;
 
 use crate::BrokerError;
 
-/// The pulsar-lite release the live tests were measured against (see BROKERS.md); its gaps
-/// (KeyShared, Exclusive/Failover redelivery) are known for this version only.
+/// The pulsar-lite release the live tests were measured against; its gaps (KeyShared,
+/// Exclusive/Failover redelivery, listed in docs/live-brokers.md) are known for this version
+/// only.
 pub const PULSAR_LITE_VERSION: &str = "0.2.0";
 
 /// The environment variable that names the pulsar-lite binary directly, for machines where it

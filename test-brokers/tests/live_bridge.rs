@@ -133,7 +133,7 @@ async fn short_topic_names_reach_pulsar_lite_unexpanded_so_tests_use_full_names(
     let on_full_result = timeout(QUIET, on_full.next()).await;
     assert!(
         on_full_result.is_err(),
-        "pulsar-lite now expands short names (update BROKERS.md): {on_full_result:?}"
+        "pulsar-lite now expands short names (update docs/live-brokers.md): {on_full_result:?}"
     );
 }
 

@@ -1,9 +1,10 @@
 //! The behaviour cases written once and run in process and on real brokers.
 //!
 //! Each case is `async fn(Env)`; [`ALL`] lists them with the brokers they hold on. pulsar-lite
-//! 0.2.0 has two gaps of its own (BROKERS.md): it ignores a redelivery request on Exclusive
-//! and Failover, and redelivers a nacked KeyShared message only once; the cases that need
-//! those run on Apache Pulsar and in process only.
+//! 0.2.0 has two gaps of its own (measured against the release, the same with the C++
+//! client): it ignores a redelivery request on Exclusive and Failover, and redelivers a nacked
+//! KeyShared message only once; the cases that need those run on Apache Pulsar and in process
+//! only.
 #![allow(missing_docs)]
 
 use std::future::Future;

@@ -23,3 +23,6 @@ pub struct DeliveryGuarantees;
 
 #[doc = include_str!("../../docs/connecting.md")]
 pub struct Connecting;
+
+#[doc = include_str!("../../docs/architecture.md")]
+pub struct Architecture;

@@ -504,7 +504,6 @@ async fn always_retry_on_exclusive_fails_the_step_instead_of_hanging(spawn: Arc<
     // the runtime's other worker threads made before the step noticed, so only the lower
     // side is exact.
     assert!(stuck.calls > 500, "gave up before the bound: {stuck:?}");
-    assert!(tb.calls_of("exclusive").len() >= stuck.calls);
     assert_eq!(tb.now(), Duration::ZERO);
     // `advance` says the same instead of looping.
     let again = tb

@@ -6,25 +6,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::app::App;
+use ruststream::app::{App, StartContext};
 use ruststream::HandlerOutcome;
 use ruststream_pulsar::DEFAULT_SHUTDOWN_GRACE;
 use ruststream_tests::scenario::{app, gated, ret, Plan, Script};
 
 async fn start_gated(script: Arc<Script>) -> ruststream::app::RunningApp {
-    let mut parts = app(|b| {
+    let parts = app(|b| {
         b.include(gated);
     })
     .into_parts();
-    for broker in &mut parts.brokers {
-        assert!(
-            broker.embed(),
-            "the Pulsar broker has an in-process stand-in"
-        );
-    }
     let runtime = Arc::new(ruststream_tokio::TokioRuntime::current());
     let running = parts
-        .start(runtime, Some(Plan::new(script)))
+        .start(
+            StartContext::new(runtime).in_process(),
+            Some(Plan::new(script)),
+        )
         .await
         .expect("starts");
     running

@@ -5,10 +5,9 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::{AppInfo, BoxError, Broker, RunningBroker, StartError};
-use crate::handler::BoxFuture;
+use super::{AppInfo, BoxError, Broker, RunningBroker, StartContext, StartError};
+use crate::boxed::BoxFuture;
 use crate::message::Headers;
-use crate::runtime::Runtime;
 
 /// Builds the app state at startup.
 pub type Startup<S> = Box<dyn FnOnce() -> BoxFuture<'static, Result<S, BoxError>> + Send>;
@@ -41,13 +40,13 @@ pub struct AppParts<S> {
 
 impl<S: Send + Sync + 'static> AppParts<S> {
     /// Check every registration, build the state (with `on_startup`, unless `state` is given),
-    /// then start the brokers in order on `runtime`.
+    /// then start the brokers in order with `context`.
     ///
     /// Nothing connects unless every registration of every broker is valid, and `on_startup`
     /// does not run either: a mistake is reported before any side effect.
     pub async fn start(
         self,
-        runtime: Arc<dyn Runtime>,
+        context: StartContext,
         state: Option<S>,
     ) -> Result<RunningApp, StartError> {
         if let Some(misuse) = self.misuse {
@@ -63,7 +62,7 @@ impl<S: Send + Sync + 'static> AppParts<S> {
         let state = Arc::new(state);
         let mut running = Vec::with_capacity(self.brokers.len());
         for broker in self.brokers {
-            match broker.start(state.clone(), runtime.clone()).await {
+            match broker.start(state.clone(), context.clone()).await {
                 Ok(b) => running.push(b),
                 Err(e) => {
                     for b in running {
@@ -142,6 +141,31 @@ impl RunningApp {
             if self.brokers.iter().all(|b| b.in_flight() == 0) {
                 return;
             }
+        }
+    }
+
+    /// How many deliveries in flight, over every broker.
+    pub fn in_flight(&self) -> usize {
+        self.brokers.iter().map(|b| b.in_flight()).sum()
+    }
+
+    /// How many deliveries were handed to handlers since start, over every broker.
+    pub fn handled(&self) -> u64 {
+        self.brokers.iter().map(|b| b.handled()).sum()
+    }
+
+    /// Wake `waker` at the next delivery any broker hands to a handler.
+    pub fn wake_on_handled(&self, waker: &core::task::Waker) {
+        for b in &self.brokers {
+            b.wake_on_handled(waker);
+        }
+    }
+
+    /// End every broker at once, as a process that dies does (see
+    /// [`RunningBroker::abort`]).
+    pub async fn abort(self) {
+        for b in self.brokers.into_iter().rev() {
+            b.abort().await;
         }
     }
 

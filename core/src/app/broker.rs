@@ -4,15 +4,13 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::any::Any;
+use core::task::Waker;
 
-use super::StartError;
-use crate::handler::BoxFuture;
+use super::{StartContext, StartError};
+use crate::boxed::BoxFuture;
 use crate::message::Headers;
-use crate::runtime::Runtime;
 
-/// Any error, boxed, as startup and broker calls report them.
-pub type BoxError = Box<dyn core::error::Error + Send + Sync + 'static>;
+pub use crate::boxed::BoxError;
 
 /// A broker with its mounted handlers, before it connects.
 ///
@@ -26,20 +24,14 @@ pub trait Broker<S>: Send + 'static {
     /// any of them.
     fn check(&self) -> Result<(), StartError>;
 
-    /// Connect on `runtime` and start one driver per subscription. Every wait of the broker
-    /// (retry delays, reconnect back-off) runs on this runtime's timer.
+    /// Connect on `context`'s runtime (or, when [`StartContext::is_in_process`], start on the
+    /// broker's in-process stand-in) and start one driver per subscription. Every wait of the
+    /// broker (retry delays, reconnect back-off) runs on that runtime's timer.
     fn start(
         self: Box<Self>,
         state: Arc<S>,
-        runtime: Arc<dyn Runtime>,
+        context: StartContext,
     ) -> BoxFuture<'static, Result<Box<dyn RunningBroker>, StartError>>;
-
-    /// Switch to the broker's embedded, in-process stand-in, if it has one; `false` if not.
-    /// Used by `run --embedded`, which needs no server.
-    fn embed(&mut self) -> bool;
-
-    /// For test harnesses that know the concrete broker type.
-    fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
 /// A started broker.
@@ -68,24 +60,28 @@ pub trait RunningBroker: Send + Sync {
     fn idle(&self) -> BoxFuture<'_, ()>;
 
     /// How many deliveries are in flight now (see [`RunningBroker::idle`]).
+    ///
+    /// On a virtual clock ([`ManualClock`](crate::ManualClock)) an implementation:
+    /// - MUST count the work a fired sleep releases (a redelivery, a settlement call) as in
+    ///   flight before it drops that sleep, so that "no sleep unobserved, then nothing in
+    ///   flight" means nothing more happens until the clock moves;
+    /// - MUST arm a sleep for each of its own deadlines as soon as the deadline exists.
     fn in_flight(&self) -> usize;
 
-    /// For a broker on a virtual clock (an in-process stand-in): the next instant at which
-    /// its own timers are due, so that a harness moving the clock never steps over one.
-    /// `None` for a real broker, whose timers run on their own.
-    fn next_deadline(&self) -> Option<crate::Instant> {
-        None
-    }
+    /// How many deliveries were handed to handlers since the broker started: how a caller
+    /// tells an app that keeps working without time moving from one that is slow.
+    fn handled(&self) -> u64;
 
-    /// For a broker on a virtual clock: run its timers due at the clock's current time. A
-    /// harness calls it after each step of the clock. Nothing to do for a real broker.
-    fn fire_due(&self) {}
+    /// Wake `waker` at the next delivery handed to a handler (once).
+    fn wake_on_handled(&self, waker: &Waker);
 
     /// Stop gracefully: stop pulling, let handlers in flight finish, flush settlements, close
     /// consumers and producers. Pending `retry_after` waits are abandoned (their messages stay
     /// unacknowledged and come back).
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()>;
 
-    /// For test harnesses that know the concrete type.
-    fn as_any(&self) -> &dyn Any;
+    /// End at once, as a process that dies does: running handlers and `retry_after` waits are
+    /// dropped and nothing is flushed; unacknowledged messages come back as after a lost
+    /// connection. For a second stop signal, and for tests of what a crash leaves behind.
+    fn abort(self: Box<Self>) -> BoxFuture<'static, ()>;
 }

@@ -10,10 +10,16 @@ mod app;
 mod broker;
 mod builder;
 mod error;
+mod extensions;
 mod info;
+mod start_context;
+mod virtual_time;
 
 pub use app::{App, AppParts, RunningApp, Startup};
 pub use broker::{BoxError, Broker, RunningBroker};
 pub use builder::RustStream;
 pub use error::StartError;
+pub use extensions::Extensions;
 pub use info::AppInfo;
+pub use start_context::StartContext;
+pub use virtual_time::{Stalled, VirtualTime, DEFAULT_MAX_HANDLED_PER_INSTANT};

@@ -4,9 +4,10 @@ use crate::HandlerOutcome;
 
 /// The end of one handler invocation.
 ///
-/// Only [`Completion::Returned`] carries an outcome. The other variants all mean "no outcome":
-/// the delivery is left unsettled and the broker brings it back (after the ack timeout, or when
-/// the consumer disconnects). They are told apart because logs and counters should say why.
+/// Only [`Completion::Returned`] carries an outcome. [`Completion::DeadLettered`] is
+/// acknowledged. The others mean "no outcome": the delivery is left unsettled and the broker
+/// brings it back (after the ack timeout, or when the consumer disconnects). They are told
+/// apart because logs and counters should say why ([`Completion::label`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Completion {
@@ -14,10 +15,6 @@ pub enum Completion {
     Returned(HandlerOutcome),
     /// The handler panicked.
     Panicked,
-    /// The handler's future was dropped before it finished.
-    Cancelled,
-    /// The service stopped before the handler finished, or during a `retry_after` wait.
-    Stopped,
     /// The message was published to the subscription's dead-letter topic instead of being
     /// handled (out of attempts, or a payload that does not decode): it is acknowledged.
     DeadLettered,
@@ -26,6 +23,19 @@ pub enum Completion {
     /// message returns after the ack timeout and, with a dead-letter policy, ends on the
     /// dead-letter topic once its attempts are spent.
     Rejected,
+}
+
+impl Completion {
+    /// A short name for logs and metric labels: the outcome's name (`ack`, `retry`, ...) for
+    /// [`Completion::Returned`], else `panicked`, `dead_lettered` or `rejected`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Completion::Returned(outcome) => outcome.name(),
+            Completion::Panicked => "panicked",
+            Completion::DeadLettered => "dead_lettered",
+            Completion::Rejected => "rejected",
+        }
+    }
 }
 
 impl From<HandlerOutcome> for Completion {

@@ -9,7 +9,7 @@
 //! | [`HandlerOutcome::Retry`](crate::HandlerOutcome::Retry) | [`Settlement::Nack`] | `nack_with_id` |
 //! | [`HandlerOutcome::RetryAfter`](crate::HandlerOutcome::RetryAfter)`(d)` | [`Settlement::NackAt`]`(now + d)` | `nack_with_id` once the deadline is reached |
 //! | `RetryAfter(d)` with `d >= ack_timeout` | [`SettlementError`], then [`Settlement::Leave`] | nothing |
-//! | no outcome: [`Completion::Panicked`], [`Completion::Cancelled`], [`Completion::Stopped`], [`Completion::Rejected`] | [`Settlement::Leave`] | nothing; the broker's ack timeout or a disconnect brings the message back |
+//! | no outcome: [`Completion::Panicked`], [`Completion::Rejected`] | [`Settlement::Leave`] | nothing; the broker's ack timeout or a disconnect brings the message back |
 //!
 //! The table is the same for all four subscription types: what differs between them is what
 //! the broker does with a negative acknowledgement (count it, or rewind the cursor), not which

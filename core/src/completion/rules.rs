@@ -58,7 +58,7 @@ impl SubscriptionRules {
     ///   ack timeout. A delay not shorter than it is an error naming both values; the caller
     ///   then leaves the delivery unsettled ([`Settlement::Leave`]). Without an ack timeout any
     ///   delay is accepted.
-    /// - No outcome (panic, cancellation, shutdown) makes no call.
+    /// - No outcome (a panic, or a handler that could not start) makes no call.
     /// - A message moved to the dead-letter topic is acknowledged.
     pub fn settle(
         &self,
@@ -68,10 +68,7 @@ impl SubscriptionRules {
         let outcome = match completion {
             Completion::Returned(outcome) => outcome,
             Completion::DeadLettered => return Ok(Settlement::Ack),
-            Completion::Panicked
-            | Completion::Cancelled
-            | Completion::Stopped
-            | Completion::Rejected => return Ok(Settlement::Leave),
+            Completion::Panicked | Completion::Rejected => return Ok(Settlement::Leave),
         };
         Ok(match outcome {
             HandlerOutcome::Ack | HandlerOutcome::Drop => Settlement::Ack,

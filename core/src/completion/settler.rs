@@ -37,11 +37,6 @@ impl<Id> Settler<Id> {
         }
     }
 
-    /// The subscription's rules.
-    pub fn rules(&self) -> &SubscriptionRules {
-        &self.rules
-    }
-
     /// Record how the handling of delivery `id` ended, at `now`.
     ///
     /// Returns the decision (for logs and counters); the calls it implies are then available
@@ -89,11 +84,6 @@ impl<Id> Settler<Id> {
     /// How many deliveries are in a `retry_after` wait.
     pub fn waiting(&self) -> usize {
         self.waits.len()
-    }
-
-    /// How many immediate calls are queued.
-    pub fn ready(&self) -> usize {
-        self.ready.len()
     }
 
     /// The service is stopping: every `retry_after` wait is cut short and yields no call.

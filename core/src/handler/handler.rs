@@ -1,16 +1,9 @@
 //! The handler trait.
 
-use alloc::boxed::Box;
-use core::any::Any;
-use core::future::Future;
-use core::pin::Pin;
-
 use super::HandlerError;
+use crate::boxed::BoxFuture;
 use crate::message::Incoming;
 use crate::HandlerOutcome;
-
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A message handler for an app whose state is `S`.
 ///
@@ -29,11 +22,6 @@ pub trait Handler<S>: Send + Sync + 'static {
     /// The handler's name (the function's), for logs, metrics and error messages.
     fn name(&self) -> &'static str;
 
-    /// Where the handler is mounted, as written in `#[subscriber(..)]`: the broker downcasts it
-    /// to the descriptor types it understands (for Pulsar, a subscription or a bare topic
-    /// name). Called once, at registration.
-    fn descriptor(&self) -> Box<dyn Any + Send>;
-
     /// Decode `message`, extract the other parameters from it and from `state`, and run the
     /// handler.
     fn call<'a>(
@@ -41,4 +29,23 @@ pub trait Handler<S>: Send + Sync + 'static {
         message: Incoming<'a>,
         state: &'a S,
     ) -> BoxFuture<'a, Result<HandlerOutcome, HandlerError>>;
+}
+
+/// Where a handler is mounted, as its `#[subscriber(..)]` attribute says, with the type it was
+/// written in (for Pulsar, a `PulsarSubscription` or a bare topic name).
+///
+/// A broker's `include` accepts only handlers whose descriptor type it understands, so a
+/// handler written for another broker does not compile there. Written by `#[subscriber(..)]`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `#[subscriber(..)]` handler: nothing says where it is mounted",
+    label = "not a `#[subscriber(..)]` handler",
+    note = "annotate the `async fn` with `#[subscriber(\"topic\")]` (or a broker's subscription \
+            descriptor) and pass its name to `include`"
+)]
+pub trait Described {
+    /// The type of the attribute's expression.
+    type Descriptor;
+
+    /// The attribute's expression, evaluated. Called once, at registration.
+    fn descriptor(&self) -> Self::Descriptor;
 }

@@ -12,8 +12,10 @@ mod handler;
 mod payload;
 mod publisher;
 
+pub use crate::boxed::BoxFuture;
+pub use crate::message::Publish;
 pub use error::HandlerError;
 pub use extract::Extract;
-pub use handler::{BoxFuture, Handler};
+pub use handler::{Described, Handler};
 pub use payload::Payload;
-pub use publisher::{Publish, Publisher};
+pub use publisher::Publisher;

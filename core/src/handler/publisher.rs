@@ -5,23 +5,10 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::{BoxFuture, Extract, HandlerError};
-use crate::app::BoxError;
-use crate::message::{Headers, Incoming};
+use super::{Extract, HandlerError};
+use crate::boxed::BoxError;
+use crate::message::{Headers, Incoming, Publish};
 use crate::outgoing::Outgoing;
-
-/// What a broker offers handlers for publishing: one message to one topic, awaiting the
-/// broker's receipt. Returns the message id as the broker prints it.
-pub trait Publish: Send + Sync {
-    /// Publish an encoded message.
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
-        payload: Vec<u8>,
-        headers: Headers,
-        key: Option<String>,
-    ) -> BoxFuture<'a, Result<String, BoxError>>;
-}
 
 /// A handler parameter that publishes through the broker the handler runs on:
 /// `publisher: Publisher`, then `publisher.publish(&refund).await`.
@@ -48,9 +35,11 @@ impl Publisher {
         Publisher { port }
     }
 
-    /// Publish `value` to its `#[outgoing(name)]` topic, as JSON.
+    /// Publish `value` to its `#[outgoing(name)]` topic, encoded by [`Outgoing::encode`] (JSON
+    /// unless the type says otherwise).
     pub async fn publish<T: Outgoing>(&self, value: &T) -> Result<String, BoxError> {
-        self.publish_to(T::TOPIC, value).await
+        let payload = value.encode().map_err(|e| Box::new(e) as BoxError)?;
+        self.port.publish(T::TOPIC, payload, Vec::new(), None).await
     }
 
     /// Publish `value` as JSON to `topic`.

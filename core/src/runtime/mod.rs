@@ -11,15 +11,17 @@
 //! asks for one sleep at a time (until its [`Settler`](crate::Settler)'s next deadline), not one
 //! per waiting message, so the box costs one allocation per timer change, not per delivery.
 
-mod hybrid;
+mod flavor;
 mod manual_clock;
 mod spawn;
 mod timer;
+mod with_clock;
 
-pub use hybrid::Hybrid;
+pub use flavor::Flavor;
 pub use manual_clock::ManualClock;
 pub use spawn::{BoxTask, Spawn};
 pub use timer::{Sleep, Timer};
+pub use with_clock::WithClock;
 
 /// A runtime: something that can both spawn and sleep. Implemented for every type that is
 /// both [`Spawn`] and [`Timer`].

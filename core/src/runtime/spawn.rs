@@ -4,6 +4,8 @@ use alloc::boxed::Box;
 use core::future::Future;
 use core::pin::Pin;
 
+use super::Flavor;
+
 /// A task handed to [`Spawn::spawn`].
 pub type BoxTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
@@ -21,10 +23,19 @@ pub type BoxTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 pub trait Spawn: Send + Sync {
     /// Start `task` and detach it.
     fn spawn(&self, task: BoxTask);
+
+    /// The runtime family the tasks run in, for clients that must open matching sockets.
+    fn flavor(&self) -> Flavor {
+        Flavor::Other
+    }
 }
 
 impl<S: Spawn + ?Sized> Spawn for alloc::sync::Arc<S> {
     fn spawn(&self, task: BoxTask) {
         (**self).spawn(task)
+    }
+
+    fn flavor(&self) -> Flavor {
+        (**self).flavor()
     }
 }

@@ -1,23 +1,20 @@
 //! `PulsarBroker`: handlers mounted on Pulsar, checked, then started.
 
-mod check;
-mod include;
+mod overrides;
 mod start;
 
-use std::any::Any;
 use std::sync::Arc;
 
-use ruststream::app::{Broker, RunningBroker, StartError};
+use ruststream::app::{Broker, RunningBroker, StartContext, StartError};
 use ruststream::handler::BoxFuture;
-use ruststream::runtime::Runtime;
+use ruststream::handler::Described;
 use ruststream::Handler;
-use ruststream_pulsar_model::{TopicName, TopicNameError};
 
-pub(crate) use check::{Plan, Planned};
-pub use include::Include;
-pub(crate) use start::{RunningPulsar, Transport};
+pub use overrides::PulsarOverrides;
 
-use crate::observe::Observer;
+use crate::registration::{Mounted, Registration};
+use crate::remote::Connection;
+use crate::subscription::PulsarDescriptor;
 
 /// The Pulsar broker of an app, with the handlers mounted on it.
 ///
@@ -25,16 +22,14 @@ use crate::observe::Observer;
 /// connection is made on the app's runtime. Handlers are mounted with
 /// [`PulsarBroker::include`] inside `RustStream::with_broker`.
 pub struct PulsarBroker<S> {
-    pub(crate) url: String,
-    pub(crate) default_subscription: String,
-    pub(crate) registrations: Vec<include::Registration<S>>,
-    pub(crate) transport: Transport,
-    pub(crate) observer: Option<Arc<dyn Observer>>,
-    pub(crate) connection: crate::remote::Connection,
-    pub(crate) namespace: Option<String>,
-    pub(crate) shutdown_grace: std::time::Duration,
-    pub(crate) connect_timeout: std::time::Duration,
-    pub(crate) batch_index_acks: bool,
+    url: String,
+    default_subscription: String,
+    registrations: Vec<Registration<S>>,
+    connection: Connection,
+    namespace: Option<String>,
+    shutdown_grace: std::time::Duration,
+    connect_timeout: std::time::Duration,
+    batch_index_acks: bool,
 }
 
 /// How long a stopping service lets running handlers finish, unless
@@ -57,9 +52,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             url: url.into(),
             default_subscription: DEFAULT_SUBSCRIPTION.to_owned(),
             registrations: Vec::new(),
-            transport: Transport::Remote,
-            observer: None,
-            connection: crate::remote::Connection::default(),
+            connection: Connection::default(),
             namespace: None,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
@@ -106,11 +99,6 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         self
     }
 
-    /// A topic name as this broker resolves it.
-    pub(crate) fn resolve(&self, topic: &str) -> Result<TopicName, TopicNameError> {
-        resolve_topic(topic, self.namespace.as_deref())
-    }
-
     /// Authenticate with a JWT token (Pulsar's `token` authentication).
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
         self.connection.token = Some(token.into());
@@ -137,10 +125,16 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
 
     /// Mount `handler` where its `#[subscriber(..)]` says; the returned value declares the
     /// attempt limit and the dead-letter topic.
-    pub fn include<H: Handler<S>>(&mut self, handler: H) -> Include<'_, S> {
+    pub fn include<H>(&mut self, handler: H) -> Mounted<'_, S>
+    where
+        H: Handler<S> + Described,
+        H::Descriptor: PulsarDescriptor,
+    {
+        let descriptor = handler.descriptor().into_subscription();
         let handler: Arc<dyn Handler<S>> = Arc::new(handler);
-        self.registrations.push(include::Registration::new(handler));
-        Include::new(self.registrations.last_mut().expect("just pushed"))
+        self.registrations
+            .push(Registration::new(handler, descriptor));
+        Mounted::new(self.registrations.last_mut().expect("just pushed"))
     }
 
     /// The broker's URL, as given.
@@ -155,42 +149,14 @@ impl<S: Send + Sync + 'static> Broker<S> for PulsarBroker<S> {
     }
 
     fn check(&self) -> Result<(), StartError> {
-        self.plan().map(|_| ())
+        self.checked().map(|_| ())
     }
 
     fn start(
         self: Box<Self>,
         state: Arc<S>,
-        runtime: Arc<dyn Runtime>,
+        context: StartContext,
     ) -> BoxFuture<'static, Result<Box<dyn RunningBroker>, StartError>> {
-        Box::pin(start::start(*self, state, runtime))
-    }
-
-    fn embed(&mut self) -> bool {
-        if matches!(self.transport, Transport::Remote) {
-            self.transport = Transport::InProcess(crate::inprocess::InProcessPulsar::new());
-        }
-        true
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-}
-
-/// `topic` resolved as Pulsar does, short names in `namespace` when one is given.
-pub(crate) fn resolve_topic(
-    topic: &str,
-    namespace: Option<&str>,
-) -> Result<TopicName, TopicNameError> {
-    match namespace {
-        Some(ns) if !topic.contains("://") && !topic.trim_start_matches('/').contains('/') => {
-            TopicName::parse(&format!(
-                "persistent://{ns}/{}",
-                topic.trim_start_matches('/')
-            ))
-            .or_else(|_| TopicName::parse(topic))
-        }
-        _ => TopicName::parse(topic),
+        Box::pin(start::start(*self, state, context))
     }
 }

@@ -13,6 +13,7 @@ mod dead_letter;
 mod handle;
 mod port;
 mod run;
+mod tally;
 
 pub(crate) use batch::{BatchSlot, EntryPosition};
 pub(crate) use dead_letter::DeadLetter;
@@ -20,3 +21,4 @@ pub(crate) use handle::DriverHandle;
 pub(crate) use port::{ConsumerPort, Received};
 pub use run::metric;
 pub(crate) use run::{Driver, DriverConfig};
+pub(crate) use tally::Tally;

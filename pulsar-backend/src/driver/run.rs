@@ -50,6 +50,8 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) rules: SubscriptionRules,
     pub(crate) concurrency: usize,
     pub(crate) observer: Option<Arc<dyn Observer>>,
+    /// Counts every delivery handed to the handler, for the broker's `handled`.
+    pub(crate) handled: Arc<super::Tally>,
     /// The broker's publishing port, for handlers' `Publisher` parameters.
     pub(crate) publisher: Option<Arc<dyn ruststream::handler::Publish>>,
     /// How long a stopping driver lets running handlers finish.
@@ -233,6 +235,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     fn start(&mut self, received: Received<C::Id>) {
         let handler = self.config.handler.clone();
         metrics::counter!(metric::DELIVERIES, "handler" => handler.name()).increment(1);
+        self.config.handled.bump();
         let state = self.config.state.clone();
         let runtime = self.config.runtime.clone();
         let observer = self.config.observer.clone();
@@ -337,13 +340,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     fn finish(&mut self, done: Finished<Delivered<C::Id>>) {
         let now = self.config.runtime.now();
         let handler = self.config.handler.name();
-        let outcome = match done.completion {
-            Completion::Returned(outcome) => outcome.name(),
-            Completion::Panicked => "panicked",
-            Completion::Rejected => "rejected",
-            Completion::DeadLettered => "dead_lettered",
-            _ => "stopped",
-        };
+        let outcome = done.completion.label();
         metrics::counter!(metric::OUTCOMES, "handler" => handler, "outcome" => outcome)
             .increment(1);
         let delivered = done.id.clone();

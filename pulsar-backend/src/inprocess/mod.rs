@@ -6,6 +6,7 @@
 //! until time moves".
 
 mod consumer;
+mod transport;
 
 use std::collections::BTreeMap;
 use std::future::poll_fn;
@@ -19,8 +20,9 @@ use ruststream::Instant;
 use ruststream_pulsar_model::{Cluster, ConsumerId, ConsumerOptions, OutgoingMessage, TopicName};
 
 pub(crate) use consumer::InProcessConsumer;
+pub(crate) use transport::InProcessTransport;
 
-use crate::broker::Planned;
+use crate::registration::CheckedSubscription;
 
 /// An in-process Pulsar cluster. Clones share it.
 #[derive(Clone, Default)]
@@ -124,11 +126,21 @@ impl InProcessPulsar {
         properties: Vec<(String, String)>,
         key: Option<String>,
     ) -> Result<String, BoxError> {
-        let topic = TopicName::parse(topic)?;
+        self.publish_to(&TopicName::parse(topic)?, payload, properties, key)
+    }
+
+    /// Publish to a topic whose name is resolved already.
+    pub(crate) fn publish_to(
+        &self,
+        topic: &TopicName,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> Result<String, BoxError> {
         let mut inner = self.lock();
         let now = inner.now();
         let id = inner.cluster.publish(
-            &topic,
+            topic,
             OutgoingMessage {
                 payload,
                 properties: properties.into_iter().collect(),
@@ -147,7 +159,15 @@ impl InProcessPulsar {
         topic: &str,
         records: Vec<Record>,
     ) -> Result<Vec<String>, BoxError> {
-        let topic = TopicName::parse(topic)?;
+        self.publish_batch_to(&TopicName::parse(topic)?, records)
+    }
+
+    /// Publish a batch to a topic whose name is resolved already.
+    pub(crate) fn publish_batch_to(
+        &self,
+        topic: &TopicName,
+        records: Vec<Record>,
+    ) -> Result<Vec<String>, BoxError> {
         let mut inner = self.lock();
         let now = inner.now();
         let messages = records
@@ -158,7 +178,7 @@ impl InProcessPulsar {
                 key: r.key,
             })
             .collect();
-        let ids = inner.cluster.publish_batch(&topic, messages, now)?;
+        let ids = inner.cluster.publish_batch(topic, messages, now)?;
         inner.notify();
         Ok(ids.iter().map(ToString::to_string).collect())
     }
@@ -192,19 +212,6 @@ impl InProcessPulsar {
         Ok(self.lock().cluster.backlog(&topic, subscription))
     }
 
-    /// The model's next deadline (a client ack-timeout tick), if any.
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        self.lock().cluster.next_deadline()
-    }
-
-    /// Run the model's timers due now, as the timer task would; harmless if it already did.
-    pub(crate) fn handle_timeouts(&self) {
-        let mut inner = self.lock();
-        let now = inner.now();
-        inner.cluster.handle_timeouts(now);
-        inner.notify();
-    }
-
     /// Deliveries queued for a consumer or held by a driver without a settlement call.
     pub fn in_flight(&self) -> usize {
         self.lock().in_flight()
@@ -226,7 +233,7 @@ impl InProcessPulsar {
 
     pub(crate) fn subscribe(
         &self,
-        planned: &Planned<impl Send + Sync + 'static>,
+        planned: &CheckedSubscription<impl Send + Sync + 'static>,
         runtime: Arc<dyn Runtime>,
     ) -> Result<InProcessConsumer, BoxError> {
         let mut inner = self.lock();
@@ -311,18 +318,6 @@ impl InProcessPulsar {
             // Re-arms, dropping the fired sleep only now that its timeouts were handled.
             inner.notify();
         }
-    }
-}
-
-impl ruststream::handler::Publish for InProcessPulsar {
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
-        payload: Vec<u8>,
-        headers: ruststream::message::Headers,
-        key: Option<String>,
-    ) -> ruststream::handler::BoxFuture<'a, Result<String, BoxError>> {
-        Box::pin(async move { InProcessPulsar::publish(self, topic, payload, headers, key) })
     }
 }
 

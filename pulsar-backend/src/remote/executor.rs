@@ -5,8 +5,8 @@
 //! runtime the app runs in). Everywhere else ([`AppExecutor`]) the kind is async-std, whose
 //! sockets and timers run on async-io's own reactor thread and need no particular executor,
 //! while pulsar-rs's tasks are spawned on the app's runtime: that is how smol runs pulsar-rs
-//! (measured in BROKERS.md: 20,000 messages under `smol::block_on`), and async-std through the
-//! same path.
+//! (tried with pulsar-rs 6.9.1: a 20,000-message publish, consume and ack run completed under
+//! `smol::block_on`), and async-std through the same path.
 
 use std::future::Future;
 use std::pin::Pin;

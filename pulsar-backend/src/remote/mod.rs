@@ -1,32 +1,31 @@
 //! The Pulsar server transport: pulsar-rs on the app's runtime.
 //!
 //! Connecting, one consumer per subscription (type, ack timeout as pulsar-rs's unacked-message
-//! resend delay, dead-letter policy, receiver queue sized to the concurrency), one driver task
-//! per consumer, and one producer per topic for publishing, each publish awaiting its receipt.
+//! resend delay, receiver queue sized to the concurrency), and one producer per topic for
+//! publishing, each publish awaiting its receipt.
 
 mod activity;
 mod connect;
 mod consumer;
+#[cfg(any(feature = "smol", feature = "async-std"))]
 mod executor;
 mod publisher;
 
-use std::any::Any;
 use std::sync::Arc;
 
 use pulsar::consumer::ConsumerOptions;
-use pulsar::{Executor, Pulsar, TokioExecutor};
+use pulsar::{Executor, Pulsar};
 use ruststream::app::{BoxError, RunningBroker, StartError};
-use ruststream::handler::BoxFuture;
-use ruststream::message::{Headers, Record};
-use ruststream::runtime::Runtime;
+use ruststream::handler::{BoxFuture, Publish};
+use ruststream::message::Record;
+use ruststream::runtime::{Flavor, Runtime};
 
 use activity::Activity;
 use consumer::RemoteConsumer;
-pub(crate) use executor::AppExecutor;
 use publisher::Publisher;
 
-use crate::broker::{Plan, Planned, PulsarBroker};
-use crate::driver::DriverHandle;
+use crate::registration::{Checked, CheckedSubscription};
+use crate::transport::{start_on, LaunchSettings, Transport};
 
 /// How to reach the server, besides its URL.
 #[derive(Debug, Clone, Default)]
@@ -36,22 +35,54 @@ pub(crate) struct Connection {
     pub(crate) allow_insecure_tls: bool,
 }
 
-/// Connect on `runtime` and start the drivers.
+/// How the broker reaches its server, as configured.
+#[derive(Debug, Clone)]
+pub(crate) struct RemoteSettings {
+    pub(crate) connection: Connection,
+    pub(crate) namespace: Option<String>,
+    pub(crate) connect_timeout: std::time::Duration,
+    pub(crate) batch_index_acks: bool,
+}
+
+/// Connect with pulsar-rs on the runtime the app started on and start the drivers.
 ///
-/// Inside a tokio runtime pulsar-rs runs on tokio; elsewhere (smol, async-std) on async-io
-/// sockets with its tasks spawned on the app's runtime. Either way every `retry_after` wait
-/// runs on `runtime`'s timer.
+/// On tokio pulsar-rs runs its tokio transport; on smol and async-std its async-std transport,
+/// whose sockets and timers run on async-io's reactor (shared by both), with its tasks spawned
+/// on the app's runtime. Either way every `retry_after` wait runs on the app's timer.
 pub(crate) async fn start<S: Send + Sync + 'static>(
-    broker: &PulsarBroker<S>,
-    plan: Plan<S>,
+    settings: RemoteSettings,
+    checked: Checked<S>,
     state: Arc<S>,
-    runtime: Arc<dyn Runtime>,
+    launch: LaunchSettings,
 ) -> Result<Box<dyn RunningBroker>, StartError> {
-    if tokio::runtime::Handle::try_current().is_ok() {
-        start_on(broker, plan, state, runtime, TokioExecutor).await
-    } else {
-        let exe = AppExecutor::new(runtime.clone());
-        start_on(broker, plan, state, runtime, exe).await
+    let flavor = launch.runtime.flavor();
+    if flavor == Flavor::Tokio {
+        #[cfg(feature = "tokio")]
+        {
+            let transport =
+                RemoteTransport::connect(settings, &checked, &launch, pulsar::TokioExecutor)
+                    .await?;
+            return start_on(transport, checked, state, launch).await;
+        }
+    }
+    #[cfg(any(feature = "smol", feature = "async-std"))]
+    {
+        let exe = executor::AppExecutor::new(launch.runtime.clone());
+        let transport = RemoteTransport::connect(settings, &checked, &launch, exe).await?;
+        start_on(transport, checked, state, launch).await
+    }
+    #[cfg(not(any(feature = "smol", feature = "async-std")))]
+    {
+        let _ = (settings, state);
+        Err(StartError::Connect {
+            broker: "pulsar",
+            source: format!(
+                "the app runs on {flavor:?}, but `ruststream-pulsar` was built with pulsar-rs's \
+                 tokio transport only: enable its `smol` or `async-std` feature, or run the app \
+                 on tokio"
+            )
+            .into(),
+        })
     }
 }
 
@@ -67,7 +98,7 @@ fn connect_error(url: &str, what: impl std::fmt::Display) -> StartError {
 }
 
 /// Why subscribing did not succeed within the startup bound, and what to do.
-fn subscribe_timed_out<S>(planned: &Planned<S>, bound: std::time::Duration) -> String {
+fn subscribe_timed_out<S>(planned: &CheckedSubscription<S>, bound: std::time::Duration) -> String {
     let why = match planned.kind {
         ruststream::SubscriptionType::Exclusive => format!(
             "an Exclusive subscription takes one consumer and another one holds `{}` (another \
@@ -87,31 +118,64 @@ fn subscribe_timed_out<S>(planned: &Planned<S>, bound: std::time::Duration) -> S
     )
 }
 
-async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
-    broker: &PulsarBroker<S>,
-    plan: Plan<S>,
-    state: Arc<S>,
+/// A Pulsar server through pulsar-rs, as one broker's transport.
+struct RemoteTransport<Exe: Executor> {
+    pulsar: Pulsar<Exe>,
+    url: String,
+    settings: RemoteSettings,
     runtime: Arc<dyn Runtime>,
-    exe: Exe,
-) -> Result<Box<dyn RunningBroker>, StartError> {
-    let url = plan.url.to_string();
-    let pulsar: Pulsar<Exe> =
-        connect::connect(&plan.url, &broker.connection, broker.connect_timeout, exe).await?;
-    let activity = Activity::default();
-    let publisher = Arc::new(Publisher::new(pulsar.clone(), broker.namespace.clone()));
-    let mut drivers = Vec::with_capacity(plan.subscriptions.len());
-    for planned in plan.subscriptions {
+    publisher: Arc<Publisher<Exe>>,
+    activity: Activity,
+}
+
+impl<Exe: Executor> RemoteTransport<Exe> {
+    async fn connect<S>(
+        settings: RemoteSettings,
+        checked: &Checked<S>,
+        launch: &LaunchSettings,
+        exe: Exe,
+    ) -> Result<Self, StartError> {
+        let pulsar: Pulsar<Exe> = connect::connect(
+            &checked.url,
+            &settings.connection,
+            settings.connect_timeout,
+            exe,
+        )
+        .await?;
+        Ok(RemoteTransport {
+            publisher: Arc::new(Publisher::new(pulsar.clone(), settings.namespace.clone())),
+            pulsar,
+            url: checked.url.to_string(),
+            settings,
+            runtime: launch.runtime.clone(),
+            activity: Activity::default(),
+        })
+    }
+}
+
+impl<Exe: Executor> Transport for RemoteTransport<Exe> {
+    type Consumer = RemoteConsumer<Exe>;
+
+    fn label(&self) -> String {
+        self.url.clone()
+    }
+
+    async fn subscribe<S: Send + Sync + 'static>(
+        &self,
+        planned: &CheckedSubscription<S>,
+    ) -> Result<RemoteConsumer<Exe>, StartError> {
+        let sub_type = crate::sub_type(planned.kind).ok_or_else(|| {
+            connect_error(
+                &self.url,
+                format!("unsupported subscription type {}", planned.kind),
+            )
+        })?;
         let builder =
-            pulsar
+            self.pulsar
                 .consumer()
                 .with_topic(planned.topic.to_string())
                 .with_subscription(planned.subscription.clone())
-                .with_subscription_type(crate::sub_type(planned.kind).ok_or_else(|| {
-                    connect_error(
-                        &url,
-                        format!("unsupported subscription type {}", planned.kind),
-                    )
-                })?)
+                .with_subscription_type(sub_type)
                 .with_consumer_name(format!("{}-{}", planned.handler.name(), std::process::id()))
                 .with_options(ConsumerOptions::default().with_receiver_queue_size(
                     u32::try_from(planned.concurrency).unwrap_or(u32::MAX),
@@ -119,8 +183,9 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
                 .with_unacked_message_resend_delay(planned.ack_timeout);
         // pulsar-rs retries a refused subscription (ConsumerBusy, ServiceNotReady) every 5 s
         // without end; at startup the connect bound applies to it too.
+        let bound = self.settings.connect_timeout;
         let subscribing = std::pin::pin!(builder.build::<Vec<u8>>());
-        let timer = std::pin::pin!(runtime.sleep(broker.connect_timeout));
+        let timer = std::pin::pin!(self.runtime.sleep(bound));
         let consumer = match futures::future::select(subscribing, timer).await {
             futures::future::Either::Left((built, _)) => {
                 built.map_err(|e| StartError::Connect {
@@ -135,49 +200,20 @@ async fn start_on<S: Send + Sync + 'static, Exe: Executor>(
             futures::future::Either::Right(_) => {
                 return Err(StartError::Connect {
                     broker: "pulsar",
-                    source: subscribe_timed_out(&planned, broker.connect_timeout).into(),
+                    source: subscribe_timed_out(planned, bound).into(),
                 })
             }
         };
-        drivers.push(broker.launch(
-            planned,
-            RemoteConsumer::new(
-                consumer,
-                activity.clone(),
-                runtime.clone(),
-                broker.batch_index_acks,
-            ),
-            &state,
-            &runtime,
-            publisher.clone(),
-        ));
+        Ok(RemoteConsumer::new(
+            consumer,
+            self.activity.clone(),
+            self.runtime.clone(),
+            self.settings.batch_index_acks,
+        ))
     }
-    Ok(Box::new(RunningRemote {
-        publisher,
-        drivers,
-        activity,
-    }))
-}
 
-/// A started broker on a Pulsar server.
-struct RunningRemote<Exe: Executor> {
-    publisher: Arc<Publisher<Exe>>,
-    drivers: Vec<DriverHandle>,
-    activity: Activity,
-}
-
-impl<Exe: Executor> RunningBroker for RunningRemote<Exe> {
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
-        payload: Vec<u8>,
-        headers: Headers,
-        key: Option<String>,
-    ) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            self.publisher.publish(topic, payload, headers, key).await?;
-            Ok(())
-        })
+    fn publisher(&self) -> Arc<dyn Publish> {
+        self.publisher.clone()
     }
 
     fn publish_batch<'a>(
@@ -188,22 +224,15 @@ impl<Exe: Executor> RunningBroker for RunningRemote<Exe> {
         Box::pin(self.publisher.publish_batch(topic, records))
     }
 
-    fn idle(&self) -> BoxFuture<'_, ()> {
-        Box::pin(self.activity.idle())
-    }
-
     fn in_flight(&self) -> usize {
         self.activity.count()
     }
 
-    fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
-        Box::pin(async move {
-            DriverHandle::stop_all(self.drivers).await;
-            self.publisher.close().await;
-        })
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.activity.idle())
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.publisher.close())
     }
 }

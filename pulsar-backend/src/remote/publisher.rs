@@ -42,7 +42,7 @@ impl<Exe: Executor> Publisher<Exe> {
         properties: Vec<(String, String)>,
         key: Option<String>,
     ) -> Result<String, BoxError> {
-        let topic = crate::broker::resolve_topic(topic, self.namespace.as_deref())?.to_string();
+        let topic = crate::topic::resolve(topic, self.namespace.as_deref())?.to_string();
         let mut producers = self.producers.lock().await;
         let producer = self.open(&mut producers, &topic, None).await?;
         let mut message = producer.create_message().with_content(payload);
@@ -74,7 +74,7 @@ impl<Exe: Executor> Publisher<Exe> {
         topic: &str,
         records: Vec<Record>,
     ) -> Result<Vec<String>, BoxError> {
-        let topic = crate::broker::resolve_topic(topic, self.namespace.as_deref())?.to_string();
+        let topic = crate::topic::resolve(topic, self.namespace.as_deref())?.to_string();
         if records.is_empty() {
             return Ok(Vec::new());
         }

@@ -5,13 +5,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::app::{App, AppParts, BoxError, RunningApp, StartError};
+use ruststream::app::{App, AppParts, BoxError, RunningApp, StartContext, StartError};
 use ruststream::runtime::Runtime;
 use ruststream::Timer;
 
 use super::recorder::Recorder;
 use super::Call;
-use crate::PulsarBroker;
+use crate::observe::Observe;
+use crate::PulsarOverrides;
 
 /// The app's own `app()`, connected to a real broker, with every handler call recorded.
 ///
@@ -131,14 +132,14 @@ impl<A: App> LiveAppBuilder<A> {
         self
     }
 
-    /// Resolve short topic names in `tenant/namespace` (see [`PulsarBroker::namespace`]).
+    /// Resolve short topic names in `tenant/namespace` (see [`PulsarBroker::namespace`](crate::PulsarBroker::namespace)).
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = Some(namespace.into());
         self
     }
 
     /// Acknowledge batched messages at batch-index level too (see
-    /// [`PulsarBroker::batch_index_acknowledgement`]).
+    /// [`PulsarBroker::batch_index_acknowledgement`](crate::PulsarBroker::batch_index_acknowledgement)).
     pub fn batch_index_acknowledgement(mut self, enabled: bool) -> Self {
         self.batch_index_acks = enabled;
         self
@@ -146,23 +147,17 @@ impl<A: App> LiveAppBuilder<A> {
 
     async fn build(self) -> Result<LiveApp, StartError> {
         let calls = Arc::new(Recorder::default());
-        let mut parts: AppParts<A::State> = self.app.into_parts();
-        for broker in &mut parts.brokers {
-            let Some(pulsar) = broker.as_any_mut().downcast_mut::<PulsarBroker<A::State>>() else {
-                continue;
-            };
-            if let Some(url) = &self.url {
-                pulsar.url = url.clone();
-            }
-            if let Some(ns) = &self.namespace {
-                pulsar.namespace = Some(ns.clone());
-            }
-            if self.batch_index_acks {
-                pulsar.batch_index_acks = true;
-            }
-            pulsar.observer = Some(calls.clone());
+        let parts: AppParts<A::State> = self.app.into_parts();
+        let mut overrides = PulsarOverrides::new();
+        overrides.url = self.url;
+        overrides.namespace = self.namespace;
+        if self.batch_index_acks {
+            overrides.batch_index_acknowledgement = Some(true);
         }
-        let app = parts.start(self.runtime.clone(), self.state).await?;
+        let context = StartContext::new(self.runtime.clone())
+            .with(overrides)
+            .with(Observe(calls.clone()));
+        let app = parts.start(context, self.state).await?;
         Ok(LiveApp {
             app: Some(app),
             runtime: self.runtime,

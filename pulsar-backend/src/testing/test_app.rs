@@ -5,20 +5,19 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::app::{App, AppParts, BoxError, RunningApp, StartError};
+use ruststream::app::{
+    App, AppParts, BoxError, RunningApp, Stalled, StartContext, StartError, VirtualTime,
+};
 use ruststream::message::Record;
 use ruststream::outgoing::Outgoing;
-use ruststream::runtime::{Hybrid, Runtime, Spawn};
+use ruststream::runtime::{Runtime, Spawn, WithClock};
 use ruststream::{ManualClock, Timer};
-
-use std::future::poll_fn;
-use std::task::Poll;
 
 use super::no_progress::{NoProgress, DEFAULT_MAX_CALLS_PER_INSTANT};
 use super::recorder::Recorder;
 use super::{Call, TopicMessage};
 use crate::inprocess::InProcessPulsar;
-use crate::PulsarBroker;
+use crate::observe::Observe;
 
 /// The app under test, on the in-process Pulsar and a virtual clock.
 ///
@@ -37,9 +36,9 @@ use crate::PulsarBroker;
 pub struct TestApp {
     app: Option<RunningApp>,
     pulsar: InProcessPulsar,
+    time: VirtualTime,
     clock: ManualClock,
     calls: Arc<Recorder>,
-    max_calls_per_instant: usize,
 }
 
 /// Builds a [`TestApp`]; `.await` it to start the app.
@@ -83,7 +82,8 @@ impl TestApp {
 
     /// Publish `value` to its `#[outgoing(name)]` topic, then settle.
     pub async fn publish<T: Outgoing>(&self, value: &T) -> Result<String, BoxError> {
-        self.publish_to(T::TOPIC, value).await
+        self.publish_raw(T::TOPIC, value.encode()?, Vec::new(), None)
+            .await
     }
 
     /// Publish `value` as JSON to `topic`, then settle.
@@ -115,7 +115,7 @@ impl TestApp {
     pub async fn publish_batch<T: Outgoing>(&self, values: &[T]) -> Result<Vec<String>, BoxError> {
         let records = values
             .iter()
-            .map(|v| serde_json::to_vec(v).map(Record::new))
+            .map(|v| v.encode().map(Record::new))
             .collect::<Result<Vec<_>, _>>()?;
         self.publish_batch_raw(T::TOPIC, records).await
     }
@@ -139,31 +139,13 @@ impl TestApp {
     /// the bound ([`DEFAULT_MAX_CALLS_PER_INSTANT`] unless the builder set another): on a
     /// virtual clock such an app would never settle.
     pub async fn settle(&self) -> Result<(), NoProgress> {
-        let start = self.calls.count();
-        loop {
-            let mut idle = std::pin::pin!(self.running().idle());
-            let stuck = poll_fn(|cx| {
-                if idle.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(false);
-                }
-                self.calls.wake_on_next(cx.waker());
-                if self.calls.count() - start > self.max_calls_per_instant {
-                    return Poll::Ready(true);
-                }
-                Poll::Pending
-            })
-            .await;
-            if stuck || self.calls.count() - start > self.max_calls_per_instant {
-                return Err(self.no_progress(start));
-            }
-            if self.pulsar.in_flight() == 0 && self.clock.unobserved() == 0 {
-                return Ok(());
-            }
-            ruststream::runtime::yield_now().await;
-        }
+        self.time
+            .settle(self.running())
+            .await
+            .map_err(|e| self.no_progress(e))
     }
 
-    fn no_progress(&self, start: usize) -> NoProgress {
+    fn no_progress(&self, stalled: Stalled) -> NoProgress {
         let last = self.calls.last();
         NoProgress {
             subscription: last
@@ -173,8 +155,8 @@ impl TestApp {
             message_id: last
                 .as_ref()
                 .map_or_else(String::new, |c| c.message_id().to_owned()),
-            calls: self.calls.count() - start,
-            at: self.now(),
+            calls: usize::try_from(stalled.handled).unwrap_or(usize::MAX),
+            at: stalled.at.elapsed_since_origin(),
         }
     }
 
@@ -182,25 +164,10 @@ impl TestApp {
     /// order and settling after each step. Fails with [`NoProgress`] as [`TestApp::settle`]
     /// does, at the instant where the app stopped making progress.
     pub async fn advance(&self, by: Duration) -> Result<(), NoProgress> {
-        self.settle().await?;
-        let target = self.clock.now().saturating_add(by);
-        loop {
-            // The model's own deadline counts even before the timer task has armed a sleep for
-            // it, so no tick can be jumped over.
-            let next = match (self.clock.next_deadline(), self.pulsar.next_deadline()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let Some(at) = next.filter(|at| *at <= target) else {
-                break;
-            };
-            self.clock.advance_to(at);
-            self.pulsar.handle_timeouts();
-            self.settle().await?;
-        }
-        self.clock.advance_to(target);
-        self.pulsar.handle_timeouts();
-        self.settle().await
+        self.time
+            .advance(self.running(), by)
+            .await
+            .map_err(|e| self.no_progress(e))
     }
 
     /// Time since the test app started.
@@ -244,21 +211,12 @@ impl TestApp {
     /// and KeyShared; on Failover a standby takes over). Then settle, on the apps that remain.
     pub async fn kill(mut self) -> Result<(), NoProgress> {
         if let Some(app) = self.app.take() {
-            for broker in app.brokers() {
-                if let Some(running) = broker
-                    .as_any()
-                    .downcast_ref::<crate::broker::RunningPulsar>()
-                {
-                    running.kill().await;
-                }
-            }
-            // Dropped, not stopped: nothing of it runs any more.
-            drop(app);
+            app.abort().await;
         }
         // Like `settle`, without an app of its own: wait for the others to take over.
         loop {
             self.pulsar.idle().await;
-            if self.pulsar.in_flight() == 0 && self.clock.unobserved() == 0 {
+            if self.clock.unobserved() == 0 && self.pulsar.in_flight() == 0 {
                 return Ok(());
             }
             ruststream::runtime::yield_now().await;
@@ -314,28 +272,21 @@ impl<A: App> TestAppBuilder<A> {
         let (pulsar, clock) = self
             .alongside
             .unwrap_or_else(|| (InProcessPulsar::new(), ManualClock::new()));
-        let runtime: Arc<dyn Runtime> = Arc::new(Hybrid::new(spawn, clock.clone()));
+        let runtime: Arc<dyn Runtime> = Arc::new(WithClock::new(spawn, clock.clone()));
         let calls = Arc::new(Recorder::default());
-        let mut parts: AppParts<A::State> = self.app.into_parts();
-        for broker in &mut parts.brokers {
-            let Some(pulsar_broker) = broker.as_any_mut().downcast_mut::<PulsarBroker<A::State>>()
-            else {
-                return Err(StartError::Misuse(format!(
-                    "TestApp runs Pulsar brokers in process; this app has a `{}` broker, which \
-                     it cannot replace",
-                    broker.kind()
-                )));
-            };
-            pulsar_broker.transport = crate::broker::Transport::InProcess(pulsar.clone());
-            pulsar_broker.observer = Some(calls.clone());
-        }
-        let app = parts.start(runtime, self.state).await?;
+        let parts: AppParts<A::State> = self.app.into_parts();
+        let context = StartContext::new(runtime)
+            .in_process()
+            .with(pulsar.clone())
+            .with(Observe(calls.clone()));
+        let app = parts.start(context, self.state).await?;
         let test_app = TestApp {
             app: Some(app),
             pulsar,
+            time: VirtualTime::new(clock.clone())
+                .max_handled_per_instant(self.max_calls_per_instant),
             clock,
             calls,
-            max_calls_per_instant: self.max_calls_per_instant,
         };
         test_app
             .settle()

@@ -5,18 +5,23 @@ use std::sync::Arc;
 
 use ruststream::Handler;
 
+use crate::subscription::PulsarSubscription;
+
 /// A handler mounted on the broker, as declared.
 pub(crate) struct Registration<S> {
     pub(crate) handler: Arc<dyn Handler<S>>,
+    /// Where its `#[subscriber(..)]` mounts it.
+    pub(crate) descriptor: PulsarSubscription,
     pub(crate) max_attempts: Option<NonZeroU32>,
     pub(crate) dead_letter: Option<String>,
     pub(crate) concurrency: Option<usize>,
 }
 
 impl<S> Registration<S> {
-    pub(crate) fn new(handler: Arc<dyn Handler<S>>) -> Self {
+    pub(crate) fn new(handler: Arc<dyn Handler<S>>, descriptor: PulsarSubscription) -> Self {
         Registration {
             handler,
+            descriptor,
             max_attempts: None,
             dead_letter: None,
             concurrency: None,
@@ -24,18 +29,19 @@ impl<S> Registration<S> {
     }
 }
 
-/// Declares how a mounted handler's messages are retried: returned by `include`.
+/// A handler just mounted by `include`: declares how its messages are retried and how many
+/// run at once.
 ///
 /// Both steps or neither: `max_attempts(n)` counts every delivery of one message, the first
 /// included; `dead_letter(topic)` names where a message goes once they are spent. Together
 /// they become the consumer's dead-letter policy; alone, either stops the service at startup.
-pub struct Include<'a, S> {
+pub struct Mounted<'a, S> {
     registration: &'a mut Registration<S>,
 }
 
-impl<'a, S> Include<'a, S> {
+impl<'a, S> Mounted<'a, S> {
     pub(crate) fn new(registration: &'a mut Registration<S>) -> Self {
-        Include { registration }
+        Mounted { registration }
     }
 
     /// Deliver one message at most `attempts` times, the first included.

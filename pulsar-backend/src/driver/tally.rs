@@ -1,0 +1,66 @@
+//! How many deliveries the drivers of one broker handed to handlers.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::task::Waker;
+
+/// A running count of deliveries handed to handlers, shared by a broker's drivers, with
+/// wakers for whoever waits for the next one.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    count: AtomicU64,
+    waiters: Mutex<Vec<Waker>>,
+}
+
+impl Tally {
+    /// One more delivery was handed to a handler.
+    pub(crate) fn bump(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        let waiters = std::mem::take(&mut *self.waiters.lock().unwrap_or_else(|e| e.into_inner()));
+        for w in waiters {
+            w.wake();
+        }
+    }
+
+    /// Deliveries handed to handlers so far.
+    pub(crate) fn count(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
+    /// Wake `waker` at the next [`Tally::bump`].
+    pub(crate) fn wake_on_next(&self, waker: &Waker) {
+        let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        if !waiters.iter().any(|w| w.will_wake(waker)) {
+            waiters.push(waker.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_waiter_is_woken_once_by_the_next_bump() {
+        let tally = Tally::default();
+        let woken = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(woken.clone());
+        tally.wake_on_next(&waker);
+        tally.wake_on_next(&waker);
+        tally.bump();
+        tally.bump();
+        assert_eq!(woken.0.load(Ordering::SeqCst), 1);
+        assert_eq!(tally.count(), 2);
+    }
+}

@@ -1,0 +1,105 @@
+//! The in-process Pulsar as a broker's transport.
+
+use std::sync::Arc;
+
+use ruststream::app::{BoxError, StartError};
+use ruststream::handler::{BoxFuture, Publish};
+use ruststream::message::{Headers, Record};
+use ruststream::runtime::Runtime;
+
+use super::{InProcessConsumer, InProcessPulsar};
+use crate::registration::CheckedSubscription;
+use crate::transport::Transport;
+
+/// One started broker's view of an in-process Pulsar (which several apps may share).
+pub(crate) struct InProcessTransport {
+    runtime: Arc<dyn Runtime>,
+    publisher: Arc<InProcessPublisher>,
+}
+
+/// Publishing on the in-process Pulsar with the broker's namespace for short names.
+struct InProcessPublisher {
+    pulsar: InProcessPulsar,
+    namespace: Option<String>,
+}
+
+impl InProcessTransport {
+    /// Use `pulsar` from a broker started on `runtime`; its timers run there from now on.
+    pub(crate) fn start(
+        pulsar: InProcessPulsar,
+        runtime: Arc<dyn Runtime>,
+        namespace: Option<String>,
+    ) -> Self {
+        pulsar.start_timer(runtime.clone());
+        InProcessTransport {
+            runtime,
+            publisher: Arc::new(InProcessPublisher { pulsar, namespace }),
+        }
+    }
+
+    fn pulsar(&self) -> &InProcessPulsar {
+        &self.publisher.pulsar
+    }
+}
+
+impl Publish for InProcessPublisher {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        headers: Headers,
+        key: Option<String>,
+    ) -> BoxFuture<'a, Result<String, BoxError>> {
+        Box::pin(async move {
+            let topic = crate::topic::resolve(topic, self.namespace.as_deref())?;
+            self.pulsar.publish_to(&topic, payload, headers, key)
+        })
+    }
+}
+
+impl Transport for InProcessTransport {
+    type Consumer = InProcessConsumer;
+
+    fn label(&self) -> String {
+        "in-process".to_owned()
+    }
+
+    async fn subscribe<S: Send + Sync + 'static>(
+        &self,
+        subscription: &CheckedSubscription<S>,
+    ) -> Result<InProcessConsumer, StartError> {
+        self.pulsar()
+            .subscribe(subscription, self.runtime.clone())
+            .map_err(|source| StartError::Connect {
+                broker: "pulsar",
+                source,
+            })
+    }
+
+    fn publisher(&self) -> Arc<dyn Publish> {
+        self.publisher.clone()
+    }
+
+    fn publish_batch<'a>(
+        &'a self,
+        topic: &'a str,
+        records: Vec<Record>,
+    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>> {
+        Box::pin(async move {
+            let topic = crate::topic::resolve(topic, self.publisher.namespace.as_deref())?;
+            self.pulsar().publish_batch_to(&topic, records)
+        })
+    }
+
+    fn in_flight(&self) -> usize {
+        self.pulsar().in_flight()
+    }
+
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.pulsar().idle())
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move { self.pulsar().stop_timer() })
+    }
+}

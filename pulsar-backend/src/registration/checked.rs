@@ -1,0 +1,30 @@
+//! What passed every check.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ruststream::completion::SubscriptionRules;
+use ruststream::{Handler, SubscriptionType};
+use ruststream_pulsar_model::TopicName;
+
+use crate::url::BrokerUrl;
+
+/// One subscription that passed every check, with its names resolved.
+pub(crate) struct CheckedSubscription<S> {
+    pub(crate) handler: Arc<dyn Handler<S>>,
+    pub(crate) topic: TopicName,
+    pub(crate) subscription: String,
+    pub(crate) kind: SubscriptionType,
+    pub(crate) ack_timeout: Option<Duration>,
+    /// `max_attempts` and the resolved dead-letter topic, when both were declared.
+    pub(crate) dead_letter: Option<(NonZeroU32, TopicName)>,
+    pub(crate) concurrency: usize,
+    pub(crate) rules: SubscriptionRules,
+}
+
+/// A broker's registrations, all checked: its URL and its subscriptions.
+pub(crate) struct Checked<S> {
+    pub(crate) url: BrokerUrl,
+    pub(crate) subscriptions: Vec<CheckedSubscription<S>>,
+}

@@ -1,0 +1,13 @@
+//! Handlers as mounted on a broker, and as checked before anything connects.
+//!
+//! [`Registration`] is what `include` recorded; [`check`] turns every registration of a broker
+//! into a [`CheckedSubscription`] with its names resolved, or reports every problem at once.
+
+mod check;
+mod checked;
+mod declared;
+
+pub(crate) use check::{check, BrokerSettings};
+pub(crate) use checked::{Checked, CheckedSubscription};
+pub use declared::Mounted;
+pub(crate) use declared::Registration;

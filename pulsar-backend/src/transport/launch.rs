@@ -1,0 +1,98 @@
+//! Starting a broker on a transport: one consumer and one driver task per subscription.
+
+use std::sync::{Arc, Mutex};
+
+use ruststream::app::{RunningBroker, StartError};
+use ruststream::runtime::Runtime;
+
+use super::{RunningPulsar, Transport};
+use crate::driver::{DeadLetter, Driver, DriverConfig, DriverHandle, Tally};
+use crate::observe::Observer;
+use crate::registration::{Checked, CheckedSubscription};
+
+/// What every driver of a broker shares.
+pub(crate) struct LaunchSettings {
+    pub(crate) runtime: Arc<dyn Runtime>,
+    pub(crate) observer: Option<Arc<dyn Observer>>,
+    pub(crate) shutdown_grace: std::time::Duration,
+}
+
+/// Subscribe every checked subscription on `transport` and start its driver. If one
+/// subscription fails, the drivers already started are stopped again.
+pub(crate) async fn start_on<T: Transport, S: Send + Sync + 'static>(
+    transport: T,
+    checked: Checked<S>,
+    state: Arc<S>,
+    settings: LaunchSettings,
+) -> Result<Box<dyn RunningBroker>, StartError> {
+    let transport = Arc::new(transport);
+    let handled = Arc::new(Tally::default());
+    let mut drivers = Vec::with_capacity(checked.subscriptions.len());
+    for subscription in checked.subscriptions {
+        let consumer = match transport.subscribe(&subscription).await {
+            Ok(consumer) => consumer,
+            Err(e) => {
+                DriverHandle::stop_all(drivers).await;
+                transport.close().await;
+                return Err(e);
+            }
+        };
+        drivers.push(launch(
+            &*transport,
+            subscription,
+            consumer,
+            &state,
+            &settings,
+            &handled,
+        ));
+    }
+    Ok(Box::new(RunningPulsar {
+        transport,
+        drivers: Mutex::new(drivers),
+        handled,
+    }))
+}
+
+/// Start the driver of one subscription on its consumer.
+fn launch<T: Transport, S: Send + Sync + 'static>(
+    transport: &T,
+    subscription: CheckedSubscription<S>,
+    consumer: T::Consumer,
+    state: &Arc<S>,
+    settings: &LaunchSettings,
+    handled: &Arc<Tally>,
+) -> DriverHandle {
+    tracing::info!(
+        handler = subscription.handler.name(),
+        topic = %subscription.topic,
+        subscription = %subscription.subscription,
+        kind = %subscription.kind,
+        broker = %transport.label(),
+        "subscribed"
+    );
+    let publisher = transport.publisher();
+    let dead_letter = subscription
+        .dead_letter
+        .as_ref()
+        .map(|(max_attempts, topic)| DeadLetter {
+            max_attempts: max_attempts.get(),
+            topic: topic.as_str().into(),
+            publisher: publisher.clone(),
+        });
+    let driver = Driver::new(
+        consumer,
+        DriverConfig {
+            handler: subscription.handler,
+            state: state.clone(),
+            runtime: settings.runtime.clone(),
+            rules: subscription.rules,
+            concurrency: subscription.concurrency,
+            observer: settings.observer.clone(),
+            handled: handled.clone(),
+            shutdown_grace: settings.shutdown_grace,
+            publisher: Some(publisher),
+            dead_letter,
+        },
+    );
+    DriverHandle::spawn(&settings.runtime, driver)
+}

@@ -1,0 +1,46 @@
+//! The transport port.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use ruststream::app::{BoxError, StartError};
+use ruststream::handler::{BoxFuture, Publish};
+use ruststream::message::Record;
+
+use crate::driver::ConsumerPort;
+use crate::registration::CheckedSubscription;
+
+/// Where a broker's consumers and producers live: a Pulsar server through pulsar-rs, or the
+/// in-process Pulsar.
+pub(crate) trait Transport: Send + Sync + 'static {
+    /// A subscription's consumer, owned by its driver.
+    type Consumer: ConsumerPort;
+
+    /// A short label for logs: the server's URL, or "in-process".
+    fn label(&self) -> String;
+
+    /// Subscribe `subscription` with its type, ack timeout and prefetch.
+    fn subscribe<S: Send + Sync + 'static>(
+        &self,
+        subscription: &CheckedSubscription<S>,
+    ) -> impl Future<Output = Result<Self::Consumer, StartError>> + Send;
+
+    /// How handlers and the dead-letter step publish: each call waits for the receipt.
+    fn publisher(&self) -> Arc<dyn Publish>;
+
+    /// Publish `records` to `topic` as one batched entry.
+    fn publish_batch<'a>(
+        &'a self,
+        topic: &'a str,
+        records: Vec<Record>,
+    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>>;
+
+    /// Deliveries in flight (see `RunningBroker::in_flight` for what counts).
+    fn in_flight(&self) -> usize;
+
+    /// Completes once nothing is in flight.
+    fn idle(&self) -> BoxFuture<'_, ()>;
+
+    /// Close what the transport opened, once every driver has ended.
+    fn close(&self) -> BoxFuture<'_, ()>;
+}

@@ -1,0 +1,80 @@
+//! A started Pulsar broker, on either transport.
+
+use std::sync::{Arc, Mutex};
+use std::task::Waker;
+
+use ruststream::app::{BoxError, RunningBroker};
+use ruststream::handler::BoxFuture;
+use ruststream::message::{Headers, Record};
+
+use super::Transport;
+use crate::driver::{DriverHandle, Tally};
+
+/// The drivers of a started broker and the transport they run on.
+pub(crate) struct RunningPulsar<T: Transport> {
+    pub(crate) transport: Arc<T>,
+    pub(crate) drivers: Mutex<Vec<DriverHandle>>,
+    pub(crate) handled: Arc<Tally>,
+}
+
+impl<T: Transport> RunningPulsar<T> {
+    fn take_drivers(&self) -> Vec<DriverHandle> {
+        std::mem::take(&mut *self.drivers.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl<T: Transport> RunningBroker for RunningPulsar<T> {
+    fn publish<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        headers: Headers,
+        key: Option<String>,
+    ) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            self.transport
+                .publisher()
+                .publish(topic, payload, headers, key)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn publish_batch<'a>(
+        &'a self,
+        topic: &'a str,
+        records: Vec<Record>,
+    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>> {
+        self.transport.publish_batch(topic, records)
+    }
+
+    fn idle(&self) -> BoxFuture<'_, ()> {
+        self.transport.idle()
+    }
+
+    fn in_flight(&self) -> usize {
+        self.transport.in_flight()
+    }
+
+    fn handled(&self) -> u64 {
+        self.handled.count()
+    }
+
+    fn wake_on_handled(&self, waker: &Waker) {
+        self.handled.wake_on_next(waker);
+    }
+
+    fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            DriverHandle::stop_all(self.take_drivers()).await;
+            self.transport.close().await;
+        })
+    }
+
+    fn abort(self: Box<Self>) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            DriverHandle::kill_all(self.take_drivers()).await;
+            self.transport.close().await;
+        })
+    }
+}

@@ -8,9 +8,7 @@
 //! new services should use `ruststream-smol`, which runs on the same I/O and timer reactor
 //! (async-io).
 
-use std::time::Duration;
-
-use ruststream::runtime::{BoxTask, Flavor, Sleep};
+use ruststream::runtime::{BoxTask, Flavor, Sleep, SleepFuture};
 use ruststream::{Instant, Spawn, Timer};
 
 /// async-std's global runtime seen through ruststream's runtime traits.
@@ -53,20 +51,42 @@ impl Timer for AsyncStdRuntime {
     }
 
     fn sleep_until(&self, deadline: Instant) -> Sleep {
-        let origin = self.origin;
-        Box::pin(async move {
-            // `checked_add` fails only for deadlines centuries away: such a sleep never ends.
-            match origin.checked_add(deadline.elapsed_since_origin()) {
-                Some(at) => {
-                    let left = at.saturating_duration_since(std::time::Instant::now());
-                    if left > Duration::ZERO {
-                        // async-std's sleep measures from its own creation, now, and never
-                        // completes before the duration has passed, so it ends after `at`.
-                        async_std::task::sleep(left).await;
-                    }
-                }
-                None => std::future::pending().await,
-            }
+        Box::pin(ReactorSleep {
+            origin: self.origin,
+            timer: reactor_timer(self.origin, deadline),
         })
+    }
+}
+
+/// A sleep on async-io's reactor (where async-std's own sleeps run), measured from the
+/// runtime's origin; `reset` moves the timer in place.
+struct ReactorSleep {
+    origin: std::time::Instant,
+    timer: async_io::Timer,
+}
+
+/// The reactor timer for `deadline`; one centuries away (past `Instant`'s range) never fires.
+fn reactor_timer(origin: std::time::Instant, deadline: Instant) -> async_io::Timer {
+    origin
+        .checked_add(deadline.elapsed_since_origin())
+        .map_or_else(async_io::Timer::never, async_io::Timer::at)
+}
+
+impl std::future::Future for ReactorSleep {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        std::pin::Pin::new(&mut self.timer).poll(cx).map(drop)
+    }
+}
+
+impl SleepFuture for ReactorSleep {
+    fn reset(mut self: std::pin::Pin<&mut Self>, deadline: Instant) {
+        let timer = reactor_timer(self.origin, deadline);
+        // `Timer` is a small value, not a boxed future: replacing it does not allocate.
+        self.timer = timer;
     }
 }

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use ruststream::runtime::{BoxTask, Flavor, Sleep};
+use ruststream::runtime::{BoxTask, Flavor, Sleep, SleepFuture};
 use ruststream::{Instant, Spawn, Timer};
 
 /// A smol executor seen through ruststream's runtime traits.
@@ -63,13 +63,49 @@ impl Timer for SmolRuntime {
     }
 
     fn sleep_until(&self, deadline: Instant) -> Sleep {
-        // `checked_add` fails only for deadlines centuries away: such a timer never fires.
-        let timer = match self.origin.checked_add(deadline.elapsed_since_origin()) {
-            Some(at) => smol::Timer::at(at),
-            None => smol::Timer::never(),
-        };
-        Box::pin(async move {
-            timer.await;
-        })
+        Box::pin(IoSleep::new(self.origin, deadline))
+    }
+}
+
+/// An async-io timer measured from the runtime's origin, movable in place.
+struct IoSleep {
+    origin: std::time::Instant,
+    timer: smol::Timer,
+}
+
+impl IoSleep {
+    fn new(origin: std::time::Instant, deadline: Instant) -> Self {
+        IoSleep {
+            origin,
+            timer: timer_at(origin, deadline),
+        }
+    }
+}
+
+/// `checked_add` fails only for deadlines centuries away: such a timer never fires.
+fn timer_at(origin: std::time::Instant, deadline: Instant) -> smol::Timer {
+    match origin.checked_add(deadline.elapsed_since_origin()) {
+        Some(at) => smol::Timer::at(at),
+        None => smol::Timer::never(),
+    }
+}
+
+impl std::future::Future for IoSleep {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        std::pin::Pin::new(&mut self.timer).poll(cx).map(|_| ())
+    }
+}
+
+impl SleepFuture for IoSleep {
+    fn reset(mut self: std::pin::Pin<&mut Self>, deadline: Instant) {
+        match self.origin.checked_add(deadline.elapsed_since_origin()) {
+            Some(at) => self.timer.set_at(at),
+            None => self.timer = smol::Timer::never(),
+        }
     }
 }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use ruststream::runtime::{BoxTask, Flavor, Sleep};
+use ruststream::runtime::{BoxTask, Flavor, Sleep, SleepFuture};
 use ruststream::{Instant, Spawn, Timer};
 use tokio::runtime::Handle;
 
@@ -85,7 +85,38 @@ impl Timer for TokioRuntime {
         // Created inside the context so that the sleep is bound to this runtime's timer even
         // when polled from elsewhere.
         let _context = self.handle.enter();
-        Box::pin(tokio::time::sleep_until(self.to_tokio(deadline)))
+        Box::pin(TokioSleep {
+            sleep: tokio::time::sleep_until(self.to_tokio(deadline)),
+            runtime: self.clone(),
+        })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A tokio sleep that knows its runtime's origin, so that it can be moved in place.
+    struct TokioSleep {
+        #[pin]
+        sleep: tokio::time::Sleep,
+        runtime: TokioRuntime,
+    }
+}
+
+impl std::future::Future for TokioSleep {
+    type Output = ();
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        self.project().sleep.poll(cx)
+    }
+}
+
+impl SleepFuture for TokioSleep {
+    fn reset(self: std::pin::Pin<&mut Self>, deadline: Instant) {
+        let this = self.project();
+        let at = this.runtime.to_tokio(deadline);
+        this.sleep.reset(at);
     }
 }
 

@@ -17,7 +17,9 @@ pub const CONCURRENT_SLEEPS: usize = 10_000;
 /// 1. a spawned task runs;
 /// 2. `sleep(d)` never wakes before `d` has passed on the runtime's own clock;
 /// 3. [`CONCURRENT_SLEEPS`] concurrent sleeps, each in its own task, all fire, none early;
-/// 4. a dropped sleep never wakes its task and lets go of its waker.
+/// 4. a dropped sleep never wakes its task and lets go of its waker;
+/// 5. a sleep reset to a later deadline does not complete before it, and one reset to an
+///    earlier deadline completes (long before its first deadline would have come).
 ///
 /// Only lower bounds on time are asserted (how late a sleep fires depends on the machine).
 pub async fn spawn_and_sleep(rt: Arc<dyn Runtime>) {
@@ -90,6 +92,30 @@ pub async fn spawn_and_sleep(rt: Arc<dyn Runtime>) {
         Arc::strong_count(&woken),
         1,
         "the timer still holds the waker of a dropped sleep"
+    );
+
+    // 5. Reset in place: later, then earlier.
+    let start = rt.now();
+    let mut sleep = rt.sleep(Duration::from_millis(2));
+    rt.reset(&mut sleep, start + Duration::from_millis(20));
+    sleep.as_mut().await;
+    let woke = rt.now();
+    assert!(
+        woke >= start + Duration::from_millis(20),
+        "a sleep reset from 2 ms to 20 ms woke at {:?}",
+        woke.saturating_duration_since(start)
+    );
+    // Reset from an hour away to 1 ms: on a real clock an ignored reset would not complete
+    // within the test; on a paused or virtual one it would complete an hour later.
+    let start = rt.now();
+    rt.reset(&mut sleep, start + Duration::from_secs(3600));
+    rt.reset(&mut sleep, start + Duration::from_millis(1));
+    sleep.await;
+    let woke = rt.now();
+    assert!(woke >= start + Duration::from_millis(1));
+    assert!(
+        woke < start + Duration::from_secs(3600),
+        "a sleep reset to 1 ms woke at its earlier deadline, an hour away"
     );
 }
 

@@ -11,7 +11,7 @@ use core::time::Duration;
 
 use spin::Mutex;
 
-use super::{Sleep, Timer};
+use super::{Sleep, SleepFuture, Timer};
 use crate::Instant;
 
 /// A [`Timer`] whose time stands still until [`ManualClock::advance`] moves it.
@@ -180,6 +180,24 @@ impl Future for ManualSleep {
     }
 }
 
+impl SleepFuture for ManualSleep {
+    fn reset(mut self: Pin<&mut Self>, deadline: Instant) {
+        let clock = self.clock.clone();
+        let mut state = clock.lock();
+        let id = self.key.1;
+        // The waker of the task that last polled it carries over; a fired sleep is pending
+        // again (or fired at once, if the new deadline has passed).
+        let waker = state.sleeps.remove(&self.key).flatten();
+        state.fired.remove(&id);
+        self.key = (deadline, id);
+        if deadline > state.now {
+            state.sleeps.insert(self.key, waker);
+        } else {
+            state.fired.insert(id);
+        }
+    }
+}
+
 impl Drop for ManualSleep {
     fn drop(&mut self) {
         let mut state = self.clock.lock();
@@ -211,6 +229,37 @@ mod tests {
 
     fn secs(s: u64) -> Duration {
         Duration::from_secs(s)
+    }
+
+    #[test]
+    fn a_reset_sleep_fires_at_its_new_deadline_only() {
+        let clock = ManualClock::new();
+        let counter = Arc::new(Counter(AtomicUsize::new(0)));
+        let mut sleep = clock.sleep(secs(10));
+        assert_eq!(poll(&mut sleep, &counter), Poll::Pending);
+        clock.reset(&mut sleep, Instant::ZERO + secs(30));
+        assert_eq!(clock.pending(), 1, "one sleep, moved");
+        clock.advance(secs(10));
+        assert_eq!(
+            counter.0.load(Ordering::SeqCst),
+            0,
+            "not at the old deadline"
+        );
+        assert_eq!(poll(&mut sleep, &counter), Poll::Pending);
+        clock.advance(secs(20));
+        assert_eq!(counter.0.load(Ordering::SeqCst), 1, "woken at the new one");
+        assert_eq!(poll(&mut sleep, &counter), Poll::Ready(()));
+        assert_eq!(clock.unobserved(), 1);
+        // A fired sleep reset to a later deadline is pending again, and no longer unobserved.
+        clock.reset(&mut sleep, Instant::ZERO + secs(40));
+        assert_eq!(clock.unobserved(), 0);
+        assert_eq!(clock.next_deadline(), Some(Instant::ZERO + secs(40)));
+        // Reset to a deadline already passed, it is due at once.
+        clock.reset(&mut sleep, Instant::ZERO + secs(5));
+        assert_eq!(clock.next_deadline(), None);
+        assert_eq!(poll(&mut sleep, &counter), Poll::Ready(()));
+        drop(sleep);
+        assert_eq!(clock.unobserved(), 0);
     }
 
     #[test]

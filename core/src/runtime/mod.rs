@@ -9,7 +9,8 @@
 //!
 //! Both traits take boxed futures so that they stay object-safe (`Arc<dyn Runtime>`). A driver
 //! asks for one sleep at a time (until its [`Settler`](crate::Settler)'s next deadline), not one
-//! per waiting message, so the box costs one allocation per timer change, not per delivery.
+//! per waiting message, and moves it with [`Timer::reset`] when that deadline changes: one
+//! allocation per subscription while anything waits, none per delivery.
 
 mod flavor;
 mod manual_clock;
@@ -20,7 +21,7 @@ mod with_clock;
 pub use flavor::Flavor;
 pub use manual_clock::ManualClock;
 pub use spawn::{BoxTask, Spawn};
-pub use timer::{Sleep, Timer};
+pub use timer::{Sleep, SleepFuture, Timer};
 pub use with_clock::WithClock;
 
 /// A runtime: something that can both spawn and sleep. Implemented for every type that is

@@ -8,7 +8,16 @@ use core::time::Duration;
 use crate::Instant;
 
 /// A future that completes at a deadline, returned by [`Timer::sleep_until`].
-pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+pub type Sleep = Pin<Box<dyn SleepFuture + 'static>>;
+
+/// The future behind a [`Sleep`]: one that can be moved to another deadline in place, so that
+/// a driver re-arming its one timer does not allocate a new sleep each time.
+pub trait SleepFuture: Future<Output = ()> + Send {
+    /// Complete at `deadline` instead, earlier or later, as a new `sleep_until(deadline)` of the
+    /// same timer would; also after the sleep completed. The task that polls it next is the one
+    /// woken.
+    fn reset(self: Pin<&mut Self>, deadline: Instant);
+}
 
 /// A monotonic clock with sleeps.
 ///
@@ -25,6 +34,8 @@ pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 /// - MUST accept sleeps created on any thread and polled from any task.
 /// - SHOULD fire a sleep as soon as possible after its deadline; how soon is up to the runtime
 ///   (a virtual clock fires it exactly at the deadline).
+/// - MUST make [`Timer::reset`] behave as replacing the sleep with `sleep_until(deadline)`, and
+///   SHOULD do it without allocating.
 pub trait Timer: Send + Sync {
     /// The current instant, from this timer's origin.
     fn now(&self) -> Instant;
@@ -36,6 +47,11 @@ pub trait Timer: Send + Sync {
     fn sleep(&self, duration: Duration) -> Sleep {
         self.sleep_until(self.now().saturating_add(duration))
     }
+
+    /// Move `sleep`, made by this timer, to `deadline` in place.
+    fn reset(&self, sleep: &mut Sleep, deadline: Instant) {
+        sleep.as_mut().reset(deadline);
+    }
 }
 
 impl<T: Timer + ?Sized> Timer for alloc::sync::Arc<T> {
@@ -45,5 +61,9 @@ impl<T: Timer + ?Sized> Timer for alloc::sync::Arc<T> {
 
     fn sleep_until(&self, deadline: Instant) -> Sleep {
         (**self).sleep_until(deadline)
+    }
+
+    fn reset(&self, sleep: &mut Sleep, deadline: Instant) {
+        (**self).reset(sleep, deadline)
     }
 }

@@ -38,4 +38,8 @@ impl<S: Spawn, T: Timer> Timer for WithClock<S, T> {
     fn sleep_until(&self, deadline: Instant) -> Sleep {
         self.timer.sleep_until(deadline)
     }
+
+    fn reset(&self, sleep: &mut Sleep, deadline: Instant) {
+        self.timer.reset(sleep, deadline)
+    }
 }

@@ -119,12 +119,13 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
     late_copies: Vec<C::Id>,
     keys: KeyOrder<String, Received<C::Id>>,
     key_ordered: bool,
-    /// The sleep for the settler's next deadline, with that deadline. Kept until the calls it
-    /// released have been made (a virtual clock counts it as busy until then).
+    /// The sleep for the settler's next deadline, with that deadline. A fired sleep is moved
+    /// on only after the calls it released were made: what `RunningBroker::in_flight` promises
+    /// (work a fired sleep releases counts as in flight until the sleep is let go).
     timer: Option<(Instant, Sleep)>,
     /// Deliveries left unsettled on purpose (a wait, or no outcome), told to the consumer only
-    /// once the timer is armed: until then the delivery still counts as in flight, so a
-    /// virtual clock cannot move past a deadline the driver has not registered yet.
+    /// once the timer is armed: until then the delivery still counts as in flight, so that
+    /// "nothing in flight" implies every deadline has its sleep (`RunningBroker::in_flight`).
     to_release: Vec<C::Id>,
 }
 
@@ -439,13 +440,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         }
     }
 
-    /// Make the timer match the settler's next deadline, dropping a fired or stale sleep.
+    /// Make the timer match the settler's next deadline: the one sleep is moved in place (no
+    /// allocation), made on first need, dropped when nothing waits.
     fn arm_timer(&mut self) {
         let next = self.settler.next_deadline();
-        if self.timer.as_ref().map(|(at, _)| *at) == next {
-            return;
+        match (&mut self.timer, next) {
+            (Some((at, _)), Some(next)) if *at == next => {}
+            (Some((at, sleep)), Some(next)) => {
+                *at = next;
+                self.config.runtime.reset(sleep, next);
+            }
+            (timer, next) => *timer = next.map(|at| (at, self.config.runtime.sleep_until(at))),
         }
-        self.timer = next.map(|at| (at, self.config.runtime.sleep_until(at)));
     }
 
     async fn shutdown(mut self) {

@@ -84,7 +84,14 @@ impl Inner {
             self.cluster.next_deadline()
         };
         if self.timer.as_ref().map(|(at, _)| *at) != next {
-            self.timer = next.map(|at| (at, runtime.sleep_until(at)));
+            match (&mut self.timer, next) {
+                // Moved in place: no allocation per change of deadline.
+                (Some((at, sleep)), Some(next)) => {
+                    *at = next;
+                    runtime.reset(sleep, next);
+                }
+                (timer, next) => *timer = next.map(|at| (at, runtime.sleep_until(at))),
+            }
             if let Some(w) = self.timer_waker.take() {
                 w.wake();
             }

@@ -15,7 +15,7 @@
 //! | whether a retry / dead-letter declaration is valid | [`registration`] |
 //! | which deliveries may run now (per-key order) | [`dispatch`] |
 //! | the four subscription types and which of them count redeliveries | [`subscription`] |
-//! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`] |
+//! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`], [`params`] |
 //! | the app: startup, brokers | [`mod@app`] |
 //! | spawn and timer contracts, and a manual clock | [`runtime`] |
 //! | the clock-free instant type | [`time`] |
@@ -25,6 +25,7 @@ extern crate alloc;
 
 pub mod app;
 mod boxed;
+pub mod codec;
 pub mod completion;
 pub mod dispatch;
 pub mod handler;
@@ -32,6 +33,7 @@ pub mod message;
 mod nonzero;
 pub mod outcome;
 pub mod outgoing;
+pub mod params;
 pub mod registration;
 pub mod runtime;
 pub mod state;
@@ -42,7 +44,7 @@ pub use app::{App, AppInfo, RustStream, StartContext};
 pub use completion::{Action, Completion, Settlement, SettlementError, Settler, SubscriptionRules};
 pub use handler::{Handler, HandlerError, Publisher};
 pub use outcome::HandlerOutcome;
-pub use outgoing::Outgoing;
+pub use outgoing::{EncodeError, Outgoing};
 pub use registration::{dead_letter_policy, DeadLetterPolicy, RegistrationError};
 pub use runtime::{ManualClock, Runtime, Spawn, Timer};
 pub use state::{FromRef, State};
@@ -55,6 +57,7 @@ pub use ruststream_macros::{app, subscriber, FromRef, Outgoing};
 #[doc(hidden)]
 pub mod __private {
     pub use alloc::boxed::Box;
+    pub use alloc::vec::Vec;
     pub use serde;
     pub use serde_json;
 }

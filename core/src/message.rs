@@ -3,6 +3,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::time::Duration;
 
 use crate::boxed::{BoxError, BoxFuture};
 
@@ -62,6 +63,14 @@ pub struct Incoming<'a> {
     pub redelivery_count: Option<u32>,
     /// The broker's publishing port, for the `Publisher` parameter.
     pub publisher: Option<&'a alloc::sync::Arc<dyn Publish>>,
+    /// The broker's id of the message, as it prints it (for Pulsar
+    /// `ledger:entry:partition`, plus `:index` for a message of a batch).
+    pub message_id: &'a str,
+    /// When the broker stored the message, since the Unix epoch (on a virtual clock, since it
+    /// started), where the client tells.
+    pub publish_time: Option<Duration>,
+    /// When the producer says the event happened, since the Unix epoch, if it set one.
+    pub event_time: Option<Duration>,
 }
 
 impl<'a> Incoming<'a> {
@@ -74,7 +83,23 @@ impl<'a> Incoming<'a> {
             key: None,
             redelivery_count: None,
             publisher: None,
+            message_id: "",
+            publish_time: None,
+            event_time: None,
         }
+    }
+
+    /// The same view with the broker's message id.
+    pub fn with_message_id(mut self, id: &'a str) -> Self {
+        self.message_id = id;
+        self
+    }
+
+    /// The same view with the publish and event times.
+    pub fn with_times(mut self, publish: Option<Duration>, event: Option<Duration>) -> Self {
+        self.publish_time = publish;
+        self.event_time = event;
+        self
     }
 
     /// The same view with a key.

@@ -1,17 +1,50 @@
-//! Types that know where they are published.
+//! Types that know where they are published, and how they are encoded.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 /// A message type with a default topic, written by `#[derive(Outgoing)]` and
 /// `#[outgoing(name = "topic")]`. Publishing a value of it (from a service or a test) sends it
-/// there, JSON-encoded.
+/// there, JSON-encoded unless the derive says `codec = "msgpack"`.
 pub trait Outgoing: serde::Serialize {
     /// The topic, as declared (a broker may qualify it, as Pulsar does).
     const TOPIC: &'static str;
 
-    /// The payload: the value as JSON. [`Publisher::publish`](crate::Publisher::publish) sends
-    /// what this returns, so a type that overrides it is published in its own encoding.
-    fn encode(&self) -> Result<Vec<u8>, serde_json::Error> {
-        serde_json::to_vec(self)
+    /// The payload: the value as JSON by default. [`Publisher::publish`](crate::Publisher::publish)
+    /// sends what this returns, so a type that overrides it is published in its own encoding.
+    fn encode(&self) -> Result<Vec<u8>, EncodeError> {
+        serde_json::to_vec(self).map_err(|e| EncodeError::new::<Self>("JSON", e))
     }
 }
+
+/// A value could not be encoded as a payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodeError {
+    type_name: &'static str,
+    format: &'static str,
+    reason: String,
+}
+
+impl EncodeError {
+    /// `T` could not be encoded in `format`, for `reason`.
+    pub fn new<T: ?Sized>(format: &'static str, reason: impl core::fmt::Display) -> Self {
+        EncodeError {
+            type_name: core::any::type_name::<T>(),
+            format,
+            reason: alloc::format!("{reason}"),
+        }
+    }
+}
+
+impl core::fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "cannot encode a `{}` as {}: {}; check its `Serialize` implementation (maps need \
+             string keys in JSON)",
+            self.type_name, self.format, self.reason
+        )
+    }
+}
+
+impl core::error::Error for EncodeError {}

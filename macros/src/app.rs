@@ -6,16 +6,20 @@ use syn::{ItemFn, LitStr};
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let mut runtime = String::from("tokio");
+    let mut flags: Option<syn::Type> = None;
     if !args.is_empty() {
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("runtime") {
                 let value: LitStr = meta.value()?.parse()?;
                 runtime = value.value();
                 Ok(())
+            } else if meta.path.is_ident("args") {
+                flags = Some(meta.value()?.parse()?);
+                Ok(())
             } else {
                 Err(meta.error(
-                    "unknown `app` option; the only one is `runtime = \"tokio\" | \"smol\" | \
-                     \"async-std\"`",
+                    "unknown `app` option; the options are `runtime = \"tokio\" | \"smol\" | \
+                     \"async-std\"` and `args = MyArgs` (a `clap::Args` type)",
                 ))
             }
         });
@@ -36,6 +40,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         }
     };
     let runner = runner_crate()?;
+    let flags = flags.map(|ty| quote!(, #ty));
     let func: ItemFn = syn::parse2(item)?;
     if !func.sig.inputs.is_empty() {
         return Err(syn::Error::new_spanned(
@@ -49,7 +54,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         #func
 
         fn main() -> ::std::process::ExitCode {
-            #runner::#on_runtime!(#name)
+            #runner::#on_runtime!(#name #flags)
         }
     })
 }
@@ -59,7 +64,8 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
 fn runner_crate() -> syn::Result<TokenStream> {
     use proc_macro_crate::{crate_name, FoundCrate};
     match crate_name("ruststream-runner") {
-        Ok(FoundCrate::Itself) => Ok(quote!(crate)),
+        // The runner's own tests and examples link it as an external crate.
+        Ok(FoundCrate::Itself) => Ok(quote!(::ruststream_runner)),
         Ok(FoundCrate::Name(name)) => {
             let ident = syn::Ident::new(&name, proc_macro2::Span::call_site());
             Ok(quote!(::#ident))

@@ -7,6 +7,7 @@ use syn::{DeriveInput, LitStr};
 pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
     let input: DeriveInput = syn::parse2(item)?;
     let mut topic: Option<LitStr> = None;
+    let mut codec: Option<LitStr> = None;
     for attr in &input.attrs {
         if !attr.path().is_ident("outgoing") {
             continue;
@@ -15,8 +16,14 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             if meta.path.is_ident("name") {
                 topic = Some(meta.value()?.parse()?);
                 Ok(())
+            } else if meta.path.is_ident("codec") {
+                codec = Some(meta.value()?.parse()?);
+                Ok(())
             } else {
-                Err(meta.error("unknown `outgoing` option; the only one is `name = \"topic\"`"))
+                Err(meta.error(
+                    "unknown `outgoing` option; the options are `name = \"topic\"` and \
+                     `codec = \"json\" | \"msgpack\"`",
+                ))
             }
         })?;
     }
@@ -33,11 +40,31 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             "the outgoing topic name is empty: write `#[outgoing(name = \"topic\")]`",
         ));
     }
+    let encode = match codec.as_ref().map(LitStr::value).as_deref() {
+        None | Some("json") => quote!(),
+        Some("msgpack") => quote! {
+            fn encode(
+                &self,
+            ) -> ::core::result::Result<
+                ::ruststream::__private::Vec<u8>,
+                ::ruststream::EncodeError,
+            > {
+                ::ruststream::__encode_msgpack!(self)
+            }
+        },
+        Some(other) => {
+            return Err(syn::Error::new_spanned(
+                codec.as_ref(),
+                format!("unknown codec `{other}`: choose \"json\" (the default) or \"msgpack\""),
+            ))
+        }
+    };
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {
         impl #impl_generics ::ruststream::outgoing::Outgoing for #ident #ty_generics #where_clause {
             const TOPIC: &'static str = #topic;
+            #encode
         }
     })
 }

@@ -83,6 +83,18 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             return Err(syn::Error::new(input.span(), "unexpected `self`"));
         };
         let ty = &*pt.ty;
+        if let Type::Reference(r) = ty {
+            let elem = &r.elem;
+            return Err(syn::Error::new(
+                ty.span(),
+                format!(
+                    "the parameters after the payload are taken by value: write `{}` instead \
+                     of `&{}`",
+                    quote!(#elem),
+                    quote!(#elem)
+                ),
+            ));
+        }
         let var = format_ident!("__arg{}", i);
         extract_lets.push(quote_spanned! {ty.span()=>
             let #var = <#ty as ::ruststream::handler::Extract<__S>>::extract(
@@ -93,13 +105,31 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         extract_args.push(var);
     }
 
-    let payload_check = quote_spanned! {payload_ty.span()=>
-        const _: () = {
-            fn __ruststream_payload_is_decodable<P: ::ruststream::handler::Payload>() {}
-            fn __ruststream_check() {
-                __ruststream_payload_is_decodable::<#payload_ty>();
-            }
-        };
+    // `&[u8]`: the payload as delivered, not decoded (any encoding, or none).
+    let raw = matches!(&payload_ty, Type::Slice(slice)
+        if matches!(&*slice.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("u8")));
+    let decode = if raw {
+        quote!(let payload: &[u8] = message.payload;)
+    } else {
+        quote! {
+            let payload = <#payload_ty as ::ruststream::handler::Payload>::decode(
+                message.payload,
+                #name_str,
+            )?;
+            let payload = &payload;
+        }
+    };
+    let payload_check = if raw {
+        quote!()
+    } else {
+        quote_spanned! {payload_ty.span()=>
+            const _: () = {
+                fn __ruststream_payload_is_decodable<P: ::ruststream::handler::Payload>() {}
+                fn __ruststream_check() {
+                    __ruststream_payload_is_decodable::<#payload_ty>();
+                }
+            };
+        }
     };
 
     let inputs = &sig.inputs;
@@ -150,12 +180,9 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 ::core::result::Result<::ruststream::HandlerOutcome, ::ruststream::HandlerError>,
             > {
                 ::ruststream::__private::Box::pin(async move {
-                    let payload = <#payload_ty as ::ruststream::handler::Payload>::decode(
-                        message.payload,
-                        #name_str,
-                    )?;
+                    #decode
                     #(#extract_lets)*
-                    ::core::result::Result::Ok(#name::handle(&payload, #(#extract_args),*).await)
+                    ::core::result::Result::Ok(#name::handle(payload, #(#extract_args),*).await)
                 })
             }
         }

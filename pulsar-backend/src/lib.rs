@@ -40,7 +40,7 @@ mod url;
 
 pub use broker::{
     PulsarBroker, PulsarOverrides, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
-    DEFAULT_SUBSCRIPTION,
+    DEFAULT_SUBSCRIPTION, SETTINGS,
 };
 pub use driver::metric;
 pub use inprocess::{InProcessPulsar, TopicMessage};

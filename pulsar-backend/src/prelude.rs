@@ -2,6 +2,9 @@
 
 pub use crate::{PulsarBroker, PulsarSubscription};
 pub use ruststream::app::App;
+pub use ruststream::params::{
+    EventTime, MessageId, MessageKey, Properties, PublishTime, RedeliveryCount, Topic,
+};
 pub use ruststream::{
     nonzero, subscriber, AppInfo, FromRef, HandlerOutcome, Outgoing, Publisher, RustStream, State,
     SubscriptionType,

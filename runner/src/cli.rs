@@ -1,128 +1,242 @@
-//! The command line.
+//! The command line, on clap: the runner's own options, a flag and an environment variable for
+//! each setting the app's brokers declare, `--help` and `--version` from the app's identity,
+//! and the service's own flags.
 
-use std::fmt;
+use clap::{Arg, ArgMatches, Command, FromArgMatches};
+use ruststream::app::{AppInfo, SettingSpec, Settings};
 
-/// What the command line asked for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What the command line asked the runner for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Parser)]
 #[non_exhaustive]
 pub struct Cli {
-    /// `--embedded`.
+    /// The command; `run`, the only one, starts the service and is the default.
+    #[arg(value_parser = ["run"], default_value = "run", hide_default_value = true)]
+    pub command: String,
+    /// Run on the brokers' in-process stand-ins, on a virtual clock that skips ahead whenever
+    /// the service is idle; the process ends once nothing is left to do.
+    #[arg(long)]
     pub embedded: bool,
-    /// `--publish TOPIC=FILE`, in order.
+    /// Publish each line of FILE (one payload per line) to TOPIC after startup, with the
+    /// property `source=FILE:LINE`. Repeatable.
+    #[arg(long, value_name = "TOPIC=FILE", value_parser = split_publish)]
     pub publish: Vec<(String, String)>,
-    /// `--help`.
-    pub help: bool,
 }
 
-/// The usage text.
-pub(crate) const USAGE: &str = "USAGE: <service> [run] [--embedded] [--publish TOPIC=FILE]...
+/// The command line parsed: the runner's options, the settings given, and the matches the
+/// service's own flags are read from.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    pub(crate) cli: Cli,
+    pub(crate) settings: Settings,
+    pub(crate) matches: ArgMatches,
+}
 
-  run                  start the service (the default command)
-  --embedded           run on the brokers' in-process stand-ins, on a virtual clock that skips
-                       ahead whenever the service is idle; ends once nothing is left to do
-  --publish TOPIC=FILE publish each line of FILE (one JSON payload per line) to TOPIC after
-                       startup
-  --help               print this text";
-
-impl Cli {
-    /// Parse the arguments after the program name.
-    pub fn parse<I: IntoIterator<Item = String>>(args: I) -> Result<Cli, CliError> {
-        let mut cli = Cli::default();
-        let mut args = args.into_iter().peekable();
-        if args.peek().map(String::as_str) == Some("run") {
-            args.next();
-        }
-        while let Some(arg) = args.next() {
-            match arg.as_str() {
-                "--embedded" => cli.embedded = true,
-                "--help" | "-h" => cli.help = true,
-                "--publish" => {
-                    let value = args.next().ok_or_else(|| {
-                        CliError("`--publish` needs a value: `--publish TOPIC=FILE`".into())
-                    })?;
-                    cli.publish.push(split_publish(&value)?);
-                }
-                other => {
-                    if let Some(value) = other.strip_prefix("--publish=") {
-                        cli.publish.push(split_publish(value)?);
-                    } else {
-                        return Err(CliError(format!(
-                            "unknown argument `{other}`; the only command is `run`"
-                        )));
-                    }
-                }
-            }
-        }
-        Ok(cli)
+/// The command for an app: its name and version, the runner's options, one flag per setting
+/// (each also read from its environment variable), and `service`'s flags if it has any.
+pub(crate) fn command(info: &AppInfo, specs: &[SettingSpec], service: Option<Command>) -> Command {
+    let mut command = <Cli as clap::CommandFactory>::command()
+        .name(info.name().to_owned())
+        .version(info.version().to_owned());
+    for spec in specs {
+        command = command.arg(
+            Arg::new(spec.key)
+                .long(spec.flag)
+                .env(spec.env)
+                .value_name("VALUE")
+                .help(spec.help)
+                .hide_env_values(spec.secret)
+                .help_heading("Broker settings (the app's values are the defaults)"),
+        );
     }
+    if let Some(service) = service {
+        command = command.args(service.get_arguments().cloned());
+    }
+    command
 }
 
-fn split_publish(value: &str) -> Result<(String, String), CliError> {
+/// Parse `args` (the program name first) against [`command`].
+pub(crate) fn parse<I, T>(
+    command: Command,
+    specs: &[SettingSpec],
+    args: I,
+) -> Result<Parsed, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = command.try_get_matches_from(args)?;
+    let cli = Cli::from_arg_matches(&matches)?;
+    let mut settings = Settings::new();
+    for spec in specs {
+        if let Some(value) = matches.get_one::<String>(spec.key) {
+            settings.set(spec.key, value.clone());
+        }
+    }
+    Ok(Parsed {
+        cli,
+        settings,
+        matches,
+    })
+}
+
+fn split_publish(value: &str) -> Result<(String, String), String> {
     match value.split_once('=') {
         Some((topic, file)) if !topic.is_empty() && !file.is_empty() => {
             Ok((topic.to_owned(), file.to_owned()))
         }
-        _ => Err(CliError(format!(
-            "`--publish {value}` must be TOPIC=FILE, e.g. `--publish refunds=samples.jsonl`"
-        ))),
+        _ => Err(format!(
+            "`{value}` must be TOPIC=FILE, e.g. `--publish refunds=samples.jsonl`"
+        )),
     }
 }
-
-/// A command line that does not parse.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CliError(String);
-
-impl fmt::Display for CliError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CliError {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Cli, CliError> {
-        Cli::parse(args.iter().map(|s| s.to_string()))
+    const SPECS: [SettingSpec; 2] = [
+        SettingSpec::new("b.url", "RUSTSTREAM_TEST_CLI_URL", "b-url", "the URL"),
+        SettingSpec::new(
+            "b.token",
+            "RUSTSTREAM_TEST_CLI_TOKEN",
+            "b-token",
+            "the token",
+        )
+        .secret(),
+    ];
+
+    fn parse_args(args: &[&str]) -> Result<Parsed, clap::Error> {
+        let info = AppInfo::new("refunds", "1.2.3");
+        parse(
+            command(&info, &SPECS, None),
+            &SPECS,
+            std::iter::once("refunds").chain(args.iter().copied()),
+        )
     }
 
     #[test]
     fn run_is_the_default_command() {
-        assert_eq!(parse(&[]).unwrap(), Cli::default());
-        assert_eq!(parse(&["run"]).unwrap(), Cli::default());
+        assert_eq!(parse_args(&[]).unwrap().cli.command, "run");
+        assert_eq!(parse_args(&["run"]).unwrap().cli.command, "run");
     }
 
     #[test]
     fn flags() {
-        let cli = parse(&[
+        let parsed = parse_args(&[
             "run",
             "--embedded",
             "--publish",
             "refunds=a.jsonl",
             "--publish=x=y",
+            "--b-url",
+            "pulsar://127.0.0.1:6650",
         ])
         .unwrap();
-        assert!(cli.embedded);
+        assert!(parsed.cli.embedded);
         assert_eq!(
-            cli.publish,
+            parsed.cli.publish,
             [
                 ("refunds".into(), "a.jsonl".into()),
                 ("x".into(), "y".into())
             ]
         );
+        assert_eq!(
+            parsed.settings.get("b.url"),
+            Some("pulsar://127.0.0.1:6650")
+        );
+        assert_eq!(parsed.settings.get("b.token"), None);
     }
 
     #[test]
     fn mistakes_say_what_to_write() {
-        assert_eq!(
-            parse(&["serve"]).unwrap_err().to_string(),
-            "unknown argument `serve`; the only command is `run`"
+        let error = parse_args(&["serve"]).unwrap_err().to_string();
+        assert!(error.contains("invalid value 'serve'"), "{error}");
+        assert!(error.contains("[possible values: run]"), "{error}");
+        let error = parse_args(&["--publish", "refunds"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`refunds` must be TOPIC=FILE, e.g. `--publish refunds=samples.jsonl`"),
+            "{error}"
         );
+    }
+
+    #[test]
+    fn version_and_help_name_the_app_and_hide_secrets() {
+        let version = parse_args(&["--version"]).unwrap_err();
+        assert_eq!(version.kind(), clap::error::ErrorKind::DisplayVersion);
+        assert_eq!(version.to_string().trim(), "refunds 1.2.3");
+        let help = parse_args(&["--help"]).unwrap_err().to_string();
+        assert!(help.contains("--b-url <VALUE>"), "{help}");
+        assert!(help.contains("RUSTSTREAM_TEST_CLI_URL"), "{help}");
+    }
+
+    #[test]
+    fn the_environment_gives_a_setting_the_flag_overrides_it_and_help_hides_a_secret() {
+        // Variables no other test reads, so that tests running at once do not see them.
+        const ENV_SPECS: [SettingSpec; 2] = [
+            SettingSpec::new("b.url", "RUSTSTREAM_TEST_ENV_URL", "b-url", "the URL"),
+            SettingSpec::new(
+                "b.token",
+                "RUSTSTREAM_TEST_ENV_TOKEN",
+                "b-token",
+                "the token",
+            )
+            .secret(),
+        ];
+        let parse_env = |args: &[&str]| {
+            let info = AppInfo::new("refunds", "1.2.3");
+            parse(
+                command(&info, &ENV_SPECS, None),
+                &ENV_SPECS,
+                std::iter::once("refunds").chain(args.iter().copied()),
+            )
+        };
+        std::env::set_var("RUSTSTREAM_TEST_ENV_TOKEN", "secret-from-env");
+        std::env::set_var("RUSTSTREAM_TEST_ENV_URL", "pulsar://from-env:6650");
+        let parsed = parse_env(&[]).unwrap();
+        assert_eq!(parsed.settings.get("b.token"), Some("secret-from-env"));
+        assert_eq!(parsed.settings.get("b.url"), Some("pulsar://from-env:6650"));
+        assert!(!format!("{:?}", parsed.settings).contains("secret-from-env"));
+        let parsed = parse_env(&["--b-url", "pulsar://from-flag:6650"]).unwrap();
         assert_eq!(
-            parse(&["--publish", "refunds"]).unwrap_err().to_string(),
-            "`--publish refunds` must be TOPIC=FILE, e.g. `--publish refunds=samples.jsonl`"
+            parsed.settings.get("b.url"),
+            Some("pulsar://from-flag:6650")
         );
+        let help = parse_env(&["--help"]).unwrap_err().to_string();
+        assert!(!help.contains("secret-from-env"), "{help}");
+        assert!(
+            help.contains("pulsar://from-env:6650"),
+            "not a secret: {help}"
+        );
+        std::env::remove_var("RUSTSTREAM_TEST_ENV_TOKEN");
+        std::env::remove_var("RUSTSTREAM_TEST_ENV_URL");
+    }
+
+    #[derive(Debug, clap::Args)]
+    struct Region {
+        /// The region this instance serves.
+        #[arg(long, env = "RUSTSTREAM_TEST_REGION_UNSET", default_value = "eu")]
+        region: String,
+    }
+
+    #[test]
+    fn a_service_adds_its_own_flags_and_reads_them_back() {
+        let flags = crate::ServiceFlags::of::<Region>();
+        let info = AppInfo::new("refunds", "1.2.3");
+        let help = command(&info, &SPECS, Some(flags.command.clone()))
+            .try_get_matches_from(["refunds", "--help"])
+            .unwrap_err()
+            .to_string();
+        assert!(help.contains("--region <REGION>"), "{help}");
+        let parsed = parse(
+            command(&info, &SPECS, Some(flags.command.clone())),
+            &SPECS,
+            ["refunds", "run", "--region", "us", "--embedded"],
+        )
+        .unwrap();
+        assert!(parsed.cli.embedded);
+        (flags.store)(&parsed.matches).unwrap();
+        assert_eq!(crate::args::<Region>().region, "us");
     }
 }

@@ -7,14 +7,39 @@
 //! or SIGTERM, and stops it gracefully; a second signal ends it at once.
 //!
 //! ```text
-//! USAGE: <service> [run] [--embedded] [--publish TOPIC=FILE]...
+//! Usage: <service> [OPTIONS] [COMMAND]
 //!
-//!   run                  start the service (the default command)
-//!   --embedded           use each broker's in-process stand-in instead of a server, on a
-//!                        virtual clock that skips ahead whenever the service is idle; the
-//!                        process ends once nothing is left to do
-//!   --publish TOPIC=FILE publish every line of FILE (one JSON payload per line) to TOPIC
-//!                        after startup
+//!   [COMMAND]               run (the default): start the service
+//!   --embedded              use each broker's in-process stand-in instead of a server, on a
+//!                           virtual clock that skips ahead whenever the service is idle; the
+//!                           process ends once nothing is left to do
+//!   --publish <TOPIC=FILE>  publish every line of FILE to TOPIC after startup
+//!   --pulsar-url <VALUE>    [env: RUSTSTREAM_PULSAR_URL] and every other setting the app's
+//!                           brokers declare (`Broker::settings`); the app's values are defaults
+//!   -h, --help / -V, --version
+//! ```
+//!
+//! A service adds flags of its own with `#[ruststream::app(args = MyArgs)]` (`MyArgs:
+//! clap::Args`) and reads them in `on_startup` with [`args`]:
+//!
+//! ```no_run
+//! use std::convert::Infallible;
+//! use ruststream::app::App;
+//! use ruststream::{AppInfo, RustStream};
+//!
+//! #[derive(Debug, clap::Args)]
+//! struct Flags {
+//!     /// The region this instance serves.
+//!     #[arg(long, env = "REFUNDS_REGION", default_value = "eu")]
+//!     region: String,
+//! }
+//!
+//! #[ruststream::app(args = Flags)]
+//! fn app() -> impl App<State = String> {
+//!     RustStream::new(AppInfo::new("refunds", "0.1.0")).on_startup(async move |()| {
+//!         Ok::<_, Infallible>(ruststream_runner::args::<Flags>().region.clone())
+//!     })
+//! }
 //! ```
 //!
 //! Logging goes to stderr through `tracing-subscriber`, filtered by `RUST_LOG` (default
@@ -24,10 +49,12 @@
 //! service that installs its own subscriber (or `log` logger) before `main` keeps it.
 
 mod cli;
+mod flags;
 mod log_bridge;
 mod logging;
 pub mod on_runtime;
 mod run;
 
-pub use cli::{Cli, CliError};
-pub use run::main;
+pub use cli::Cli;
+pub use flags::{args, ServiceFlags};
+pub use run::{main, main_with_flags, SOURCE_PROPERTY};

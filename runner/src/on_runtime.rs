@@ -5,9 +5,17 @@ use std::process::ExitCode;
 
 use ruststream::App;
 
+use crate::ServiceFlags;
+
 /// Run `app` as a process on a new multi-threaded tokio runtime.
 #[cfg(feature = "tokio")]
 pub fn tokio<A: App>(app: impl FnOnce() -> A) -> ExitCode {
+    tokio_with(app, None)
+}
+
+/// [`tokio()`], with the service's own flags.
+#[cfg(feature = "tokio")]
+pub fn tokio_with<A: App>(app: impl FnOnce() -> A, flags: Option<ServiceFlags>) -> ExitCode {
     let runtime = match ::tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -21,21 +29,47 @@ pub fn tokio<A: App>(app: impl FnOnce() -> A) -> ExitCode {
     let adapter = std::sync::Arc::new(ruststream_tokio::TokioRuntime::new(
         runtime.handle().clone(),
     ));
-    crate::main(app, adapter, |run| runtime.block_on(run))
+    launch(app, adapter, |run| runtime.block_on(run), flags)
 }
 
 /// Run `app` as a process on smol's global executor.
 #[cfg(feature = "smol")]
 pub fn smol<A: App>(app: impl FnOnce() -> A) -> ExitCode {
+    smol_with(app, None)
+}
+
+/// [`smol()`], with the service's own flags.
+#[cfg(feature = "smol")]
+pub fn smol_with<A: App>(app: impl FnOnce() -> A, flags: Option<ServiceFlags>) -> ExitCode {
     let adapter = std::sync::Arc::new(ruststream_smol::SmolRuntime::global());
-    crate::main(app, adapter, ::smol::block_on)
+    launch(app, adapter, ::smol::block_on, flags)
 }
 
 /// Run `app` as a process on async-std's global runtime.
 #[cfg(feature = "async-std")]
 pub fn async_std<A: App>(app: impl FnOnce() -> A) -> ExitCode {
+    async_std_with(app, None)
+}
+
+/// [`async_std()`], with the service's own flags.
+#[cfg(feature = "async-std")]
+pub fn async_std_with<A: App>(app: impl FnOnce() -> A, flags: Option<ServiceFlags>) -> ExitCode {
     let adapter = std::sync::Arc::new(ruststream_async_std::AsyncStdRuntime::new());
-    crate::main(app, adapter, ::async_std::task::block_on)
+    launch(app, adapter, ::async_std::task::block_on, flags)
+}
+
+/// [`crate::main`] or [`crate::main_with_flags`].
+#[allow(dead_code)] // Unused only in a build with no runtime feature.
+fn launch<A: App>(
+    app: impl FnOnce() -> A,
+    runtime: std::sync::Arc<dyn ruststream::Runtime>,
+    block_on: impl FnOnce(std::pin::Pin<Box<dyn std::future::Future<Output = ExitCode>>>) -> ExitCode,
+    flags: Option<ServiceFlags>,
+) -> ExitCode {
+    match flags {
+        Some(flags) => crate::main_with_flags(app, runtime, block_on, flags),
+        None => crate::main(app, runtime, block_on),
+    }
 }
 
 /// What `#[ruststream::app]` writes into `main` for tokio.
@@ -46,6 +80,9 @@ macro_rules! __main_on_tokio {
     ($app:path) => {
         $crate::on_runtime::tokio($app)
     };
+    ($app:path, $flags:ty) => {
+        $crate::on_runtime::tokio_with($app, Some($crate::ServiceFlags::of::<$flags>()))
+    };
 }
 
 /// What `#[ruststream::app]` writes into `main` for tokio, without the feature.
@@ -53,7 +90,7 @@ macro_rules! __main_on_tokio {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __main_on_tokio {
-    ($app:path) => {
+    ($app:path $(, $flags:ty)?) => {
         ::core::compile_error!(
             "`#[ruststream::app]` runs the app on tokio, but `ruststream-runner` was built \
              without its `tokio` feature: enable it (`ruststream-runner = { version = \"0.1\", \
@@ -71,6 +108,9 @@ macro_rules! __main_on_smol {
     ($app:path) => {
         $crate::on_runtime::smol($app)
     };
+    ($app:path, $flags:ty) => {
+        $crate::on_runtime::smol_with($app, Some($crate::ServiceFlags::of::<$flags>()))
+    };
 }
 
 /// What `#[ruststream::app(runtime = "smol")]` writes into `main`, without the feature.
@@ -78,7 +118,7 @@ macro_rules! __main_on_smol {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __main_on_smol {
-    ($app:path) => {
+    ($app:path $(, $flags:ty)?) => {
         ::core::compile_error!(
             "`#[ruststream::app(runtime = \"smol\")]` needs the `smol` feature of \
              `ruststream-runner`: `ruststream-runner = { version = \"0.1\", \
@@ -95,6 +135,9 @@ macro_rules! __main_on_async_std {
     ($app:path) => {
         $crate::on_runtime::async_std($app)
     };
+    ($app:path, $flags:ty) => {
+        $crate::on_runtime::async_std_with($app, Some($crate::ServiceFlags::of::<$flags>()))
+    };
 }
 
 /// What `#[ruststream::app(runtime = "async-std")]` writes into `main`, without the feature.
@@ -102,7 +145,7 @@ macro_rules! __main_on_async_std {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __main_on_async_std {
-    ($app:path) => {
+    ($app:path $(, $flags:ty)?) => {
         ::core::compile_error!(
             "`#[ruststream::app(runtime = \"async-std\")]` needs the `async-std` feature of \
              `ruststream-runner`: `ruststream-runner = { version = \"0.1\", \

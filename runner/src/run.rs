@@ -8,11 +8,14 @@ use std::sync::Arc;
 use futures::channel::mpsc;
 use futures::future::{select, Either};
 use futures::StreamExt;
-use ruststream::app::{App, RunningApp, StartContext, VirtualTime};
+use ruststream::app::{
+    App, AppParts, RunningApp, SettingSpec, Settings, StartContext, VirtualTime,
+};
 use ruststream::runtime::{Runtime, Spawn, WithClock};
 use ruststream::ManualClock;
 
-use crate::cli::{Cli, USAGE};
+use crate::cli::{self, Cli};
+use crate::flags::ServiceFlags;
 
 /// Run `app` as a process: parse the command line, set up logging, start, wait for a stop
 /// signal (or, with `--embedded`, for nothing left to do), stop gracefully.
@@ -30,36 +33,89 @@ where
     A: App,
     F: FnOnce() -> A,
 {
-    let cli = match Cli::parse(std::env::args().skip(1)) {
-        Ok(cli) => cli,
-        Err(e) => {
-            eprintln!("error: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    if cli.help {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let clock = cli.embedded.then(ManualClock::new);
-    crate::logging::init(clock.clone());
-    let app = app();
-    block_on(Box::pin(run(app, cli, runtime, clock)))
+    process(app(), runtime, block_on, None)
 }
 
-async fn run<A: App>(
+/// [`main`], with the service's own flags on the command line (read them with
+/// [`args`](crate::args)).
+pub fn main_with_flags<A, F>(
+    app: F,
+    runtime: Arc<dyn Runtime>,
+    block_on: impl FnOnce(Pin<Box<dyn Future<Output = ExitCode>>>) -> ExitCode,
+    flags: ServiceFlags,
+) -> ExitCode
+where
+    A: App,
+    F: FnOnce() -> A,
+{
+    process(app(), runtime, block_on, Some(flags))
+}
+
+fn process<A: App>(
     app: A,
+    runtime: Arc<dyn Runtime>,
+    block_on: impl FnOnce(Pin<Box<dyn Future<Output = ExitCode>>>) -> ExitCode,
+    flags: Option<ServiceFlags>,
+) -> ExitCode {
+    // The app is described first (no I/O happens until it starts): its brokers declare the
+    // settings the command line offers.
+    let parts = app.into_parts();
+    let mut specs: Vec<SettingSpec> = Vec::new();
+    for broker in &parts.brokers {
+        for spec in broker.settings() {
+            if !specs.iter().any(|s| s.key == spec.key) {
+                specs.push(*spec);
+            }
+        }
+    }
+    let command = cli::command(
+        &parts.info,
+        &specs,
+        flags.as_ref().map(|f| f.command.clone()),
+    );
+    let parsed = match cli::parse(command, &specs, std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            // `--help` and `--version` print to stdout and succeed; mistakes go to stderr.
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    if let Some(flags) = &flags {
+        if let Err(e) = (flags.store)(&parsed.matches) {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
+    }
+    let clock = parsed.cli.embedded.then(ManualClock::new);
+    crate::logging::init(clock.clone());
+    block_on(Box::pin(run(
+        parts,
+        parsed.cli,
+        parsed.settings,
+        runtime,
+        clock,
+    )))
+}
+
+async fn run<S: Send + Sync + 'static>(
+    parts: AppParts<S>,
     cli: Cli,
+    settings: Settings,
     runtime: Arc<dyn Runtime>,
     clock: Option<ManualClock>,
 ) -> ExitCode {
-    let parts = app.into_parts();
     let name = parts.info.name().to_owned();
     let context = match &clock {
         Some(clock) => StartContext::new(Arc::new(WithClock::new(SpawnOf(runtime), clock.clone())))
             .in_process(),
         None => StartContext::new(runtime),
-    };
+    }
+    .with(settings);
     let mut stop = shutdown_signal();
     tracing::info!(service = %name, version = parts.info.version(), "starting");
     let app = match parts.start(context, None).await {
@@ -119,6 +175,9 @@ async fn run<A: App>(
     }
 }
 
+/// The property `--publish` sets on each message: `FILE:LINE` of the line it came from.
+pub const SOURCE_PROPERTY: &str = "source";
+
 async fn publish_file(app: &RunningApp, topic: &str, file: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read `{file}` for --publish {topic}={file}: {e}"))?;
@@ -127,7 +186,9 @@ async fn publish_file(app: &RunningApp, topic: &str, file: &str) -> Result<(), S
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        app.publish(topic, line.as_bytes().to_vec(), Vec::new(), None)
+        // Where the message came from, for the handler to log or trace back.
+        let source = vec![(SOURCE_PROPERTY.to_owned(), format!("{file}:{}", n + 1))];
+        app.publish(topic, line.as_bytes().to_vec(), source, None)
             .await
             .map_err(|e| format!("{file}:{}: cannot publish to `{topic}`: {e}", n + 1))?;
         tracing::info!(%topic, payload = line, "published");

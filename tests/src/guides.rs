@@ -26,3 +26,6 @@ pub struct Connecting;
 
 #[doc = include_str!("../../docs/architecture.md")]
 pub struct Architecture;
+
+#[doc = include_str!("../../docs/handler-parameters.md")]
+pub struct HandlerParameters;

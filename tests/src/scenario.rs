@@ -11,6 +11,10 @@ use std::time::Duration;
 
 use futures::channel::oneshot;
 use ruststream::app::App;
+use ruststream::codec::MsgPack;
+use ruststream::params::{
+    EventTime, MessageId, MessageKey, Properties, PublishTime, RedeliveryCount, Topic,
+};
 use ruststream::{
     subscriber, AppInfo, FromRef, HandlerOutcome, Publisher, RustStream, State, SubscriptionType,
 };
@@ -47,6 +51,23 @@ pub struct Script {
     gate: Mutex<Option<oneshot::Receiver<()>>>,
     by_job: Option<ByJob>,
     attempts: Mutex<HashMap<u64, u32>>,
+    /// What the `inspect` and `raw_reader` handlers were given, in call order.
+    seen: Mutex<Vec<Seen>>,
+}
+
+/// The parts of a message a handler took as parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    /// `Properties`, as `(name, value)`.
+    pub properties: Vec<(String, String)>,
+    pub key: Option<String>,
+    pub message_id: String,
+    pub redelivery_count: Option<u32>,
+    pub publish_time: Duration,
+    pub event_time: Option<Duration>,
+    pub topic: String,
+    /// The raw payload (`&[u8]` handlers), or the decoded job's id as text.
+    pub payload: Vec<u8>,
 }
 
 impl std::fmt::Debug for Script {
@@ -64,7 +85,13 @@ impl Script {
             gate: Mutex::new(None),
             by_job: None,
             attempts: Mutex::new(HashMap::new()),
+            seen: Mutex::new(Vec::new()),
         })
+    }
+
+    /// What the `inspect` and `raw_reader` handlers were given so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
     }
 
     /// The handlers answer `rule(job id, attempt)` (the `gated` one and the dead-letter
@@ -78,6 +105,7 @@ impl Script {
             gate: Mutex::new(None),
             by_job: Some(Box::new(rule)),
             attempts: Mutex::new(HashMap::new()),
+            seen: Mutex::new(Vec::new()),
         })
     }
 
@@ -182,6 +210,83 @@ pub async fn gated(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutco
             let _ = gate.await;
         }
     }
+    HandlerOutcome::ack()
+}
+
+/// Takes every part of the message as a parameter and records them, then answers from the
+/// script.
+#[subscriber(PulsarSubscription::new("jobs-parts", "inspect"))]
+#[allow(clippy::too_many_arguments)]
+pub async fn inspect(
+    job: &Job,
+    State(script): State<Arc<Script>>,
+    properties: Properties,
+    MessageKey(key): MessageKey,
+    id: MessageId,
+    RedeliveryCount(redelivery_count): RedeliveryCount,
+    PublishTime(publish_time): PublishTime,
+    EventTime(event_time): EventTime,
+    Topic(topic): Topic,
+) -> HandlerOutcome {
+    script.seen.lock().unwrap().push(Seen {
+        properties: properties
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+        key,
+        message_id: id.to_string(),
+        redelivery_count,
+        publish_time,
+        event_time,
+        topic,
+        payload: job.id.to_string().into_bytes(),
+    });
+    script.next()
+}
+
+/// Takes the payload undecoded (`&[u8]`): it reads messages that are not JSON.
+#[subscriber(PulsarSubscription::new("jobs-raw", "raw"))]
+pub async fn raw_reader(
+    payload: &[u8],
+    State(script): State<Arc<Script>>,
+    id: MessageId,
+) -> HandlerOutcome {
+    script.seen.lock().unwrap().push(Seen {
+        properties: Vec::new(),
+        key: None,
+        message_id: id.to_string(),
+        redelivery_count: None,
+        publish_time: Duration::ZERO,
+        event_time: None,
+        topic: String::new(),
+        payload: payload.to_vec(),
+    });
+    HandlerOutcome::ack()
+}
+
+/// A job published in MessagePack (`#[outgoing(codec = "msgpack")]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ruststream::Outgoing)]
+#[outgoing(name = "jobs-packed", codec = "msgpack")]
+pub struct PackedJob {
+    pub id: u64,
+}
+
+/// Decodes MessagePack payloads (`&MsgPack<T>`) and records the job id.
+#[subscriber(PulsarSubscription::new("jobs-packed", "packed"))]
+pub async fn packed_reader(
+    job: &MsgPack<PackedJob>,
+    State(script): State<Arc<Script>>,
+) -> HandlerOutcome {
+    script.seen.lock().unwrap().push(Seen {
+        properties: Vec::new(),
+        key: None,
+        message_id: String::new(),
+        redelivery_count: None,
+        publish_time: Duration::ZERO,
+        event_time: None,
+        topic: String::new(),
+        payload: job.id.to_string().into_bytes(),
+    });
     HandlerOutcome::ack()
 }
 

@@ -6,7 +6,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::task::Waker;
 
-use super::{StartContext, StartError};
+use super::{SettingSpec, StartContext, StartError};
 use crate::boxed::BoxFuture;
 use crate::message::Headers;
 
@@ -23,6 +23,12 @@ pub trait Broker<S>: Send + 'static {
     /// Every registration problem, found without connecting: the service must not start with
     /// any of them.
     fn check(&self) -> Result<(), StartError>;
+
+    /// The settings the process may override without a code change (the broker's URL, its
+    /// credentials), looked up in the start context's [`Settings`](super::Settings).
+    fn settings(&self) -> &'static [SettingSpec] {
+        &[]
+    }
 
     /// Connect on `context`'s runtime (or, when [`StartContext::is_in_process`], start on the
     /// broker's in-process stand-in) and start one driver per subscription. Every wait of the

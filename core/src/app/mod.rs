@@ -12,6 +12,7 @@ mod builder;
 mod error;
 mod extensions;
 mod info;
+mod settings;
 mod start_context;
 mod virtual_time;
 
@@ -21,5 +22,6 @@ pub use builder::RustStream;
 pub use error::StartError;
 pub use extensions::Extensions;
 pub use info::AppInfo;
+pub use settings::{SettingSpec, Settings};
 pub use start_context::StartContext;
 pub use virtual_time::{Stalled, VirtualTime, DEFAULT_MAX_HANDLED_PER_INSTANT};

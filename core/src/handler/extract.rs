@@ -8,9 +8,10 @@ use crate::state::{FromRef, State};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler parameter in an app whose state is `{S}`",
     label = "not extractable",
-    note = "after the payload `&T`, a handler takes `State<T>` parameters, where `T` is a part \
-            of the app state (`T: FromRef<{S}>`; derive `FromRef` on the state struct), and \
-            `Publisher` to publish"
+    note = "after the payload `&T`, a handler takes, by value: `State<T>` parameters, where `T` is \
+            a part of the app state (`T: FromRef<{S}>`; derive `FromRef` on the state struct); \
+            `Publisher` to publish; and parts of the message: `Properties`, `MessageKey`, \
+            `MessageId`, `RedeliveryCount`, `PublishTime`, `EventTime`, `Topic`"
 )]
 pub trait Extract<S>: Sized {
     /// Take the parameter.

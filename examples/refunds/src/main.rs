@@ -32,7 +32,16 @@ struct Refund {
 async fn process_refund(
     refund: &Refund,
     State(processor): State<Arc<Processor>>,
+    id: MessageId,
+    properties: Properties,
 ) -> HandlerOutcome {
+    // Which message this is, and where it came from (`--publish` sets `source`).
+    tracing::info!(
+        refund.id,
+        message_id = %id,
+        source = properties.get("source").unwrap_or("unknown"),
+        "refund received"
+    );
     match processor.refund(refund).await {
         Ok(()) => HandlerOutcome::ack(),
         // Past the rate limit: a delivery right now would be refused again.

@@ -9,7 +9,8 @@ fn the_embedded_run_handles_each_sample_refund_as_the_guide_says() {
     let output = Command::new(env!("CARGO_BIN_EXE_refunds"))
         .args(["run", "--embedded", "--publish"])
         .arg(format!("refunds={samples}"))
-        .env("RUST_LOG", "info")
+        // Each delivery's outcome is logged at DEBUG by the driver.
+        .env("RUST_LOG", "info,ruststream_pulsar=debug")
         .output()
         .expect("the example runs");
     let log = String::from_utf8_lossy(&output.stderr);
@@ -21,6 +22,19 @@ fn the_embedded_run_handles_each_sample_refund_as_the_guide_says() {
             .any(|l| l.starts_with(time) && words.iter().all(|w| l.contains(w)))
     };
     assert!(has("t=+  0.000s", &["refunded", "refund.id=1"]), "{log}");
+    // The handler logs the message id and the `source` property `--publish` set.
+    assert!(
+        has(
+            "t=+  0.000s",
+            &[
+                "refund received",
+                "refund.id=1",
+                "message_id=1:0:-1",
+                "samples.jsonl:3"
+            ]
+        ),
+        "{log}"
+    );
     assert!(
         has("t=+  0.000s", &["card declined", "refund.id=2"]),
         "{log}"
@@ -43,4 +57,29 @@ fn the_embedded_run_handles_each_sample_refund_as_the_guide_says() {
         "{log}"
     );
     assert!(has("t=+ 60.000s", &["nothing left to do"]), "{log}");
+}
+
+#[test]
+fn at_the_default_log_level_the_framework_writes_no_line_per_successful_delivery() {
+    let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/samples.jsonl");
+    let output = Command::new(env!("CARGO_BIN_EXE_refunds"))
+        .args(["run", "--embedded", "--publish"])
+        .arg(format!("refunds={samples}"))
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the example runs");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "exit {:?}\n{log}", output.status);
+    // The service's own lines are there (refund 1 is refunded, with its message id)...
+    assert!(
+        log.lines()
+            .any(|l| l.contains("refunded") && l.contains("refund.id=1")),
+        "{log}"
+    );
+    // ...and none of the driver's per-delivery lines.
+    let per_delivery: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" handled") && l.contains("outcome="))
+        .collect();
+    assert!(per_delivery.is_empty(), "{per_delivery:#?}");
 }

@@ -5,7 +5,7 @@ mod start;
 
 use std::sync::Arc;
 
-use ruststream::app::{Broker, RunningBroker, StartContext, StartError};
+use ruststream::app::{Broker, RunningBroker, SettingSpec, StartContext, StartError};
 use ruststream::handler::BoxFuture;
 use ruststream::handler::Described;
 use ruststream::Handler;
@@ -40,6 +40,30 @@ pub const DEFAULT_SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::fro
 /// unless [`PulsarBroker::connect_timeout`] says otherwise: long enough for a broker that is
 /// still coming up, short enough that a wrong URL is reported within seconds.
 pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What a deployment may override without a code change: the values in `app()` are defaults,
+/// the environment variables replace them, the runner's flags replace both.
+pub const SETTINGS: [SettingSpec; 3] = [
+    SettingSpec::new(
+        "pulsar.url",
+        "RUSTSTREAM_PULSAR_URL",
+        "pulsar-url",
+        "the Pulsar broker to connect to (pulsar:// or pulsar+ssl://)",
+    ),
+    SettingSpec::new(
+        "pulsar.token",
+        "RUSTSTREAM_PULSAR_TOKEN",
+        "pulsar-token",
+        "the JWT token to authenticate with",
+    )
+    .secret(),
+    SettingSpec::new(
+        "pulsar.namespace",
+        "RUSTSTREAM_PULSAR_NAMESPACE",
+        "pulsar-namespace",
+        "the tenant/namespace short topic names resolve in",
+    ),
+];
 
 /// The subscription a handler mounted by a bare topic name joins, unless
 /// [`PulsarBroker::default_subscription`] names another.
@@ -150,6 +174,10 @@ impl<S: Send + Sync + 'static> Broker<S> for PulsarBroker<S> {
 
     fn check(&self) -> Result<(), StartError> {
         self.checked().map(|_| ())
+    }
+
+    fn settings(&self) -> &'static [SettingSpec] {
+        &SETTINGS
     }
 
     fn start(

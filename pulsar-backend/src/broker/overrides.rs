@@ -5,21 +5,54 @@
 ///
 /// Handed to the app at start with `StartContext::with(overrides)`. A `None` keeps the app's
 /// own value.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PulsarOverrides {
     /// The broker URL instead of the one given to `PulsarBroker::new`.
     pub url: Option<String>,
+    /// The JWT token (`PulsarBroker::with_token`).
+    pub token: Option<String>,
     /// The namespace short topic names resolve in (`PulsarBroker::namespace`).
     pub namespace: Option<String>,
     /// Batch-index acknowledgement (`PulsarBroker::batch_index_acknowledgement`).
     pub batch_index_acknowledgement: Option<bool>,
 }
 
+impl std::fmt::Debug for PulsarOverrides {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PulsarOverrides")
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "<secret>"))
+            .field("namespace", &self.namespace)
+            .field(
+                "batch_index_acknowledgement",
+                &self.batch_index_acknowledgement,
+            )
+            .finish()
+    }
+}
+
 impl PulsarOverrides {
     /// Nothing replaced.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The values the process gave for [`SETTINGS`](crate::SETTINGS) (flags or
+    /// environment, through the runner).
+    pub fn from_settings(settings: &ruststream::app::Settings) -> Self {
+        PulsarOverrides {
+            url: settings.get("pulsar.url").map(str::to_owned),
+            token: settings.get("pulsar.token").map(str::to_owned),
+            namespace: settings.get("pulsar.namespace").map(str::to_owned),
+            batch_index_acknowledgement: None,
+        }
+    }
+
+    /// Authenticate with `token` instead.
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
     }
 
     /// Connect to `url` instead.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use ruststream::app::{RunningBroker, StartContext, StartError};
+use ruststream::app::{RunningBroker, Settings, StartContext, StartError};
 
 use super::{PulsarBroker, PulsarOverrides};
 use crate::inprocess::{InProcessPulsar, InProcessTransport};
@@ -29,6 +29,9 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         if let Some(url) = &overrides.url {
             self.url.clone_from(url);
         }
+        if let Some(token) = &overrides.token {
+            self.connection.token = Some(token.clone());
+        }
         if let Some(namespace) = &overrides.namespace {
             self.namespace = Some(namespace.clone());
         }
@@ -45,6 +48,9 @@ pub(super) async fn start<S: Send + Sync + 'static>(
     state: Arc<S>,
     context: StartContext,
 ) -> Result<Box<dyn RunningBroker>, StartError> {
+    if let Some(settings) = context.get::<Settings>() {
+        broker.apply(&PulsarOverrides::from_settings(settings));
+    }
     if let Some(overrides) = context.get::<PulsarOverrides>() {
         broker.apply(overrides);
     }

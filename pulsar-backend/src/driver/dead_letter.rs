@@ -89,6 +89,8 @@ mod tests {
             redelivery_count: Some(5),
             message_id: "7:3:-1:2".into(),
             batch: None,
+            publish_time: None,
+            event_time: None,
         }
     }
 

@@ -22,6 +22,10 @@ pub(crate) struct Received<Id> {
     pub(crate) message_id: String,
     /// Its place in a batched entry, if it was published in a batch.
     pub(crate) batch: Option<BatchSlot>,
+    /// When the broker stored it, since the Unix epoch (in process: since the clock started).
+    pub(crate) publish_time: Option<std::time::Duration>,
+    /// When the producer says the event happened, if it set one.
+    pub(crate) event_time: Option<std::time::Duration>,
 }
 
 /// A subscription's consumer, owned by exactly one driver task.

@@ -273,7 +273,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 let incoming = Incoming::new(&received.payload, &received.headers, &received.topic)
                     .with_key(received.key.as_deref())
                     .with_redelivery_count(received.redelivery_count)
-                    .with_publisher(publisher.as_ref());
+                    .with_publisher(publisher.as_ref())
+                    .with_message_id(&received.message_id)
+                    .with_times(received.publish_time, received.event_time);
                 let at = runtime.now();
                 let result = AssertUnwindSafe(handler.call(incoming, &state))
                     .catch_unwind()
@@ -282,9 +284,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     Ok(Ok(outcome)) => {
                         match outcome {
                             ruststream::HandlerOutcome::RetryAfter(delay) => {
-                                tracing::info!(outcome = outcome.name(), ?delay, "handled")
+                                tracing::debug!(outcome = outcome.name(), ?delay, "handled")
                             }
-                            _ => tracing::info!(outcome = outcome.name(), "handled"),
+                            _ => tracing::debug!(outcome = outcome.name(), "handled"),
                         }
                         Completion::Returned(*outcome)
                     }

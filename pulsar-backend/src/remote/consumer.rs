@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
 use pulsar::message::proto::MessageIdData;
@@ -98,6 +99,13 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                     *self.held.entry(message_id.clone()).or_default() += 1;
                     self.activity.begin();
                     let key = message.key();
+                    let publish_time = Some(Duration::from_millis(message.metadata().publish_time));
+                    // 0 is how the Java client writes "no event time".
+                    let event_time = message
+                        .metadata()
+                        .event_time
+                        .filter(|ms| *ms > 0)
+                        .map(Duration::from_millis);
                     let batch = batch_slot(&id, message.message_id.batch_size);
                     let headers = message
                         .metadata()
@@ -118,6 +126,8 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         redelivery_count: Some(message.redelivery_count),
                         message_id,
                         batch,
+                        publish_time,
+                        event_time,
                     }));
                 }
                 Poll::Ready(Some(Err(error))) => {

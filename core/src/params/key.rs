@@ -1,0 +1,16 @@
+//! `MessageKey`: the message's key.
+
+use alloc::string::String;
+
+use crate::handler::{Extract, HandlerError};
+use crate::message::Incoming;
+
+/// The partitioning / ordering key of the delivered message, if it has one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessageKey(pub Option<String>);
+
+impl<S> Extract<S> for MessageKey {
+    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, HandlerError> {
+        Ok(MessageKey(message.key.map(String::from)))
+    }
+}

@@ -96,4 +96,27 @@ async fn outcomes_and_calls_are_counted() {
         ),
         1
     );
+    // One duration per handler call (the panic included), on the virtual clock: no time
+    // passes inside these handlers.
+    let durations: Vec<f64> = snapshot
+        .iter()
+        .filter(|(key, _)| {
+            key.kind() == MetricKind::Histogram && key.key().name() == metric::DURATION
+        })
+        .flat_map(|(_, value)| match value {
+            DebugValue::Histogram(samples) => samples.iter().map(|s| s.into_inner()).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert_eq!(durations, [0.0, 0.0, 0.0]);
+    // Nothing is running once the app has stopped.
+    let in_flight: Vec<f64> = snapshot
+        .iter()
+        .filter(|(key, _)| key.kind() == MetricKind::Gauge && key.key().name() == metric::IN_FLIGHT)
+        .filter_map(|(_, value)| match value {
+            DebugValue::Gauge(v) => Some(v.into_inner()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(in_flight, [0.0]);
 }

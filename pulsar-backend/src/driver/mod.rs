@@ -11,6 +11,7 @@
 mod batch;
 mod dead_letter;
 mod handle;
+mod instruments;
 mod port;
 mod run;
 mod tally;
@@ -18,7 +19,7 @@ mod tally;
 pub(crate) use batch::{BatchSlot, EntryPosition};
 pub(crate) use dead_letter::DeadLetter;
 pub(crate) use handle::DriverHandle;
+pub use instruments::metric;
 pub(crate) use port::{ConsumerPort, Received};
-pub use run::metric;
 pub(crate) use run::{Driver, DriverConfig};
 pub(crate) use tally::Tally;

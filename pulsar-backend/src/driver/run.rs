@@ -18,26 +18,9 @@ use ruststream::{Handler, Instant, SubscriptionType};
 use tracing::Instrument;
 
 use super::batch::{Arrival, BatchLedger, BatchSlot};
+use super::instruments::Instruments;
 use super::{ConsumerPort, DeadLetter, Received};
 use crate::observe::{CallRecord, Observer};
-
-/// The metrics every driver reports through the `metrics` facade; a service exports them by
-/// installing a recorder (Prometheus, StatsD, ...). Without one they cost a no-op call.
-pub mod metric {
-    /// Counter, label `handler`: deliveries handed to the handler.
-    pub const DELIVERIES: &str = "ruststream_deliveries_total";
-    /// Counter, labels `handler` and `outcome` (`ack`, `retry`, `retry_after`, `drop`,
-    /// `panicked`, `rejected`, `dead_lettered`): how deliveries ended.
-    pub const OUTCOMES: &str = "ruststream_outcomes_total";
-    /// Counter, labels `handler`, `call` (`ack`, `nack`) and `result` (`ok`, `error`): the
-    /// settlement calls made on the consumer.
-    pub const CALLS: &str = "ruststream_settlement_calls_total";
-    /// Counter, label `handler`: outcomes refused (a `retry_after` not shorter than the ack
-    /// timeout); the delivery was left unsettled.
-    pub const REFUSED: &str = "ruststream_refused_outcomes_total";
-    /// Gauge, label `handler`: deliveries in a `retry_after` wait.
-    pub const WAITING: &str = "ruststream_retry_after_waiting";
-}
 
 /// How many events a driver handles before it yields to its executor once.
 const YIELD_EVERY: u32 = 64;
@@ -74,6 +57,9 @@ struct Finished<Id> {
     id: Id,
     key: Option<String>,
     completion: Completion,
+    /// How long the handler ran, on the app's clock; `None` if it did not run (moved to the
+    /// dead-letter topic out of attempts).
+    took: Option<std::time::Duration>,
     /// The delivery's span, to log its settlement in.
     span: tracing::Span,
 }
@@ -123,6 +109,8 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
     /// on only after the calls it released were made: what `RunningBroker::in_flight` promises
     /// (work a fired sleep releases counts as in flight until the sleep is let go).
     timer: Option<(Instant, Sleep)>,
+    /// The handler's metric handles.
+    instruments: Instruments,
     /// Deliveries left unsettled on purpose (a wait, or no outcome), told to the consumer only
     /// once the timer is armed: until then the delivery still counts as in flight, so that
     /// "nothing in flight" implies every deadline has its sleep (`RunningBroker::in_flight`).
@@ -133,7 +121,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     pub(crate) fn new(consumer: C, config: DriverConfig<S>) -> Self {
         let rules = config.rules.clone();
         let key_ordered = rules.kind() == SubscriptionType::KeyShared;
+        let instruments = Instruments::new(config.handler.name());
         Driver {
+            instruments,
             consumer,
             settler: Settler::new(rules),
             config,
@@ -235,7 +225,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
 
     fn start(&mut self, received: Received<C::Id>) {
         let handler = self.config.handler.clone();
-        metrics::counter!(metric::DELIVERIES, "handler" => handler.name()).increment(1);
+        self.instruments.deliveries.increment(1);
         self.config.handled.bump();
         let state = self.config.state.clone();
         let runtime = self.config.runtime.clone();
@@ -267,6 +257,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                         id,
                         key,
                         completion,
+                        took: None,
                         span: tracing::Span::current(),
                     };
                 }
@@ -280,6 +271,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 let result = AssertUnwindSafe(handler.call(incoming, &state))
                     .catch_unwind()
                     .await;
+                let took = runtime.now().saturating_duration_since(at);
                 let mut completion = match &result {
                     Ok(Ok(outcome)) => {
                         match outcome {
@@ -333,19 +325,23 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     id,
                     key,
                     completion,
+                    took: Some(took),
                     span: tracing::Span::current(),
                 }
             }
             .instrument(span),
         ));
+        self.instruments.in_flight.set(self.running.len() as f64);
     }
 
     fn finish(&mut self, done: Finished<Delivered<C::Id>>) {
         let now = self.config.runtime.now();
-        let handler = self.config.handler.name();
+        self.instruments.in_flight.set(self.running.len() as f64);
         let outcome = done.completion.label();
-        metrics::counter!(metric::OUTCOMES, "handler" => handler, "outcome" => outcome)
-            .increment(1);
+        self.instruments.outcome(outcome).increment(1);
+        if let Some(took) = done.took {
+            self.instruments.duration.record(took.as_secs_f64());
+        }
         let delivered = done.id.clone();
         // Logged in the delivery's span, so that a refusal names its topic and message id.
         let span_guard = done.span.enter();
@@ -362,7 +358,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             }
             Err(error) => {
                 tracing::error!(%error, "outcome refused");
-                metrics::counter!(metric::REFUSED, "handler" => handler).increment(1);
+                self.instruments.refused.increment(1);
                 Some(true)
             }
         };
@@ -375,7 +371,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             }
             self.to_release.push(delivered.id);
         }
-        metrics::gauge!(metric::WAITING, "handler" => handler).set(self.settler.waiting() as f64);
+        self.instruments.waiting.set(self.settler.waiting() as f64);
         if let Some(next) = self.keys.finish(done.key.as_ref()) {
             self.start(next);
         }
@@ -429,13 +425,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     }
 
     fn count_call(&self, call: &'static str, result: &Result<(), ruststream::app::BoxError>) {
-        metrics::counter!(
-            metric::CALLS,
-            "handler" => self.config.handler.name(),
-            "call" => call,
-            "result" => if result.is_ok() { "ok" } else { "error" },
-        )
-        .increment(1);
+        self.instruments.call(call, result.is_ok()).increment(1);
         if let Err(error) = result {
             // The message stays unacknowledged and comes back: nothing is lost.
             tracing::warn!(%error, call, "settlement call failed; the broker will redeliver");

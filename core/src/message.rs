@@ -11,7 +11,7 @@ use crate::boxed::{BoxError, BoxFuture};
 /// are the message properties, so other clients read and write the same values.
 pub type Headers = Vec<(String, String)>;
 
-/// One encoded message to publish, as a batch publish takes them.
+/// One encoded message to publish, with what the producer may say about it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Record {
@@ -21,6 +21,14 @@ pub struct Record {
     pub headers: Headers,
     /// The partitioning / ordering key.
     pub key: Option<String>,
+    /// When the event happened, since the Unix epoch (Pulsar: `event_time`).
+    pub event_time: Option<Duration>,
+    /// Delayed delivery: not before this long after publishing. Pulsar honours it on Shared
+    /// and KeyShared subscriptions and delivers at once on Exclusive and Failover.
+    pub deliver_after: Option<Duration>,
+    /// Delayed delivery at a time since the Unix epoch (on a virtual clock: since it started);
+    /// `deliver_after` wins if both are set.
+    pub deliver_at: Option<Duration>,
 }
 
 impl Record {
@@ -41,6 +49,24 @@ impl Record {
     /// Set the key.
     pub fn with_key(mut self, key: impl Into<String>) -> Self {
         self.key = Some(key.into());
+        self
+    }
+
+    /// Set the event time, since the Unix epoch.
+    pub fn with_event_time(mut self, since_epoch: Duration) -> Self {
+        self.event_time = Some(since_epoch);
+        self
+    }
+
+    /// Deliver no sooner than `delay` after publishing (Shared and KeyShared).
+    pub fn deliver_after(mut self, delay: Duration) -> Self {
+        self.deliver_after = Some(delay);
+        self
+    }
+
+    /// Deliver no sooner than `since_epoch` (Shared and KeyShared).
+    pub fn deliver_at(mut self, since_epoch: Duration) -> Self {
+        self.deliver_at = Some(since_epoch);
         self
     }
 }
@@ -132,12 +158,10 @@ impl<'a> Incoming<'a> {
 /// What a broker offers handlers for publishing: one message to one topic, awaiting the
 /// broker's receipt. Returns the message id as the broker prints it.
 pub trait Publish: Send + Sync {
-    /// Publish an encoded message.
+    /// Publish `record` to `topic`.
     fn publish<'a>(
         &'a self,
         topic: &'a str,
-        payload: Vec<u8>,
-        headers: Headers,
-        key: Option<String>,
+        record: Record,
     ) -> BoxFuture<'a, Result<String, BoxError>>;
 }

@@ -318,21 +318,34 @@ impl Cluster {
             .active
     }
 
-    /// When a client timer fires next: the earliest unacked-message tick
+    /// When a timer fires next: the earliest unacked-message tick
     /// ([`UNACKED_REDELIVERY_TICK`](crate::UNACKED_REDELIVERY_TICK)) at which some consumer
-    /// has an expired ack timeout. `None` when nothing is waiting.
+    /// has an expired ack timeout, or the earliest delayed delivery coming due. `None` when
+    /// nothing is waiting.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.consumers
+        let ticks = self
+            .consumers
             .values()
-            .filter_map(|c| c.unacked.as_ref()?.next_tick())
-            .min()
+            .filter_map(|c| c.unacked.as_ref()?.next_tick());
+        let delayed = self
+            .topics
+            .values()
+            .flat_map(|t| t.subscriptions.values())
+            .filter_map(Subscription::next_delayed);
+        ticks.chain(delayed).min()
     }
 
-    /// Run every timer due at or before `now`, in order, each at its own instant: the
-    /// consumers whose tick comes ask for their expired messages again, with the same effect
-    /// per type as [`Cluster::nack`], and the broker dispatches.
+    /// Run every timer due at or before `now`, in order, each at its own instant: delayed
+    /// messages coming due join their subscription's replay set, the consumers whose tick
+    /// comes ask for their expired messages again, with the same effect per type as
+    /// [`Cluster::nack`], and the broker dispatches.
     pub fn handle_timeouts(&mut self, now: Instant) {
         while let Some(tick) = self.next_deadline().filter(|&t| t <= now) {
+            for topic in self.topics.values_mut() {
+                for sub in topic.subscriptions.values_mut() {
+                    sub.release_delayed(tick);
+                }
+            }
             let due: Vec<ConsumerId> = self
                 .consumers
                 .iter()

@@ -70,6 +70,8 @@ pub(crate) fn dead_letter_copy(
         payload: message.payload.to_vec(),
         properties,
         key: message.key.clone(),
+        event_time: message.event_time,
+        deliver_at: None,
     }
 }
 
@@ -113,8 +115,15 @@ mod tests {
             key: Some("k".into()),
             publish_time: Instant::ZERO,
             batch_size: None,
+            event_time: Some(std::time::Duration::from_secs(7)),
+            deliver_at: None,
         };
         let copy = dead_letter_copy(&stored, &source, id);
+        assert_eq!(
+            copy.event_time,
+            Some(std::time::Duration::from_secs(7)),
+            "kept"
+        );
         assert_eq!(copy.properties[REAL_TOPIC], "elsewhere");
         assert_eq!(copy.properties[ORIGIN_MESSAGE_ID], "3:4:-1");
         assert_eq!(copy.key.as_deref(), Some("k"));

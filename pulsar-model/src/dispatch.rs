@@ -118,9 +118,15 @@ impl Dispatch<'_> {
                 }
                 entries
             } else {
-                let entries: Vec<u64> = std::iter::from_fn(|| sub.read_next(self.len()))
-                    .take(batch)
-                    .collect();
+                let mut entries = Vec::with_capacity(batch);
+                while entries.len() < batch {
+                    let Some(entry) = sub.read_next(self.len()) else {
+                        break;
+                    };
+                    if !self.hold_if_delayed(sub, entry) {
+                        entries.push(entry);
+                    }
+                }
                 if entries.is_empty() {
                     break;
                 }
@@ -207,6 +213,9 @@ impl Dispatch<'_> {
                 let Some(entry) = sub.read_next(self.len()) else {
                     break;
                 };
+                if self.hold_if_delayed(sub, entry) {
+                    continue;
+                }
                 if self.try_send_keyed(sub, &ring, &mut held, entry) {
                     sent = true;
                 } else {
@@ -219,6 +228,18 @@ impl Dispatch<'_> {
             progress = true;
         }
         progress
+    }
+
+    /// Pulsar's `DelayedDeliveryTracker`: an entry read before its `deliver_at` is set aside
+    /// until then (it joins the replay set when due, see `Cluster::handle_timeouts`).
+    fn hold_if_delayed(&self, sub: &mut Subscription, entry: u64) -> bool {
+        match self.store.entry(entry)[0].deliver_at {
+            Some(at) if at > self.now => {
+                sub.delayed.insert(entry, at);
+                true
+            }
+            _ => false,
+        }
     }
 
     fn key_hash(&self, entry: u64) -> u32 {
@@ -321,6 +342,7 @@ impl Dispatch<'_> {
             key: message.key.clone(),
             redelivery_count,
             publish_time: message.publish_time,
+            event_time: message.event_time,
             batch_size: message.batch_size,
         });
         if let Some(tracker) = consumer.unacked.as_mut() {

@@ -11,9 +11,10 @@ use crate::{ConsumerId, MessageId, TopicName};
 ///
 /// Properties are a `BTreeMap`: Pulsar keeps them as a list of key/value pairs, but pulsar-rs
 /// exposes and builds them as maps (a `HashMap` on the way to the dead-letter topic), so their
-/// order carries no meaning and a sorted map makes comparisons in tests exact. Ordering keys,
-/// event times and schemas are not modelled; batching is, by publishing several messages at
-/// once ([`Cluster::publish_batch`](crate::Cluster::publish_batch)).
+/// order carries no meaning and a sorted map makes comparisons in tests exact. Ordering keys
+/// and schemas are not modelled; batching is, by publishing several messages at once
+/// ([`Cluster::publish_batch`](crate::Cluster::publish_batch)), and so are event times and
+/// delayed delivery.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutgoingMessage {
     /// The message body.
@@ -23,6 +24,12 @@ pub struct OutgoingMessage {
     /// The partition key; on a KeyShared subscription it decides which consumer gets the
     /// message and keeps per-key order.
     pub key: Option<String>,
+    /// When the producer says the event happened (`event_time`), since the Unix epoch.
+    pub event_time: Option<std::time::Duration>,
+    /// Delayed delivery (`deliver_at_time`): Shared and KeyShared subscriptions do not
+    /// dispatch the message before this instant; Exclusive and Failover ignore it, as Pulsar
+    /// does.
+    pub deliver_at: Option<Instant>,
 }
 
 impl OutgoingMessage {
@@ -64,6 +71,10 @@ pub struct StoredMessage {
     pub publish_time: Instant,
     /// How many messages its entry holds, if it was published in a batch.
     pub batch_size: Option<u32>,
+    /// The producer's event time, if it set one.
+    pub event_time: Option<std::time::Duration>,
+    /// Not dispatched before this instant on Shared and KeyShared.
+    pub deliver_at: Option<Instant>,
 }
 
 /// One delivery of a message to a consumer, as the application receives it.
@@ -88,6 +99,8 @@ pub struct Delivery {
     pub redelivery_count: u32,
     /// When the message was published.
     pub publish_time: Instant,
+    /// The producer's event time, if it set one.
+    pub event_time: Option<std::time::Duration>,
     /// How many messages share its entry, if it was published in a batch (pulsar-rs gives the
     /// entry's `num_messages_in_batch` with every message of it). Acknowledging any of them
     /// acknowledges the whole entry; redelivering any of them redelivers the whole entry.

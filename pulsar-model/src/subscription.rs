@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ruststream::SubscriptionType;
+use ruststream::{Instant, SubscriptionType};
 
 use crate::consumer::Consumer;
 use crate::ConsumerId;
@@ -33,6 +33,9 @@ pub(crate) struct Subscription {
     pub(crate) round_robin: usize,
     /// The consumer receiving messages (Exclusive and Failover).
     pub(crate) active: Option<ConsumerId>,
+    /// Entries read before their delayed-delivery time, with that time (Shared and
+    /// KeyShared): Pulsar's `DelayedDeliveryTracker`.
+    pub(crate) delayed: BTreeMap<u64, Instant>,
 }
 
 impl Subscription {
@@ -47,7 +50,28 @@ impl Subscription {
             redelivery_counts: BTreeMap::new(),
             round_robin: 0,
             active: None,
+            delayed: BTreeMap::new(),
         }
+    }
+
+    /// Move the delayed entries due at `now` to the replay set; whether any moved.
+    pub(crate) fn release_delayed(&mut self, now: Instant) -> bool {
+        let due: Vec<u64> = self
+            .delayed
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(entry, _)| *entry)
+            .collect();
+        for entry in &due {
+            self.delayed.remove(entry);
+            self.replay.insert(*entry);
+        }
+        !due.is_empty()
+    }
+
+    /// The earliest delayed-delivery time still waiting.
+    pub(crate) fn next_delayed(&self) -> Option<Instant> {
+        self.delayed.values().min().copied()
     }
 
     /// Whether this type has one receiving consumer (Exclusive, Failover) rather than many.

@@ -101,6 +101,8 @@ impl Topic {
                 key: message.key,
                 publish_time: now,
                 batch_size,
+                event_time: message.event_time,
+                deliver_at: message.deliver_at,
             });
             ids.push(id);
         }

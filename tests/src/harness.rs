@@ -42,6 +42,9 @@ pub trait Running: Send + Sync {
         key: Option<String>,
     ) -> BoxFuture<'a, ()>;
 
+    /// Publish `record`, with its options, and wait for the receipt (in process: and settle).
+    fn publish_record<'a>(&'a self, topic: &'a str, record: Record) -> BoxFuture<'a, ()>;
+
     /// Publish `messages` as one batch (one entry on the broker) and wait for the receipts;
     /// the message ids (in process: and settle).
     fn publish_batch<'a>(
@@ -136,6 +139,14 @@ impl Running for TestApp {
         })
     }
 
+    fn publish_record<'a>(&'a self, topic: &'a str, record: Record) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            TestApp::publish_record(self, topic, record)
+                .await
+                .expect("published");
+        })
+    }
+
     fn publish_batch<'a>(
         &'a self,
         topic: &'a str,
@@ -195,6 +206,14 @@ impl Running for LiveApp {
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             self.publish_raw(topic, payload, properties, key)
+                .await
+                .expect("published");
+        })
+    }
+
+    fn publish_record<'a>(&'a self, topic: &'a str, record: Record) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            LiveApp::publish_record(self, topic, record)
                 .await
                 .expect("published");
         })

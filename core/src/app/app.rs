@@ -108,8 +108,21 @@ impl RunningApp {
         headers: Headers,
         key: Option<String>,
     ) -> Result<(), BoxError> {
+        let mut record = crate::message::Record::new(payload);
+        record.headers = headers;
+        record.key = key;
+        self.publish_record(topic, record).await.map(|_| ())
+    }
+
+    /// Publish `record` (payload and options) to `topic` through the first broker; the
+    /// message id.
+    pub async fn publish_record(
+        &self,
+        topic: &str,
+        record: crate::message::Record,
+    ) -> Result<String, BoxError> {
         match self.brokers.first() {
-            Some(b) => b.publish(topic, payload, headers, key).await,
+            Some(b) => b.publish(topic, record).await,
             None => {
                 Err("the app has no broker to publish through: add one with `with_broker`".into())
             }

@@ -8,7 +8,6 @@ use core::task::Waker;
 
 use super::{SettingSpec, StartContext, StartError};
 use crate::boxed::BoxFuture;
-use crate::message::Headers;
 
 pub use crate::boxed::BoxError;
 
@@ -42,14 +41,13 @@ pub trait Broker<S>: Send + 'static {
 
 /// A started broker.
 pub trait RunningBroker: Send + Sync {
-    /// Publish an encoded message to `topic`, waiting for the broker's receipt.
+    /// Publish `record` to `topic`, waiting for the broker's receipt. Returns the message id
+    /// as the broker prints it.
     fn publish<'a>(
         &'a self,
         topic: &'a str,
-        payload: Vec<u8>,
-        headers: Headers,
-        key: Option<String>,
-    ) -> BoxFuture<'a, Result<(), BoxError>>;
+        record: crate::message::Record,
+    ) -> BoxFuture<'a, Result<String, BoxError>>;
 
     /// Publish `records` to `topic` as one batch, as a batching producer does (on Pulsar they
     /// share one entry), waiting for the broker's receipt. Returns each message's id as the

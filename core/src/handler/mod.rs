@@ -18,4 +18,4 @@ pub use error::HandlerError;
 pub use extract::Extract;
 pub use handler::{Described, Handler};
 pub use payload::Payload;
-pub use publisher::Publisher;
+pub use publisher::{Outbound, Publisher};

@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use ruststream::app::BoxError;
 use ruststream::handler::Publish;
+use ruststream::message::Record;
 
 use super::Received;
 
@@ -49,14 +50,11 @@ impl DeadLetter {
 
     /// Publish the copy of `received` and wait for the broker's receipt.
     pub(crate) async fn publish<Id>(&self, received: &Received<Id>) -> Result<String, BoxError> {
-        self.publisher
-            .publish(
-                &self.topic,
-                received.payload.clone(),
-                copy_headers(received),
-                received.key.clone(),
-            )
-            .await
+        let mut copy = Record::new(received.payload.clone());
+        copy.headers = copy_headers(received);
+        copy.key = received.key.clone();
+        copy.event_time = received.event_time;
+        self.publisher.publish(&self.topic, copy).await
     }
 }
 

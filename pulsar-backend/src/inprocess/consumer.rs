@@ -122,8 +122,7 @@ impl ConsumerPort for InProcessConsumer {
                     redelivery_count: Some(d.redelivery_count),
                     batch: batch_slot(&d.message_id, d.batch_size),
                     publish_time: Some(d.publish_time.elapsed_since_origin()),
-                    // The model keeps no event time yet: publishing with one is not offered in process.
-                    event_time: None,
+                    event_time: d.event_time,
                 }))
             }
             None => {

@@ -133,28 +133,23 @@ impl InProcessPulsar {
         properties: Vec<(String, String)>,
         key: Option<String>,
     ) -> Result<String, BoxError> {
-        self.publish_to(&TopicName::parse(topic)?, payload, properties, key)
+        let mut record = Record::new(payload);
+        record.headers = properties;
+        record.key = key;
+        self.publish_record(topic, record)
+    }
+
+    /// Publish `record` (payload, properties, key, event time, delayed delivery) to `topic`.
+    /// A delivery time is on the app's clock: `deliver_at` counts from when it started.
+    pub fn publish_record(&self, topic: &str, record: Record) -> Result<String, BoxError> {
+        self.publish_to(&TopicName::parse(topic)?, record)
     }
 
     /// Publish to a topic whose name is resolved already.
-    pub(crate) fn publish_to(
-        &self,
-        topic: &TopicName,
-        payload: Vec<u8>,
-        properties: Vec<(String, String)>,
-        key: Option<String>,
-    ) -> Result<String, BoxError> {
+    pub(crate) fn publish_to(&self, topic: &TopicName, record: Record) -> Result<String, BoxError> {
         let mut inner = self.lock();
         let now = inner.now();
-        let id = inner.cluster.publish(
-            topic,
-            OutgoingMessage {
-                payload,
-                properties: properties.into_iter().collect(),
-                key,
-            },
-            now,
-        )?;
+        let id = inner.cluster.publish(topic, outgoing(record, now), now)?;
         inner.notify();
         Ok(id.to_string())
     }
@@ -177,14 +172,7 @@ impl InProcessPulsar {
     ) -> Result<Vec<String>, BoxError> {
         let mut inner = self.lock();
         let now = inner.now();
-        let messages = records
-            .into_iter()
-            .map(|r| OutgoingMessage {
-                payload: r.payload,
-                properties: r.headers.into_iter().collect(),
-                key: r.key,
-            })
-            .collect();
+        let messages = records.into_iter().map(|r| outgoing(r, now)).collect();
         let ids = inner.cluster.publish_batch(topic, messages, now)?;
         inner.notify();
         Ok(ids.iter().map(ToString::to_string).collect())
@@ -326,6 +314,20 @@ impl InProcessPulsar {
             inner.notify();
         }
     }
+}
+
+/// What the model stores for `record` published at `now`.
+fn outgoing(record: Record, now: Instant) -> OutgoingMessage {
+    let mut message = OutgoingMessage::new(record.payload);
+    message.properties = record.headers.into_iter().collect();
+    message.key = record.key;
+    message.event_time = record.event_time;
+    message.deliver_at = match (record.deliver_after, record.deliver_at) {
+        (Some(after), _) => Some(now.saturating_add(after)),
+        (None, Some(at)) => Some(Instant::ZERO.saturating_add(at)),
+        (None, None) => None,
+    };
+    message
 }
 
 /// A message as stored on a topic of the in-process Pulsar.

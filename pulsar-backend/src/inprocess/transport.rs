@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ruststream::app::{BoxError, StartError};
 use ruststream::handler::{BoxFuture, Publish};
-use ruststream::message::{Headers, Record};
+use ruststream::message::Record;
 use ruststream::runtime::Runtime;
 
 use super::{InProcessConsumer, InProcessPulsar};
@@ -46,13 +46,11 @@ impl Publish for InProcessPublisher {
     fn publish<'a>(
         &'a self,
         topic: &'a str,
-        payload: Vec<u8>,
-        headers: Headers,
-        key: Option<String>,
+        record: Record,
     ) -> BoxFuture<'a, Result<String, BoxError>> {
         Box::pin(async move {
             let topic = crate::topic::resolve(topic, self.namespace.as_deref())?;
-            self.pulsar.publish_to(&topic, payload, headers, key)
+            self.pulsar.publish_to(&topic, record)
         })
     }
 }

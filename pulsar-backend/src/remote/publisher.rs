@@ -1,6 +1,7 @@
 //! Publishing on a Pulsar server: one producer per topic, opened on first use.
 
 use std::collections::HashMap;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use futures::lock::Mutex;
 use pulsar::producer::ProducerOptions;
@@ -35,22 +36,31 @@ impl<Exe: Executor> Publisher<Exe> {
 
     /// Publish to `topic` (qualified here, so short names work on any broker) and wait for the
     /// broker's receipt. Returns the message id, `ledger:entry:partition`.
-    pub(crate) async fn publish(
-        &self,
-        topic: &str,
-        payload: Vec<u8>,
-        properties: Vec<(String, String)>,
-        key: Option<String>,
-    ) -> Result<String, BoxError> {
+    pub(crate) async fn publish(&self, topic: &str, record: Record) -> Result<String, BoxError> {
         let topic = crate::topic::resolve(topic, self.namespace.as_deref())?.to_string();
         let mut producers = self.producers.lock().await;
+        // A non-batching producer: Pulsar honours delayed delivery only on messages that are
+        // not batched.
         let producer = self.open(&mut producers, &topic, None).await?;
-        let mut message = producer.create_message().with_content(payload);
-        if let Some(key) = key {
+        let mut message = producer.create_message().with_content(record.payload);
+        if let Some(key) = record.key {
             message = message.with_key(key);
         }
-        for (name, value) in properties {
+        for (name, value) in record.headers {
             message = message.with_property(name, value);
+        }
+        if let Some(at) = record.event_time {
+            message = message.event_time(u64::try_from(at.as_millis()).unwrap_or(u64::MAX));
+        }
+        let deliver_at = match (record.deliver_after, record.deliver_at) {
+            (Some(after), _) => Some(SystemTime::now() + after),
+            (None, Some(at)) => Some(UNIX_EPOCH + at),
+            (None, None) => None,
+        };
+        if let Some(at) = deliver_at {
+            message = message
+                .deliver_at(at)
+                .map_err(|e| format!("cannot publish to {topic}: delivery time {at:?}: {e}"))?;
         }
         let receipt = message
             .send_non_blocking()
@@ -161,10 +171,8 @@ impl<Exe: Executor> ruststream::handler::Publish for Publisher<Exe> {
     fn publish<'a>(
         &'a self,
         topic: &'a str,
-        payload: Vec<u8>,
-        headers: ruststream::message::Headers,
-        key: Option<String>,
+        record: Record,
     ) -> ruststream::handler::BoxFuture<'a, Result<String, BoxError>> {
-        Box::pin(Publisher::publish(self, topic, payload, headers, key))
+        Box::pin(Publisher::publish(self, topic, record))
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::app::{App, AppParts, BoxError, RunningApp, StartContext, StartError};
+use ruststream::message::Record;
 use ruststream::runtime::Runtime;
 use ruststream::Timer;
 
@@ -68,6 +69,12 @@ impl LiveApp {
         self.running()
             .publish(topic, payload, properties, key)
             .await
+    }
+
+    /// Publish `record` (payload and options: event time, delayed delivery, ...) to `topic`,
+    /// waiting for the receipt; the message id.
+    pub async fn publish_record(&self, topic: &str, record: Record) -> Result<String, BoxError> {
+        self.running().publish_record(topic, record).await
     }
 
     /// Publish encoded `records` to `topic` as one batch through a batching producer (they

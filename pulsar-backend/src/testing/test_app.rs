@@ -109,6 +109,14 @@ impl TestApp {
         Ok(id)
     }
 
+    /// Publish `record` (payload and options: event time, delayed delivery on the virtual
+    /// clock, ...) to `topic`, then settle; the message id.
+    pub async fn publish_record(&self, topic: &str, record: Record) -> Result<String, BoxError> {
+        let id = self.pulsar.publish_record(topic, record)?;
+        self.settle().await?;
+        Ok(id)
+    }
+
     /// Publish `values` to their `#[outgoing(name)]` topic as one batch, as a batching
     /// producer does: one entry, acknowledged and redelivered as a whole by the broker, each
     /// message with its batch index. Then settle. Returns the message ids.

@@ -5,7 +5,7 @@ use std::task::Waker;
 
 use ruststream::app::{BoxError, RunningBroker};
 use ruststream::handler::BoxFuture;
-use ruststream::message::{Headers, Record};
+use ruststream::message::Record;
 
 use super::Transport;
 use crate::driver::{DriverHandle, Tally};
@@ -27,17 +27,9 @@ impl<T: Transport> RunningBroker for RunningPulsar<T> {
     fn publish<'a>(
         &'a self,
         topic: &'a str,
-        payload: Vec<u8>,
-        headers: Headers,
-        key: Option<String>,
-    ) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            self.transport
-                .publisher()
-                .publish(topic, payload, headers, key)
-                .await?;
-            Ok(())
-        })
+        record: Record,
+    ) -> BoxFuture<'a, Result<String, BoxError>> {
+        Box::pin(async move { self.transport.publisher().publish(topic, record).await })
     }
 
     fn publish_batch<'a>(

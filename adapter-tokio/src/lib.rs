@@ -121,18 +121,11 @@ impl SleepFuture for TokioSleep {
 }
 
 /// [`TokioRuntime::try_current`] was called outside a tokio runtime.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
+#[error(
+    "no tokio runtime is running on this thread: call from inside `#[tokio::main]`, a \
+     tokio task, or `Runtime::block_on`, or build the adapter with \
+     `TokioRuntime::new(handle)` from a handle you kept"
+)]
 pub struct NoTokioRuntime;
-
-impl std::fmt::Display for NoTokioRuntime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(
-            "no tokio runtime is running on this thread: call from inside `#[tokio::main]`, a \
-             tokio task, or `Runtime::block_on`, or build the adapter with \
-             `TokioRuntime::new(handle)` from a handle you kept",
-        )
-    }
-}
-
-impl std::error::Error for NoTokioRuntime {}

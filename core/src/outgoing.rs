@@ -18,7 +18,11 @@ pub trait Outgoing: serde::Serialize {
 }
 
 /// A value could not be encoded as a payload.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "cannot encode a `{type_name}` as {format}: {reason}; check its `Serialize` implementation \
+     (maps need string keys in JSON)"
+)]
 pub struct EncodeError {
     type_name: &'static str,
     format: &'static str,
@@ -35,16 +39,3 @@ impl EncodeError {
         }
     }
 }
-
-impl core::fmt::Display for EncodeError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "cannot encode a `{}` as {}: {}; check its `Serialize` implementation (maps need \
-             string keys in JSON)",
-            self.type_name, self.format, self.reason
-        )
-    }
-}
-
-impl core::error::Error for EncodeError {}

@@ -98,25 +98,16 @@ impl fmt::Display for BrokerUrl {
 }
 
 /// A broker URL that does not parse, or that carries what could be a credential.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the broker URL `{url}` is refused: {why}; write it as `pulsar://host:6650` (or \
+     `pulsar+ssl://host:6651` for TLS)"
+)]
 pub struct BadUrl {
     /// The URL as given, with its credential-carrying parts masked (see [`redact`]).
     url: String,
     why: String,
 }
-
-impl fmt::Display for BadUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "the broker URL `{}` is refused: {}; write it as `pulsar://host:6650` (or \
-             `pulsar+ssl://host:6651` for TLS)",
-            self.url, self.why
-        )
-    }
-}
-
-impl std::error::Error for BadUrl {}
 
 #[cfg(test)]
 mod tests {

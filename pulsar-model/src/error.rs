@@ -1,6 +1,5 @@
 //! What can go wrong: a malformed topic name, and a call the broker would refuse.
 
-use std::error::Error;
 use std::fmt;
 
 use ruststream::SubscriptionType;
@@ -18,7 +17,8 @@ const ACCEPTED_FORMS: &str = "write `<topic>` (read as persistent://public/defau
 ///
 /// Returned by [`TopicName::parse`]. It keeps the input as written, so a message built from it
 /// can quote exactly what the user typed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid topic name `{input}`: {kind}; {ACCEPTED_FORMS}")]
 pub struct TopicNameError {
     input: String,
     kind: TopicNameErrorKind,
@@ -42,18 +42,6 @@ impl TopicNameError {
         &self.kind
     }
 }
-
-impl fmt::Display for TopicNameError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid topic name `{}`: {}; {ACCEPTED_FORMS}",
-            self.input, self.kind
-        )
-    }
-}
-
-impl Error for TopicNameError {}
 
 /// Which part of a topic name an error is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,10 +149,14 @@ impl fmt::Display for TopicNameErrorKind {
 }
 
 /// A call the in-process broker refuses.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
     /// The consumer never subscribed, or has been closed.
+    #[error(
+        "consumer {consumer} is not connected: it never subscribed or it was closed; \
+         use the id returned by `subscribe` and do not use it after `close`"
+    )]
     UnknownConsumer {
         /// The consumer named in the call.
         consumer: ConsumerId,
@@ -172,6 +164,11 @@ pub enum ModelError {
     /// A second consumer on an Exclusive subscription that already has one; Pulsar answers
     /// `ConsumerBusy: Exclusive consumer is already connected`
     /// (`AbstractDispatcherSingleActiveConsumer.addConsumer`).
+    #[error(
+        "Exclusive consumer is already connected to subscription `{subscription}` on \
+         {topic}: an Exclusive subscription takes one consumer; close it first, or use \
+         Failover (one active, others standing by) or Shared"
+    )]
     ExclusiveConsumerBusy {
         /// The topic.
         topic: TopicName,
@@ -181,6 +178,12 @@ pub enum ModelError {
     /// A consumer asks for a type other than that of the consumers already connected to the
     /// subscription; Pulsar answers `SubscriptionBusy: Subscription is of different type`
     /// (`PersistentSubscription.addConsumer`). With no consumer connected, the type may change.
+    #[error(
+        "subscription `{subscription}` on {topic} is of a different type: its connected \
+         consumers are {existing} and this one asks for {requested}; subscribe as \
+         {existing}, use another subscription name, or close the {existing} consumers \
+         first"
+    )]
     SubscriptionTypeMismatch {
         /// The topic.
         topic: TopicName,
@@ -193,51 +196,15 @@ pub enum ModelError {
     },
     /// The model stores messages and keeps durable cursors, which non-persistent topics do not
     /// have; it refuses them rather than behaving unlike Pulsar.
+    #[error(
+        "{topic} is a non-persistent topic, which the in-process Pulsar does not model \
+         (it keeps durable subscriptions only); use persistent://{}/{}/{}",
+        .topic.tenant(),
+        .topic.namespace(),
+        .topic.local_name()
+    )]
     NonPersistentTopic {
         /// The topic.
         topic: TopicName,
     },
 }
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ModelError::UnknownConsumer { consumer } => write!(
-                f,
-                "consumer {consumer} is not connected: it never subscribed or it was closed; \
-                 use the id returned by `subscribe` and do not use it after `close`"
-            ),
-            ModelError::ExclusiveConsumerBusy {
-                topic,
-                subscription,
-            } => write!(
-                f,
-                "Exclusive consumer is already connected to subscription `{subscription}` on \
-                 {topic}: an Exclusive subscription takes one consumer; close it first, or use \
-                 Failover (one active, others standing by) or Shared"
-            ),
-            ModelError::SubscriptionTypeMismatch {
-                topic,
-                subscription,
-                existing,
-                requested,
-            } => write!(
-                f,
-                "subscription `{subscription}` on {topic} is of a different type: its connected \
-                 consumers are {existing} and this one asks for {requested}; subscribe as \
-                 {existing}, use another subscription name, or close the {existing} consumers \
-                 first"
-            ),
-            ModelError::NonPersistentTopic { topic } => write!(
-                f,
-                "{topic} is a non-persistent topic, which the in-process Pulsar does not model \
-                 (it keeps durable subscriptions only); use persistent://{}/{}/{}",
-                topic.tenant(),
-                topic.namespace(),
-                topic.local_name()
-            ),
-        }
-    }
-}
-
-impl Error for ModelError {}

@@ -20,6 +20,10 @@ pub struct Cli {
     /// property `source=FILE:LINE`. Repeatable.
     #[arg(long, value_name = "TOPIC=FILE", value_parser = split_publish)]
     pub publish: Vec<(String, String)>,
+    /// Serve /healthz, /readyz and /metrics (Prometheus) on ADDR, e.g. 127.0.0.1:9090.
+    #[cfg(feature = "http")]
+    #[arg(long, value_name = "ADDR", env = "RUSTSTREAM_HTTP_ADDR")]
+    pub http: Option<String>,
 }
 
 /// The command line parsed: the runner's options, the settings given, and the matches the

@@ -50,6 +50,8 @@
 
 mod cli;
 mod flags;
+#[cfg(feature = "http")]
+mod http;
 mod log_bridge;
 mod logging;
 pub mod on_runtime;

@@ -117,6 +117,18 @@ async fn run<S: Send + Sync + 'static>(
     }
     .with(settings);
     let mut stop = shutdown_signal();
+    #[cfg(feature = "http")]
+    let endpoint = match cli.http.as_deref().map(crate::http::Endpoint::start) {
+        Some(Ok(endpoint)) => {
+            eprintln!("{name}: http endpoint on {}", endpoint.addr());
+            Some(endpoint)
+        }
+        Some(Err(e)) => {
+            eprintln!("{name}: {e}");
+            return ExitCode::FAILURE;
+        }
+        None => None,
+    };
     tracing::info!(service = %name, version = parts.info.version(), "starting");
     let app = match parts.start(context, None).await {
         Ok(app) => app,
@@ -126,6 +138,10 @@ async fn run<S: Send + Sync + 'static>(
             return ExitCode::FAILURE;
         }
     };
+    #[cfg(feature = "http")]
+    if let Some(endpoint) = &endpoint {
+        endpoint.set_readiness(Some(app.health()));
+    }
     for (topic, file) in &cli.publish {
         if let Err(e) = publish_file(&app, topic, file).await {
             eprintln!("{name}: {e}");
@@ -156,6 +172,10 @@ async fn run<S: Send + Sync + 'static>(
             let _ = stop.next().await;
             tracing::info!("stop signal received");
         }
+    }
+    #[cfg(feature = "http")]
+    if let Some(endpoint) = &endpoint {
+        endpoint.set_readiness(None);
     }
     tracing::info!("stopping; a second stop signal ends the service at once");
     let stopping = Box::pin(app.stop());

@@ -29,3 +29,9 @@ pub struct Architecture;
 
 #[doc = include_str!("../../docs/handler-parameters.md")]
 pub struct HandlerParameters;
+
+#[doc = include_str!("../../docs/configuration.md")]
+pub struct Configuration;
+
+#[doc = include_str!("../../docs/operations.md")]
+pub struct Operations;

@@ -174,6 +174,12 @@ impl RunningApp {
         }
     }
 
+    /// Whether every broker can do its work now: a check to keep and ask while the app runs
+    /// (the runner's `/readyz`).
+    pub fn health(&self) -> super::HealthCheck {
+        super::HealthCheck::all(self.brokers.iter().map(|b| b.health()).collect())
+    }
+
     /// End every broker at once, as a process that dies does (see
     /// [`RunningBroker::abort`]).
     pub async fn abort(self) {

@@ -6,7 +6,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::task::Waker;
 
-use super::{SettingSpec, StartContext, StartError};
+use super::{HealthCheck, SettingSpec, StartContext, StartError};
 use crate::boxed::BoxFuture;
 
 pub use crate::boxed::BoxError;
@@ -78,6 +78,10 @@ pub trait RunningBroker: Send + Sync {
 
     /// Wake `waker` at the next delivery handed to a handler (once).
     fn wake_on_handled(&self, waker: &Waker);
+
+    /// Whether the broker can do its work now (its consumers connected): a check to keep and
+    /// ask while it runs, for a readiness probe.
+    fn health(&self) -> HealthCheck;
 
     /// Stop gracefully: stop pulling, let handlers in flight finish, flush settlements, close
     /// consumers and producers. Pending `retry_after` waits are abandoned (their messages stay

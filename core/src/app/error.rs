@@ -7,7 +7,7 @@ use core::fmt;
 use super::BoxError;
 
 /// The app could not start. Registration problems are all reported at once.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StartError {
     /// Registrations that cannot work; nothing was started.
@@ -20,7 +20,7 @@ pub enum StartError {
     /// The app was assembled in an order that loses part of it.
     Misuse(String),
     /// `on_startup` failed.
-    Startup(BoxError),
+    Startup(#[source] BoxError),
     /// A broker could not connect or subscribe.
     Connect {
         /// The broker.
@@ -30,6 +30,7 @@ pub enum StartError {
     },
 }
 
+// By hand, unlike `Error`: the list of problems and its plural are no single `#[error]` string.
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -50,15 +51,6 @@ impl fmt::Display for StartError {
             StartError::Connect { broker, source } => {
                 write!(f, "the {broker} broker could not start: {source}")
             }
-        }
-    }
-}
-
-impl core::error::Error for StartError {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        match self {
-            StartError::Startup(e) | StartError::Connect { source: e, .. } => Some(&**e),
-            _ => None,
         }
     }
 }

@@ -28,30 +28,21 @@ pub struct VirtualTime {
 
 /// The app kept handling deliveries at one virtual instant past the bound: it would never
 /// settle.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
+#[error(
+    "no progress at t={:?}: {handled} deliveries handled without time moving. A handler that \
+     always returns `retry()` on a subscription that keeps no redelivery count \
+     (Exclusive, Failover) is redelivered at once, forever: return `retry_after(..)` or \
+     `drop()`, or use a Shared subscription with `max_attempts`",
+    .at.elapsed_since_origin()
+)]
 pub struct Stalled {
     /// How many deliveries the step saw handed to handlers.
     pub handled: u64,
     /// The instant they were all handled at.
     pub at: Instant,
 }
-
-impl core::fmt::Display for Stalled {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "no progress at t={:?}: {} deliveries handled without time moving. A handler that \
-             always returns `retry()` on a subscription that keeps no redelivery count \
-             (Exclusive, Failover) is redelivered at once, forever: return `retry_after(..)` or \
-             `drop()`, or use a Shared subscription with `max_attempts`",
-            self.at.elapsed_since_origin(),
-            self.handled
-        )
-    }
-}
-
-impl core::error::Error for Stalled {}
 
 impl VirtualTime {
     /// Step `clock`, allowing [`DEFAULT_MAX_HANDLED_PER_INSTANT`] deliveries an instant.

@@ -1,16 +1,23 @@
 //! Why an outcome could not be honoured.
 
 use alloc::sync::Arc;
-use core::fmt;
 use core::time::Duration;
 
 /// An outcome the subscription cannot honour. The delivery it came with is left unsettled.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SettlementError {
     /// `retry_after(delay)` on a subscription whose ack timeout is not longer than the delay:
     /// the client's ack-timeout timer would bring the message back before the wait ends, so
     /// the wait would be a lie.
+    #[error(
+        "subscription `{subscription}`: the handler returned retry_after({delay:?}), \
+         but the subscription's ack_timeout is {ack_timeout:?}, and a wait must be \
+         shorter than the ack timeout (the client would redeliver the message first); \
+         the delivery is left unsettled and comes back after the ack timeout. Return a \
+         delay shorter than {ack_timeout:?}, or raise the subscription's ack_timeout \
+         above {delay:?}"
+    )]
     DelayNotShorterThanAckTimeout {
         /// The subscription the handler is mounted on.
         subscription: Arc<str>,
@@ -20,25 +27,3 @@ pub enum SettlementError {
         ack_timeout: Duration,
     },
 }
-
-impl fmt::Display for SettlementError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SettlementError::DelayNotShorterThanAckTimeout {
-                subscription,
-                delay,
-                ack_timeout,
-            } => write!(
-                f,
-                "subscription `{subscription}`: the handler returned retry_after({delay:?}), \
-                 but the subscription's ack_timeout is {ack_timeout:?}, and a wait must be \
-                 shorter than the ack timeout (the client would redeliver the message first); \
-                 the delivery is left unsettled and comes back after the ack timeout. Return a \
-                 delay shorter than {ack_timeout:?}, or raise the subscription's ack_timeout \
-                 above {delay:?}"
-            ),
-        }
-    }
-}
-
-impl core::error::Error for SettlementError {}

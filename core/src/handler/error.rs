@@ -1,17 +1,22 @@
 //! Why a handler could not be run for a delivery.
 
 use alloc::string::String;
-use core::fmt;
 
 /// A delivery the handler could not even start on. Nothing is lost and nothing loops hot: a
 /// payload that does not decode goes to the dead-letter topic at once where the registration
 /// declares one (no retry can make it decode); otherwise, and for a parameter that cannot be
 /// extracted, the dispatcher treats it as "no outcome": the message is left unacknowledged and
 /// comes back after the ack timeout.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HandlerError {
     /// The payload does not decode into the handler's payload type.
+    #[error(
+        "handler `{handler}`: the payload is not a JSON `{payload_type}` ({reason}); \
+         with a dead-letter topic declared the message goes there now, otherwise it is \
+         left unacknowledged and comes back after the ack timeout. Fix the producer, \
+         or change the handler's payload type"
+    )]
     Decode {
         /// The handler.
         handler: &'static str,
@@ -21,6 +26,7 @@ pub enum HandlerError {
         reason: String,
     },
     /// A parameter could not be extracted.
+    #[error("handler `{handler}`: {reason}")]
     Extract {
         /// The handler.
         handler: &'static str,
@@ -28,26 +34,3 @@ pub enum HandlerError {
         reason: String,
     },
 }
-
-impl fmt::Display for HandlerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HandlerError::Decode {
-                handler,
-                payload_type,
-                reason,
-            } => write!(
-                f,
-                "handler `{handler}`: the payload is not a JSON `{payload_type}` ({reason}); \
-                 with a dead-letter topic declared the message goes there now, otherwise it is \
-                 left unacknowledged and comes back after the ack timeout. Fix the producer, \
-                 or change the handler's payload type"
-            ),
-            HandlerError::Extract { handler, reason } => {
-                write!(f, "handler `{handler}`: {reason}")
-            }
-        }
-    }
-}
-
-impl core::error::Error for HandlerError {}

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use ruststream::app::{BoxError, StartError};
+use ruststream::app::{BoxError, Health, HealthCheck, StartError};
 use ruststream::handler::{BoxFuture, Publish};
 use ruststream::message::Record;
 use ruststream::runtime::Runtime;
@@ -95,6 +95,11 @@ impl Transport for InProcessTransport {
 
     fn idle(&self) -> BoxFuture<'_, ()> {
         Box::pin(self.pulsar().idle())
+    }
+
+    fn health(&self) -> HealthCheck {
+        // In process there is no connection to lose.
+        HealthCheck::new(|| Health::ready("pulsar (in-process): ready"))
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

@@ -9,19 +9,21 @@ mod connect;
 mod consumer;
 #[cfg(any(feature = "smol", feature = "async-std"))]
 mod executor;
+mod probe;
 mod publisher;
 
 use std::sync::Arc;
 
 use pulsar::consumer::ConsumerOptions;
 use pulsar::{Executor, Pulsar};
-use ruststream::app::{BoxError, RunningBroker, StartError};
+use ruststream::app::{BoxError, Health, HealthCheck, RunningBroker, StartError};
 use ruststream::handler::{BoxFuture, Publish};
 use ruststream::message::Record;
 use ruststream::runtime::{Flavor, Runtime};
 
 use activity::Activity;
 use consumer::RemoteConsumer;
+use probe::Probe;
 use publisher::Publisher;
 
 use crate::registration::{Checked, CheckedSubscription};
@@ -126,6 +128,9 @@ struct RemoteTransport<Exe: Executor> {
     runtime: Arc<dyn Runtime>,
     publisher: Arc<Publisher<Exe>>,
     activity: Activity,
+    /// Whether the server answers; `None` for a broker with no subscription (nothing to ask
+    /// about), which counts as ready once connected.
+    probe: Option<Probe>,
 }
 
 impl<Exe: Executor> RemoteTransport<Exe> {
@@ -142,8 +147,16 @@ impl<Exe: Executor> RemoteTransport<Exe> {
             exe,
         )
         .await?;
+        let probe = checked.subscriptions.first().map(|first| {
+            Probe::start(
+                pulsar.clone(),
+                first.topic.to_string(),
+                launch.runtime.clone(),
+            )
+        });
         Ok(RemoteTransport {
             publisher: Arc::new(Publisher::new(pulsar.clone(), settings.namespace.clone())),
+            probe,
             pulsar,
             url: checked.url.to_string(),
             settings,
@@ -232,7 +245,22 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
         Box::pin(self.activity.idle())
     }
 
+    fn health(&self) -> HealthCheck {
+        let url = self.url.clone();
+        let probe = self.probe.clone();
+        HealthCheck::new(move || match &probe {
+            Some(probe) if !probe.answered() => Health::not_ready(format!(
+                "pulsar at {url}: no answer within {:?}; pulsar-rs is reconnecting",
+                probe::PROBE_EVERY
+            )),
+            _ => Health::ready(format!("pulsar at {url}: connected")),
+        })
+    }
+
     fn close(&self) -> BoxFuture<'_, ()> {
+        if let Some(probe) = &self.probe {
+            probe.stop();
+        }
         Box::pin(self.publisher.close())
     }
 }

@@ -1,7 +1,6 @@
 //! The error a `TestApp` step returns when the app keeps handling deliveries without time
 //! moving.
 
-use std::fmt;
 use std::time::Duration;
 
 /// How many handler calls one `TestApp` step (a `settle`, or one instant of an `advance`)
@@ -14,8 +13,17 @@ pub const DEFAULT_MAX_CALLS_PER_INSTANT: usize = 10_000;
 
 /// The app kept handling deliveries at one virtual instant past the bound: on a virtual clock
 /// it would never settle. Names the subscription and the message last handled.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
+#[error(
+    "no progress at t={at:?}: {calls} handler calls without time moving, the last one \
+     `{handler}` on subscription `{subscription}` with message {message_id}. A handler that \
+     always returns `retry()` on an Exclusive or Failover subscription is redelivered at once, \
+     forever (those types keep no count, so no attempt limit applies): return \
+     `retry_after(..)`, `drop()`, or use a Shared subscription with `max_attempts`. \
+     If this many calls at one instant is expected, raise the bound with \
+     `TestAppBuilder::max_calls_per_instant`"
+)]
 pub struct NoProgress {
     /// The subscription of the last call.
     pub subscription: String,
@@ -28,21 +36,3 @@ pub struct NoProgress {
     /// The virtual time they were all made at, since the start.
     pub at: Duration,
 }
-
-impl fmt::Display for NoProgress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "no progress at t={:?}: {} handler calls without time moving, the last one \
-             `{}` on subscription `{}` with message {}. A handler that always returns \
-             `retry()` on an Exclusive or Failover subscription is redelivered at once, \
-             forever (those types keep no count, so no attempt limit applies): return \
-             `retry_after(..)`, `drop()`, or use a Shared subscription with `max_attempts`. \
-             If this many calls at one instant is expected, raise the bound with \
-             `TestAppBuilder::max_calls_per_instant`",
-            self.at, self.calls, self.handler, self.subscription, self.message_id
-        )
-    }
-}
-
-impl std::error::Error for NoProgress {}

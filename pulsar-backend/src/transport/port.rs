@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use ruststream::app::{BoxError, StartError};
+use ruststream::app::{BoxError, HealthCheck, StartError};
 use ruststream::handler::{BoxFuture, Publish};
 use ruststream::message::Record;
 
@@ -40,6 +40,9 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Completes once nothing is in flight.
     fn idle(&self) -> BoxFuture<'_, ()>;
+
+    /// Whether the transport can do its work now: a check to keep and ask while it runs.
+    fn health(&self) -> HealthCheck;
 
     /// Close what the transport opened, once every driver has ended.
     fn close(&self) -> BoxFuture<'_, ()>;

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
-use ruststream::app::{BoxError, RunningBroker};
+use ruststream::app::{BoxError, HealthCheck, RunningBroker};
 use ruststream::handler::BoxFuture;
 use ruststream::message::Record;
 
@@ -54,6 +54,10 @@ impl<T: Transport> RunningBroker for RunningPulsar<T> {
 
     fn wake_on_handled(&self, waker: &Waker) {
         self.handled.wake_on_next(waker);
+    }
+
+    fn health(&self) -> HealthCheck {
+        self.transport.health()
     }
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {

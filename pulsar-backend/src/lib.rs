@@ -15,7 +15,8 @@
 //! Features: `tokio` (default) runs pulsar-rs's tokio transport; `smol` and `async-std` run its
 //! async-std transport (async-io sockets, which work under either); a service on smol builds
 //! with `default-features = false, features = ["smol"]` and compiles no tokio. `testing` adds
-//! `TestApp` and `LiveApp`.
+//! `TestApp` and `LiveApp`. `otel` carries W3C trace context (`traceparent`) from publish to
+//! consume through `tracing-opentelemetry`.
 
 #[cfg(not(any(feature = "tokio", feature = "smol", feature = "async-std")))]
 compile_error!(
@@ -34,6 +35,7 @@ mod subscription;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod topic;
+mod trace_context;
 mod translate;
 mod transport;
 mod url;

@@ -35,3 +35,6 @@ pub struct Configuration;
 
 #[doc = include_str!("../../docs/operations.md")]
 pub struct Operations;
+
+#[doc = include_str!("../../docs/observability.md")]
+pub struct Observability;

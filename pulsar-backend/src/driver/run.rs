@@ -240,6 +240,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             message_id = %received.message_id,
             redelivery_count = received.redelivery_count,
         );
+        crate::trace_context::continue_from(&span, &received.headers);
         let key_ordered = self.key_ordered;
         self.running.push(Box::pin(
             async move {

@@ -48,6 +48,8 @@ impl Publish for InProcessPublisher {
         topic: &'a str,
         record: Record,
     ) -> BoxFuture<'a, Result<String, BoxError>> {
+        let mut record = record;
+        crate::trace_context::inject(&mut record.headers);
         Box::pin(async move {
             let topic = crate::topic::resolve(topic, self.namespace.as_deref())?;
             self.pulsar.publish_to(&topic, record)

@@ -173,6 +173,9 @@ impl<Exe: Executor> ruststream::handler::Publish for Publisher<Exe> {
         topic: &'a str,
         record: Record,
     ) -> ruststream::handler::BoxFuture<'a, Result<String, BoxError>> {
+        // Here, not in the future: the caller's span is the current one now.
+        let mut record = record;
+        crate::trace_context::inject(&mut record.headers);
         Box::pin(Publisher::publish(self, topic, record))
     }
 }

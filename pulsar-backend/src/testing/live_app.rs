@@ -29,10 +29,9 @@ pub struct LiveApp {
 pub struct LiveAppBuilder<A: App> {
     app: A,
     state: Option<A::State>,
-    url: Option<String>,
-    namespace: Option<String>,
     runtime: Arc<dyn Runtime>,
-    batch_index_acks: bool,
+    /// What replaces the app's own broker settings.
+    overrides: PulsarOverrides,
 }
 
 impl LiveApp {
@@ -45,10 +44,8 @@ impl LiveApp {
         LiveAppBuilder {
             app,
             state: Some(state),
-            url: None,
-            namespace: None,
             runtime,
-            batch_index_acks: false,
+            overrides: PulsarOverrides::new(),
         }
     }
 
@@ -135,34 +132,28 @@ impl LiveApp {
 impl<A: App> LiveAppBuilder<A> {
     /// Connect every Pulsar broker of the app to `url` instead of the URL in `app()`.
     pub fn url(mut self, url: impl Into<String>) -> Self {
-        self.url = Some(url.into());
+        self.overrides = self.overrides.url(url);
         self
     }
 
     /// Resolve short topic names in `tenant/namespace` (see [`PulsarBroker::namespace`](crate::PulsarBroker::namespace)).
     pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = Some(namespace.into());
+        self.overrides = self.overrides.namespace(namespace);
         self
     }
 
     /// Acknowledge batched messages at batch-index level too (see
     /// [`PulsarBroker::batch_index_acknowledgement`](crate::PulsarBroker::batch_index_acknowledgement)).
     pub fn batch_index_acknowledgement(mut self, enabled: bool) -> Self {
-        self.batch_index_acks = enabled;
+        self.overrides = self.overrides.batch_index_acknowledgement(enabled);
         self
     }
 
     async fn build(self) -> Result<LiveApp, StartError> {
         let calls = Arc::new(Recorder::default());
         let parts: AppParts<A::State> = self.app.into_parts();
-        let mut overrides = PulsarOverrides::new();
-        overrides.url = self.url;
-        overrides.namespace = self.namespace;
-        if self.batch_index_acks {
-            overrides.batch_index_acknowledgement = Some(true);
-        }
         let context = StartContext::new(self.runtime.clone())
-            .with(overrides)
+            .with(self.overrides)
             .with(Observe(calls.clone()));
         let app = parts.start(context, self.state).await?;
         Ok(LiveApp {

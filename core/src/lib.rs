@@ -34,6 +34,7 @@ mod nonzero;
 pub mod outcome;
 pub mod outgoing;
 pub mod params;
+mod publish_error;
 pub mod registration;
 pub mod runtime;
 pub mod state;
@@ -45,6 +46,7 @@ pub use completion::{Action, Completion, Settlement, SettlementError, Settler, S
 pub use handler::{Handler, HandlerError, Publisher};
 pub use outcome::HandlerOutcome;
 pub use outgoing::{EncodeError, Outgoing};
+pub use publish_error::PublishError;
 pub use registration::{dead_letter_policy, DeadLetterPolicy, RegistrationError};
 pub use runtime::{ManualClock, Runtime, Spawn, Timer};
 pub use state::{FromRef, State};

@@ -5,7 +5,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use crate::boxed::{BoxError, BoxFuture};
+use crate::boxed::BoxFuture;
+use crate::publish_error::PublishError;
 
 /// Message headers: name/value pairs, in the order the message carries them. For Pulsar these
 /// are the message properties, so other clients read and write the same values.
@@ -163,5 +164,5 @@ pub trait Publish: Send + Sync {
         &'a self,
         topic: &'a str,
         record: Record,
-    ) -> BoxFuture<'a, Result<String, BoxError>>;
+    ) -> BoxFuture<'a, Result<String, PublishError>>;
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use ruststream::completion::Completion;
 use ruststream::runtime::Spawn;
 use ruststream::HandlerOutcome;
-use ruststream_pulsar::testing::{NoProgress, TestApp};
+use ruststream_pulsar::testing::{TestApp, TestPublishError};
 use ruststream_tests::scenario::*;
 
 /// pulsar-rs checks ack timeouts on a 500 ms ticker started with the consumer, so a delivery
@@ -497,9 +497,9 @@ async fn always_retry_on_exclusive_fails_the_step_instead_of_hanging(spawn: Arc<
         message.contains("`exclusive` on subscription `exclusive` with message 1:0:-1"),
         "{message}"
     );
-    let stuck = error
-        .downcast_ref::<NoProgress>()
-        .expect("the step fails with NoProgress");
+    let TestPublishError::NoProgress(stuck) = error else {
+        panic!("the step fails with NoProgress: {error:?}")
+    };
     // The step gives up once past the bound. How far past depends on how many handler calls
     // the runtime's other worker threads made before the step noticed, so only the lower
     // side is exact.

@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use super::{AppInfo, BoxError, Broker, RunningBroker, StartContext, StartError};
 use crate::boxed::BoxFuture;
 use crate::message::Headers;
+use crate::publish_error::PublishError;
 
 /// Builds the app state at startup.
 pub type Startup<S> = Box<dyn FnOnce() -> BoxFuture<'static, Result<S, BoxError>> + Send>;
@@ -100,14 +101,14 @@ impl RunningApp {
     ///
     /// # Errors
     ///
-    /// The broker's, or an error if the app has no broker.
+    /// The broker's, or [`PublishError::NoBroker`].
     pub async fn publish(
         &self,
         topic: &str,
         payload: Vec<u8>,
         headers: Headers,
         key: Option<String>,
-    ) -> Result<(), BoxError> {
+    ) -> Result<(), PublishError> {
         let mut record = crate::message::Record::new(payload);
         record.headers = headers;
         record.key = key;
@@ -120,12 +121,10 @@ impl RunningApp {
         &self,
         topic: &str,
         record: crate::message::Record,
-    ) -> Result<String, BoxError> {
+    ) -> Result<String, PublishError> {
         match self.brokers.first() {
             Some(b) => b.publish(topic, record).await,
-            None => {
-                Err("the app has no broker to publish through: add one with `with_broker`".into())
-            }
+            None => Err(PublishError::NoBroker),
         }
     }
 
@@ -135,12 +134,10 @@ impl RunningApp {
         &self,
         topic: &str,
         records: Vec<crate::message::Record>,
-    ) -> Result<Vec<String>, BoxError> {
+    ) -> Result<Vec<String>, PublishError> {
         match self.brokers.first() {
             Some(b) => b.publish_batch(topic, records).await,
-            None => {
-                Err("the app has no broker to publish through: add one with `with_broker`".into())
-            }
+            None => Err(PublishError::NoBroker),
         }
     }
 

@@ -8,6 +8,7 @@ use core::task::Waker;
 
 use super::{HealthCheck, SettingSpec, StartContext, StartError};
 use crate::boxed::BoxFuture;
+use crate::publish_error::PublishError;
 
 pub use crate::boxed::BoxError;
 
@@ -47,7 +48,7 @@ pub trait RunningBroker: Send + Sync {
         &'a self,
         topic: &'a str,
         record: crate::message::Record,
-    ) -> BoxFuture<'a, Result<String, BoxError>>;
+    ) -> BoxFuture<'a, Result<String, PublishError>>;
 
     /// Publish `records` to `topic` as one batch, as a batching producer does (on Pulsar they
     /// share one entry), waiting for the broker's receipt. Returns each message's id as the
@@ -56,7 +57,7 @@ pub trait RunningBroker: Send + Sync {
         &'a self,
         topic: &'a str,
         records: Vec<crate::message::Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>>;
+    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>>;
 
     /// Completes once nothing is in flight: no delivery is waiting to be handled, running, or
     /// waiting for its settlement call. Deliveries in a `retry_after` wait and messages left to

@@ -1,16 +1,15 @@
 //! Publishing from inside a handler.
 
-use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::{Extract, HandlerError};
-use crate::boxed::BoxError;
 use crate::message::{Headers, Incoming, Publish, Record};
 use crate::outgoing::EncodeError;
 use crate::outgoing::Outgoing;
+use crate::publish_error::PublishError;
 
 /// A handler parameter that publishes through the broker the handler runs on:
 /// `publisher: Publisher`, then `publisher.publish(&refund).await`.
@@ -39,7 +38,7 @@ impl Publisher {
 
     /// Publish `value` to its `#[outgoing(name)]` topic, encoded by [`Outgoing::encode`] (JSON
     /// unless the type says otherwise).
-    pub async fn publish<T: Outgoing>(&self, value: &T) -> Result<String, BoxError> {
+    pub async fn publish<T: Outgoing>(&self, value: &T) -> Result<String, PublishError> {
         self.message(value).send().await
     }
 
@@ -59,8 +58,8 @@ impl Publisher {
         &self,
         topic: &str,
         value: &T,
-    ) -> Result<String, BoxError> {
-        let payload = serde_json::to_vec(value).map_err(|e| Box::new(e) as BoxError)?;
+    ) -> Result<String, PublishError> {
+        let payload = serde_json::to_vec(value).map_err(|e| EncodeError::new::<T>("JSON", e))?;
         self.port.publish(topic, Record::new(payload)).await
     }
 
@@ -71,7 +70,7 @@ impl Publisher {
         payload: Vec<u8>,
         headers: Headers,
         key: Option<String>,
-    ) -> Result<String, BoxError> {
+    ) -> Result<String, PublishError> {
         let mut record = Record::new(payload);
         record.headers = headers;
         record.key = key;
@@ -79,7 +78,11 @@ impl Publisher {
     }
 
     /// Publish `record` (payload and every option) to `topic`.
-    pub async fn publish_record(&self, topic: &str, record: Record) -> Result<String, BoxError> {
+    pub async fn publish_record(
+        &self,
+        topic: &str,
+        record: Record,
+    ) -> Result<String, PublishError> {
         self.port.publish(topic, record).await
     }
 }
@@ -134,8 +137,8 @@ impl Outbound<'_> {
     }
 
     /// Publish, waiting for the broker's receipt; the message id.
-    pub async fn send(self) -> Result<String, BoxError> {
-        let record = self.record.map_err(|e| Box::new(e) as BoxError)?;
+    pub async fn send(self) -> Result<String, PublishError> {
+        let record = self.record?;
         self.publisher.port.publish(&self.topic, record).await
     }
 }
@@ -170,6 +173,7 @@ impl<S> Extract<S> for Publisher {
 mod tests {
     use super::*;
     use alloc::borrow::ToOwned;
+    use alloc::boxed::Box;
     use alloc::vec;
     use spin::Mutex;
 
@@ -182,7 +186,7 @@ mod tests {
             &'a self,
             topic: &'a str,
             record: Record,
-        ) -> crate::boxed::BoxFuture<'a, Result<String, BoxError>> {
+        ) -> crate::boxed::BoxFuture<'a, Result<String, PublishError>> {
             self.0.lock().push((topic.to_owned(), record));
             Box::pin(async { Ok("1:0:-1".to_owned()) })
         }

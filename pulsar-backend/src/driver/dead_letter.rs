@@ -21,9 +21,9 @@
 
 use std::sync::Arc;
 
-use ruststream::app::BoxError;
 use ruststream::handler::Publish;
 use ruststream::message::Record;
+use ruststream::PublishError;
 
 use super::Received;
 
@@ -49,7 +49,10 @@ impl DeadLetter {
     }
 
     /// Publish the copy of `received` and wait for the broker's receipt.
-    pub(crate) async fn publish<Id>(&self, received: &Received<Id>) -> Result<String, BoxError> {
+    pub(crate) async fn publish<Id>(
+        &self,
+        received: &Received<Id>,
+    ) -> Result<String, PublishError> {
         let mut copy = Record::new(received.payload.clone());
         copy.headers = copy_headers(received);
         copy.key = received.key.clone();

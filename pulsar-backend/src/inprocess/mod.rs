@@ -16,8 +16,10 @@ use std::task::{Poll, Waker};
 use ruststream::app::BoxError;
 use ruststream::message::Record;
 use ruststream::runtime::{Runtime, Sleep};
-use ruststream::Instant;
-use ruststream_pulsar_model::{Cluster, ConsumerId, ConsumerOptions, OutgoingMessage, TopicName};
+use ruststream::{Instant, PublishError};
+use ruststream_pulsar_model::{
+    Cluster, ConsumerId, ConsumerOptions, OutgoingMessage, TopicName, TopicNameError,
+};
 
 pub(crate) use consumer::InProcessConsumer;
 pub(crate) use transport::InProcessTransport;
@@ -132,7 +134,7 @@ impl InProcessPulsar {
         payload: Vec<u8>,
         properties: Vec<(String, String)>,
         key: Option<String>,
-    ) -> Result<String, BoxError> {
+    ) -> Result<String, PublishError> {
         let mut record = Record::new(payload);
         record.headers = properties;
         record.key = key;
@@ -141,15 +143,23 @@ impl InProcessPulsar {
 
     /// Publish `record` (payload, properties, key, event time, delayed delivery) to `topic`.
     /// A delivery time is on the app's clock: `deliver_at` counts from when it started.
-    pub fn publish_record(&self, topic: &str, record: Record) -> Result<String, BoxError> {
-        self.publish_to(&TopicName::parse(topic)?, record)
+    pub fn publish_record(&self, topic: &str, record: Record) -> Result<String, PublishError> {
+        let topic = TopicName::parse(topic).map_err(PublishError::invalid_topic)?;
+        self.publish_to(&topic, record)
     }
 
     /// Publish to a topic whose name is resolved already.
-    pub(crate) fn publish_to(&self, topic: &TopicName, record: Record) -> Result<String, BoxError> {
+    pub(crate) fn publish_to(
+        &self,
+        topic: &TopicName,
+        record: Record,
+    ) -> Result<String, PublishError> {
         let mut inner = self.lock();
         let now = inner.now();
-        let id = inner.cluster.publish(topic, outgoing(record, now), now)?;
+        let id = inner
+            .cluster
+            .publish(topic, outgoing(record, now), now)
+            .map_err(|e| PublishError::broker(topic.to_string(), e))?;
         inner.notify();
         Ok(id.to_string())
     }
@@ -160,8 +170,9 @@ impl InProcessPulsar {
         &self,
         topic: &str,
         records: Vec<Record>,
-    ) -> Result<Vec<String>, BoxError> {
-        self.publish_batch_to(&TopicName::parse(topic)?, records)
+    ) -> Result<Vec<String>, PublishError> {
+        let topic = TopicName::parse(topic).map_err(PublishError::invalid_topic)?;
+        self.publish_batch_to(&topic, records)
     }
 
     /// Publish a batch to a topic whose name is resolved already.
@@ -169,17 +180,20 @@ impl InProcessPulsar {
         &self,
         topic: &TopicName,
         records: Vec<Record>,
-    ) -> Result<Vec<String>, BoxError> {
+    ) -> Result<Vec<String>, PublishError> {
         let mut inner = self.lock();
         let now = inner.now();
         let messages = records.into_iter().map(|r| outgoing(r, now)).collect();
-        let ids = inner.cluster.publish_batch(topic, messages, now)?;
+        let ids = inner
+            .cluster
+            .publish_batch(topic, messages, now)
+            .map_err(|e| PublishError::broker(topic.to_string(), e))?;
         inner.notify();
         Ok(ids.iter().map(ToString::to_string).collect())
     }
 
     /// The messages that reached `topic`, in order, with payload and properties.
-    pub fn topic_messages(&self, topic: &str) -> Result<Vec<TopicMessage>, BoxError> {
+    pub fn topic_messages(&self, topic: &str) -> Result<Vec<TopicMessage>, TopicNameError> {
         let topic = TopicName::parse(topic)?;
         let inner = self.lock();
         Ok(inner
@@ -202,7 +216,11 @@ impl InProcessPulsar {
 
     /// Messages of `subscription` on `topic` not acknowledged yet, or `None` if there is no
     /// such subscription.
-    pub fn backlog(&self, topic: &str, subscription: &str) -> Result<Option<usize>, BoxError> {
+    pub fn backlog(
+        &self,
+        topic: &str,
+        subscription: &str,
+    ) -> Result<Option<usize>, TopicNameError> {
         let topic = TopicName::parse(topic)?;
         Ok(self.lock().cluster.backlog(&topic, subscription))
     }

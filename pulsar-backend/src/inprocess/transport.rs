@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use ruststream::app::{BoxError, Health, HealthCheck, StartError};
+use ruststream::app::{Health, HealthCheck, StartError};
 use ruststream::handler::{BoxFuture, Publish};
 use ruststream::message::Record;
 use ruststream::runtime::Runtime;
+use ruststream::PublishError;
 
 use super::{InProcessConsumer, InProcessPulsar};
 use crate::registration::CheckedSubscription;
@@ -47,11 +48,12 @@ impl Publish for InProcessPublisher {
         &'a self,
         topic: &'a str,
         record: Record,
-    ) -> BoxFuture<'a, Result<String, BoxError>> {
+    ) -> BoxFuture<'a, Result<String, PublishError>> {
         let mut record = record;
         crate::trace_context::inject(&mut record.headers);
         Box::pin(async move {
-            let topic = crate::topic::resolve(topic, self.namespace.as_deref())?;
+            let topic = crate::topic::resolve(topic, self.namespace.as_deref())
+                .map_err(PublishError::invalid_topic)?;
             self.pulsar.publish_to(&topic, record)
         })
     }
@@ -84,9 +86,10 @@ impl Transport for InProcessTransport {
         &'a self,
         topic: &'a str,
         records: Vec<Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>> {
+    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>> {
         Box::pin(async move {
-            let topic = crate::topic::resolve(topic, self.publisher.namespace.as_deref())?;
+            let topic = crate::topic::resolve(topic, self.publisher.namespace.as_deref())
+                .map_err(PublishError::invalid_topic)?;
             self.pulsar().publish_batch_to(&topic, records)
         })
     }

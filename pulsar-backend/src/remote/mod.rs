@@ -16,10 +16,11 @@ use std::sync::Arc;
 
 use pulsar::consumer::ConsumerOptions;
 use pulsar::{Executor, Pulsar};
-use ruststream::app::{BoxError, Health, HealthCheck, RunningBroker, StartError};
+use ruststream::app::{Health, HealthCheck, RunningBroker, StartError};
 use ruststream::handler::{BoxFuture, Publish};
 use ruststream::message::Record;
 use ruststream::runtime::{Flavor, Runtime};
+use ruststream::PublishError;
 
 use activity::Activity;
 use consumer::RemoteConsumer;
@@ -233,7 +234,7 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
         &'a self,
         topic: &'a str,
         records: Vec<Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>> {
+    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>> {
         Box::pin(self.publisher.publish_batch(topic, records))
     }
 

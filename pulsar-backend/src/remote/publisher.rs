@@ -6,8 +6,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use futures::lock::Mutex;
 use pulsar::producer::ProducerOptions;
 use pulsar::{Executor, Producer, Pulsar};
-use ruststream::app::BoxError;
 use ruststream::message::Record;
+use ruststream::PublishError;
 
 use super::consumer::printable;
 
@@ -36,8 +36,14 @@ impl<Exe: Executor> Publisher<Exe> {
 
     /// Publish to `topic` (qualified here, so short names work on any broker) and wait for the
     /// broker's receipt. Returns the message id, `ledger:entry:partition`.
-    pub(crate) async fn publish(&self, topic: &str, record: Record) -> Result<String, BoxError> {
-        let topic = crate::topic::resolve(topic, self.namespace.as_deref())?.to_string();
+    pub(crate) async fn publish(
+        &self,
+        topic: &str,
+        record: Record,
+    ) -> Result<String, PublishError> {
+        let topic = crate::topic::resolve(topic, self.namespace.as_deref())
+            .map_err(PublishError::invalid_topic)?
+            .to_string();
         let mut producers = self.producers.lock().await;
         // A non-batching producer: Pulsar honours delayed delivery only on messages that are
         // not batched.
@@ -60,16 +66,16 @@ impl<Exe: Executor> Publisher<Exe> {
         if let Some(at) = deliver_at {
             message = message
                 .deliver_at(at)
-                .map_err(|e| format!("cannot publish to {topic}: delivery time {at:?}: {e}"))?;
+                .map_err(|e| PublishError::broker(&topic, format!("delivery time {at:?}: {e}")))?;
         }
         let receipt = message
             .send_non_blocking()
             .await
-            .map_err(|e| format!("cannot publish to {topic}: {e}"))?;
+            .map_err(|e| PublishError::broker(&topic, format!("sending: {e}")))?;
         drop(producers);
         let receipt = receipt
             .await
-            .map_err(|e| format!("the broker did not confirm a message on {topic}: {e}"))?;
+            .map_err(|e| PublishError::broker(&topic, format!("no receipt: {e}")))?;
         Ok(receipt
             .message_id
             .as_ref()
@@ -83,8 +89,10 @@ impl<Exe: Executor> Publisher<Exe> {
         &self,
         topic: &str,
         records: Vec<Record>,
-    ) -> Result<Vec<String>, BoxError> {
-        let topic = crate::topic::resolve(topic, self.namespace.as_deref())?.to_string();
+    ) -> Result<Vec<String>, PublishError> {
+        let topic = crate::topic::resolve(topic, self.namespace.as_deref())
+            .map_err(PublishError::invalid_topic)?
+            .to_string();
         if records.is_empty() {
             return Ok(Vec::new());
         }
@@ -105,19 +113,19 @@ impl<Exe: Executor> Publisher<Exe> {
                 message
                     .send_non_blocking()
                     .await
-                    .map_err(|e| format!("cannot publish to {topic}: {e}"))?,
+                    .map_err(|e| PublishError::broker(&topic, format!("sending: {e}")))?,
             );
         }
         producer
             .send_batch()
             .await
-            .map_err(|e| format!("cannot send a batch to {topic}: {e}"))?;
+            .map_err(|e| PublishError::broker(&topic, format!("sending the batch: {e}")))?;
         drop(producers);
         let mut ids = Vec::with_capacity(receipts.len());
         for receipt in receipts {
             let receipt = receipt
                 .await
-                .map_err(|e| format!("the broker did not confirm a message on {topic}: {e}"))?;
+                .map_err(|e| PublishError::broker(&topic, format!("no receipt: {e}")))?;
             ids.push(
                 receipt
                     .message_id
@@ -136,7 +144,7 @@ impl<Exe: Executor> Publisher<Exe> {
         producers: &'p mut HashMap<String, Producer<Exe>>,
         topic: &str,
         batch_size: Option<u32>,
-    ) -> Result<&'p mut Producer<Exe>, BoxError> {
+    ) -> Result<&'p mut Producer<Exe>, PublishError> {
         if !producers.contains_key(topic) {
             let producer = self
                 .pulsar
@@ -150,7 +158,15 @@ impl<Exe: Executor> Publisher<Exe> {
                 })
                 .build()
                 .await
-                .map_err(|e| format!("cannot open a producer on {topic}: {e}"))?;
+                .map_err(|e| {
+                    PublishError::broker(
+                        topic,
+                        format!(
+                            "opening a producer: {e} (check that the broker is reachable and \
+                             that the token may produce on this topic)"
+                        ),
+                    )
+                })?;
             producers.insert(topic.to_owned(), producer);
         }
         Ok(producers.get_mut(topic).expect("inserted above"))
@@ -172,7 +188,7 @@ impl<Exe: Executor> ruststream::handler::Publish for Publisher<Exe> {
         &'a self,
         topic: &'a str,
         record: Record,
-    ) -> ruststream::handler::BoxFuture<'a, Result<String, BoxError>> {
+    ) -> ruststream::handler::BoxFuture<'a, Result<String, PublishError>> {
         // Here, not in the future: the caller's span is the current one now.
         let mut record = record;
         crate::trace_context::inject(&mut record.headers);

@@ -5,9 +5,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::app::{App, AppParts, BoxError, RunningApp, StartContext, StartError};
+use ruststream::app::{App, AppParts, RunningApp, StartContext, StartError};
 use ruststream::message::Record;
 use ruststream::runtime::Runtime;
+use ruststream::PublishError;
 use ruststream::Timer;
 
 use super::recorder::Recorder;
@@ -62,7 +63,7 @@ impl LiveApp {
         payload: Vec<u8>,
         properties: Vec<(String, String)>,
         key: Option<String>,
-    ) -> Result<(), BoxError> {
+    ) -> Result<(), PublishError> {
         self.running()
             .publish(topic, payload, properties, key)
             .await
@@ -70,7 +71,11 @@ impl LiveApp {
 
     /// Publish `record` (payload and options: event time, delayed delivery, ...) to `topic`,
     /// waiting for the receipt; the message id.
-    pub async fn publish_record(&self, topic: &str, record: Record) -> Result<String, BoxError> {
+    pub async fn publish_record(
+        &self,
+        topic: &str,
+        record: Record,
+    ) -> Result<String, PublishError> {
         self.running().publish_record(topic, record).await
     }
 
@@ -80,7 +85,7 @@ impl LiveApp {
         &self,
         topic: &str,
         records: Vec<ruststream::message::Record>,
-    ) -> Result<Vec<String>, BoxError> {
+    ) -> Result<Vec<String>, PublishError> {
         self.running().publish_batch(topic, records).await
     }
 

@@ -4,6 +4,7 @@
 mod call;
 mod live_app;
 mod no_progress;
+mod publish_error;
 mod recorder;
 mod test_app;
 
@@ -11,4 +12,5 @@ pub use crate::inprocess::TopicMessage;
 pub use call::Call;
 pub use live_app::{LiveApp, LiveAppBuilder};
 pub use no_progress::{NoProgress, DEFAULT_MAX_CALLS_PER_INSTANT};
+pub use publish_error::TestPublishError;
 pub use test_app::{TestApp, TestAppBuilder};

@@ -5,17 +5,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::app::{
-    App, AppParts, BoxError, RunningApp, Stalled, StartContext, StartError, VirtualTime,
-};
+use ruststream::app::{App, AppParts, RunningApp, Stalled, StartContext, StartError, VirtualTime};
 use ruststream::message::Record;
 use ruststream::outgoing::Outgoing;
 use ruststream::runtime::{Runtime, Spawn, WithClock};
-use ruststream::{ManualClock, Timer};
+use ruststream::{EncodeError, ManualClock, PublishError, Timer};
 
 use super::no_progress::{NoProgress, DEFAULT_MAX_CALLS_PER_INSTANT};
 use super::recorder::Recorder;
-use super::{Call, TopicMessage};
+use super::{Call, TestPublishError, TopicMessage};
 use crate::inprocess::InProcessPulsar;
 use crate::observe::Observe;
 
@@ -81,9 +79,9 @@ impl TestApp {
     }
 
     /// Publish `value` to its `#[outgoing(name)]` topic, then settle.
-    pub async fn publish<T: Outgoing>(&self, value: &T) -> Result<String, BoxError> {
-        self.publish_raw(T::TOPIC, value.encode()?, Vec::new(), None)
-            .await
+    pub async fn publish<T: Outgoing>(&self, value: &T) -> Result<String, TestPublishError> {
+        let payload = value.encode().map_err(PublishError::from)?;
+        self.publish_raw(T::TOPIC, payload, Vec::new(), None).await
     }
 
     /// Publish `value` as JSON to `topic`, then settle.
@@ -91,9 +89,10 @@ impl TestApp {
         &self,
         topic: &str,
         value: &T,
-    ) -> Result<String, BoxError> {
-        self.publish_raw(topic, serde_json::to_vec(value)?, Vec::new(), None)
-            .await
+    ) -> Result<String, TestPublishError> {
+        let payload = serde_json::to_vec(value)
+            .map_err(|e| PublishError::from(EncodeError::new::<T>("JSON", e)))?;
+        self.publish_raw(topic, payload, Vec::new(), None).await
     }
 
     /// Publish an encoded payload with properties and a key to `topic`, then settle.
@@ -103,7 +102,7 @@ impl TestApp {
         payload: Vec<u8>,
         properties: Vec<(String, String)>,
         key: Option<String>,
-    ) -> Result<String, BoxError> {
+    ) -> Result<String, TestPublishError> {
         let id = self.pulsar.publish(topic, payload, properties, key)?;
         self.settle().await?;
         Ok(id)
@@ -111,7 +110,11 @@ impl TestApp {
 
     /// Publish `record` (payload and options: event time, delayed delivery on the virtual
     /// clock, ...) to `topic`, then settle; the message id.
-    pub async fn publish_record(&self, topic: &str, record: Record) -> Result<String, BoxError> {
+    pub async fn publish_record(
+        &self,
+        topic: &str,
+        record: Record,
+    ) -> Result<String, TestPublishError> {
         let id = self.pulsar.publish_record(topic, record)?;
         self.settle().await?;
         Ok(id)
@@ -120,11 +123,15 @@ impl TestApp {
     /// Publish `values` to their `#[outgoing(name)]` topic as one batch, as a batching
     /// producer does: one entry, acknowledged and redelivered as a whole by the broker, each
     /// message with its batch index. Then settle. Returns the message ids.
-    pub async fn publish_batch<T: Outgoing>(&self, values: &[T]) -> Result<Vec<String>, BoxError> {
+    pub async fn publish_batch<T: Outgoing>(
+        &self,
+        values: &[T],
+    ) -> Result<Vec<String>, TestPublishError> {
         let records = values
             .iter()
             .map(|v| v.encode().map(Record::new))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(PublishError::from)?;
         self.publish_batch_raw(T::TOPIC, records).await
     }
 
@@ -134,7 +141,7 @@ impl TestApp {
         &self,
         topic: &str,
         records: Vec<Record>,
-    ) -> Result<Vec<String>, BoxError> {
+    ) -> Result<Vec<String>, TestPublishError> {
         let ids = self.pulsar.publish_batch(topic, records)?;
         self.settle().await?;
         Ok(ids)

@@ -3,9 +3,10 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use ruststream::app::{BoxError, HealthCheck, StartError};
+use ruststream::app::{HealthCheck, StartError};
 use ruststream::handler::{BoxFuture, Publish};
 use ruststream::message::Record;
+use ruststream::PublishError;
 
 use crate::driver::ConsumerPort;
 use crate::registration::CheckedSubscription;
@@ -33,7 +34,7 @@ pub(crate) trait Transport: Send + Sync + 'static {
         &'a self,
         topic: &'a str,
         records: Vec<Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>>;
+    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>>;
 
     /// Deliveries in flight (see `RunningBroker::in_flight` for what counts).
     fn in_flight(&self) -> usize;

@@ -3,9 +3,10 @@
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
-use ruststream::app::{BoxError, HealthCheck, RunningBroker};
+use ruststream::app::{HealthCheck, RunningBroker};
 use ruststream::handler::BoxFuture;
 use ruststream::message::Record;
+use ruststream::PublishError;
 
 use super::Transport;
 use crate::driver::{DriverHandle, Tally};
@@ -28,7 +29,7 @@ impl<T: Transport> RunningBroker for RunningPulsar<T> {
         &'a self,
         topic: &'a str,
         record: Record,
-    ) -> BoxFuture<'a, Result<String, BoxError>> {
+    ) -> BoxFuture<'a, Result<String, PublishError>> {
         Box::pin(async move { self.transport.publisher().publish(topic, record).await })
     }
 
@@ -36,7 +37,7 @@ impl<T: Transport> RunningBroker for RunningPulsar<T> {
         &'a self,
         topic: &'a str,
         records: Vec<Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, BoxError>> {
+    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>> {
         self.transport.publish_batch(topic, records)
     }
 

@@ -1,0 +1,87 @@
+//! Why a publish did not return a message id.
+
+use alloc::string::String;
+
+use crate::boxed::BoxError;
+use crate::outgoing::EncodeError;
+
+/// A message was not published, or its receipt never came.
+///
+/// Returned by every publish call: [`Publisher`](crate::Publisher) in a handler, the running
+/// app, and the test harnesses. Match on it to tell a value the service cannot send (encoding,
+/// topic name; retrying will not help) from a broker that did not take or confirm the message
+/// (retrying may help, and may publish a duplicate).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PublishError {
+    /// The value could not be encoded; nothing was sent.
+    #[error(transparent)]
+    Encode(#[from] EncodeError),
+    /// The broker does not accept the topic name as written; nothing was sent. The source
+    /// names the rule it breaks and the forms that are accepted.
+    #[error(transparent)]
+    InvalidTopic(BoxError),
+    /// The broker could not be reached, refused the message, or did not confirm it. The
+    /// message may or may not be stored: a retry can publish it twice.
+    #[error(
+        "publishing to `{topic}` failed: {source}; the message may or may not be stored, so a \
+         retry can publish it twice"
+    )]
+    Broker {
+        /// The topic, as the broker resolved it.
+        topic: String,
+        /// What the broker or its client said.
+        #[source]
+        source: BoxError,
+    },
+    /// The app has no broker to publish through.
+    #[error("the app has no broker to publish through: add one with `with_broker`")]
+    NoBroker,
+}
+
+impl PublishError {
+    /// The broker did not take or confirm a message for `topic`, for `source`.
+    pub fn broker(topic: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        PublishError::Broker {
+            topic: topic.into(),
+            source: source.into(),
+        }
+    }
+
+    /// `topic` is not a name the broker accepts, for `source`.
+    pub fn invalid_topic(source: impl Into<BoxError>) -> Self {
+        PublishError::InvalidTopic(source.into())
+    }
+
+    /// Whether publishing the same message again may succeed: only a broker failure is
+    /// worth retrying; the rest fail the same way every time.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, PublishError::Broker { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn a_broker_failure_names_the_topic_and_warns_of_duplicates() {
+        let e = PublishError::broker("persistent://public/default/refunds", "connection closed");
+        assert_eq!(
+            e.to_string(),
+            "publishing to `persistent://public/default/refunds` failed: connection closed; \
+             the message may or may not be stored, so a retry can publish it twice"
+        );
+        assert!(e.is_retryable());
+        assert!(core::error::Error::source(&e).is_some());
+    }
+
+    #[test]
+    fn an_encoding_failure_is_not_retryable_and_reads_as_the_encoder_said() {
+        let encode = EncodeError::new::<u8>("JSON", "key must be a string");
+        let e = PublishError::from(encode.clone());
+        assert_eq!(e.to_string(), encode.to_string());
+        assert!(!e.is_retryable());
+    }
+}

@@ -5,6 +5,7 @@ use proc_macro::TokenStream;
 
 mod app;
 mod from_ref;
+mod message_part_hint;
 mod outgoing;
 mod subscriber;
 

@@ -56,24 +56,32 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
              reference `&T` where `T: Deserialize`: e.g. `refund: &Refund`",
         )
     })?;
-    let payload_ty =
-        match first {
-            FnArg::Typed(pt) => match &*pt.ty {
-                Type::Reference(r) if r.mutability.is_none() => (*r.elem).clone(),
-                other => return Err(syn::Error::new(
+    let payload_ty = match first {
+        FnArg::Typed(pt) => match &*pt.ty {
+            Type::Reference(r) if r.mutability.is_none() => (*r.elem).clone(),
+            bytes if crate::message_part_hint::is_byte_vec(bytes) => {
+                return Err(syn::Error::new(
+                    bytes.span(),
+                    "the first parameter of a #[subscriber] handler is the payload, borrowed: to \
+                     take its bytes undecoded, write `&[u8]` instead of `Vec<u8>`",
+                ))
+            }
+            other => {
+                return Err(syn::Error::new(
                     other.span(),
                     "the first parameter of a #[subscriber] handler is the decoded payload and \
                      must be a shared reference `&T` where `T: Deserialize`: write `&` before \
                      the type, e.g. `refund: &Refund`",
-                )),
-            },
-            FnArg::Receiver(r) => {
-                return Err(syn::Error::new(
-                    r.span(),
-                    "a #[subscriber] handler is a free function, not a method: remove `self`",
                 ))
             }
-        };
+        },
+        FnArg::Receiver(r) => {
+            return Err(syn::Error::new(
+                r.span(),
+                "a #[subscriber] handler is a free function, not a method: remove `self`",
+            ))
+        }
+    };
 
     let mut extract_tys = Vec::new();
     let mut extract_args = Vec::new();
@@ -83,15 +91,23 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             return Err(syn::Error::new(input.span(), "unexpected `self`"));
         };
         let ty = &*pt.ty;
+        if let Some(hint) = crate::message_part_hint::instead_of(ty) {
+            return Err(syn::Error::new(
+                ty.span(),
+                format!(
+                    "`{}` is not a handler parameter; for that part of the message write {hint}",
+                    crate::message_part_hint::written(ty)
+                ),
+            ));
+        }
         if let Type::Reference(r) = ty {
             let elem = &r.elem;
             return Err(syn::Error::new(
                 ty.span(),
                 format!(
-                    "the parameters after the payload are taken by value: write `{}` instead \
-                     of `&{}`",
-                    quote!(#elem),
-                    quote!(#elem)
+                    "the parameters after the payload are taken by value: write `{elem}` \
+                     instead of `&{elem}`",
+                    elem = crate::message_part_hint::written(elem)
                 ),
             ));
         }

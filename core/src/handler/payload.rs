@@ -11,8 +11,9 @@ use super::HandlerError;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be decoded from a message payload",
     label = "the first parameter of a handler is `&T` where `T` is the decoded payload",
-    note = "derive `serde::Deserialize` for `{Self}` (`#[derive(Deserialize)]`), so that the \
-            JSON payload decodes into it"
+    note = "derive `serde::Deserialize` (`#[derive(Deserialize)]`) on your payload type: `T` in \
+            `&T` (decoded from JSON) or in `&MsgPack<T>` (decoded from MessagePack); `&[u8]` \
+            takes the bytes undecoded"
 )]
 pub trait Payload: Sized {
     /// Decode `bytes` for handler `handler`.

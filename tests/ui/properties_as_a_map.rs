@@ -1,0 +1,21 @@
+use std::collections::HashMap;
+
+use ruststream_pulsar::prelude::*;
+
+#[subscriber("refunds")]
+async fn process(_refund: &u64, _headers: HashMap<String, String>) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
+fn app() -> impl App<State = ()> {
+    RustStream::new(AppInfo::new("refunds", "0.1.0")).with_broker(
+        PulsarBroker::new("pulsar://localhost:6650"),
+        |b| {
+            b.include(process);
+        },
+    )
+}
+
+fn main() {
+    let _ = app();
+}

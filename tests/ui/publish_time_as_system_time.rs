@@ -1,0 +1,21 @@
+use std::time::SystemTime;
+
+use ruststream_pulsar::prelude::*;
+
+#[subscriber("refunds")]
+async fn process(_refund: &u64, _published: SystemTime) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
+fn app() -> impl App<State = ()> {
+    RustStream::new(AppInfo::new("refunds", "0.1.0")).with_broker(
+        PulsarBroker::new("pulsar://localhost:6650"),
+        |b| {
+            b.include(process);
+        },
+    )
+}
+
+fn main() {
+    let _ = app();
+}

@@ -7,10 +7,15 @@ use core::num::NonZeroU32;
 use crate::SubscriptionType;
 
 /// A subscription whose retry declaration cannot work. The service refuses to start with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistrationError {
     /// `max_attempts(n)` without `dead_letter(topic)`.
+    #[error(
+        "subscription `{subscription}` declares max_attempts({max_attempts}) but no dead-letter \
+         topic, so a message out of attempts would have nowhere to go: add \
+         `.dead_letter(\"<topic>\")` after `.max_attempts(..)`, or remove `.max_attempts(..)`"
+    )]
     LimitWithoutDeadLetter {
         /// The subscription.
         subscription: String,
@@ -18,6 +23,11 @@ pub enum RegistrationError {
         max_attempts: NonZeroU32,
     },
     /// `dead_letter(topic)` without `max_attempts(n)`.
+    #[error(
+        "subscription `{subscription}` declares dead_letter(\"{dead_letter_topic}\") but no \
+         attempt limit, so nothing would ever be sent there: {}",
+        AddALimit(*.kind)
+    )]
     DeadLetterWithoutLimit {
         /// The subscription.
         subscription: String,
@@ -27,6 +37,12 @@ pub enum RegistrationError {
         dead_letter_topic: String,
     },
     /// `max_attempts(n)` on a subscription type that keeps no redelivery count.
+    #[error(
+        "subscription `{subscription}` is {kind} and declares max_attempts({max_attempts}), \
+         which would never be reached: {kind} subscriptions keep no redelivery count (only \
+         Shared and KeyShared count redeliveries); make the subscription Shared or KeyShared, \
+         or remove `.max_attempts(..)` and `.dead_letter(..)`"
+    )]
     LimitOnUncountedType {
         /// The subscription.
         subscription: String,
@@ -37,56 +53,24 @@ pub enum RegistrationError {
     },
 }
 
-impl fmt::Display for RegistrationError {
+/// The fix for a dead-letter topic without a limit, which depends on whether the type can
+/// take one.
+struct AddALimit(SubscriptionType);
+
+impl fmt::Display for AddALimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RegistrationError::LimitWithoutDeadLetter {
-                subscription,
-                max_attempts,
-            } => write!(
+        let kind = self.0;
+        if kind.counts_redeliveries() {
+            f.write_str(
+                "add `.max_attempts(nonzero!(N))` before `.dead_letter(..)`, or remove \
+                 `.dead_letter(..)`",
+            )
+        } else {
+            write!(
                 f,
-                "subscription `{subscription}` declares max_attempts({max_attempts}) but no \
-                 dead-letter topic, so a message out of attempts would have nowhere to go: add \
-                 `.dead_letter(\"<topic>\")` after `.max_attempts(..)`, or remove \
-                 `.max_attempts(..)`"
-            ),
-            RegistrationError::DeadLetterWithoutLimit {
-                subscription,
-                kind,
-                dead_letter_topic,
-            } => {
-                write!(
-                    f,
-                    "subscription `{subscription}` declares dead_letter(\"{dead_letter_topic}\") \
-                     but no attempt limit, so nothing would ever be sent there: "
-                )?;
-                if kind.counts_redeliveries() {
-                    f.write_str(
-                        "add `.max_attempts(nonzero!(N))` before `.dead_letter(..)`, or remove \
-                         `.dead_letter(..)`",
-                    )
-                } else {
-                    write!(
-                        f,
-                        "remove `.dead_letter(..)`; a limit cannot be added on a {kind} \
-                         subscription, which keeps no redelivery count (only Shared and \
-                         KeyShared count redeliveries)"
-                    )
-                }
-            }
-            RegistrationError::LimitOnUncountedType {
-                subscription,
-                kind,
-                max_attempts,
-            } => write!(
-                f,
-                "subscription `{subscription}` is {kind} and declares max_attempts({max_attempts}), \
-                 which would never be reached: {kind} subscriptions keep no redelivery count \
-                 (only Shared and KeyShared count redeliveries); make the subscription Shared or \
-                 KeyShared, or remove `.max_attempts(..)` and `.dead_letter(..)`"
-            ),
+                "remove `.dead_letter(..)`; a limit cannot be added on a {kind} subscription, \
+                 which keeps no redelivery count (only Shared and KeyShared count redeliveries)"
+            )
         }
     }
 }
-
-impl core::error::Error for RegistrationError {}

@@ -18,11 +18,11 @@
 //! `c = r = 0` and `d = 2 s` that is 2.5 s, as measured with pulsar-rs 6.9.1 against
 //! pulsar-lite 0.2.0 (redelivered about every 2.5 s).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use ruststream::Instant;
 
+use crate::deadlines::Deadlines;
 use crate::MessageId;
 
 /// The period of pulsar-rs's unacked-message ticker (`src/consumer/topic.rs`).
@@ -34,7 +34,7 @@ pub(crate) struct UnackedTracker {
     delay: Duration,
     /// When the consumer (and its ticker) started.
     origin: Instant,
-    deadlines: BTreeMap<MessageId, Instant>,
+    deadlines: Deadlines<MessageId>,
 }
 
 impl UnackedTracker {
@@ -42,7 +42,7 @@ impl UnackedTracker {
         UnackedTracker {
             delay,
             origin,
-            deadlines: BTreeMap::new(),
+            deadlines: Deadlines::default(),
         }
     }
 
@@ -58,8 +58,8 @@ impl UnackedTracker {
 
     /// The first tick at which some record has expired, if any.
     pub(crate) fn next_tick(&self) -> Option<Instant> {
-        let earliest = self.deadlines.values().min()?;
-        Some(self.first_tick_after(*earliest))
+        let earliest = self.deadlines.earliest()?;
+        Some(self.first_tick_after(earliest))
     }
 
     /// The first tick strictly after `t`.
@@ -76,15 +76,9 @@ impl UnackedTracker {
 
     /// The tick at `tick`: the ids whose deadline is before it, now forgotten.
     pub(crate) fn expire(&mut self, tick: Instant) -> Vec<MessageId> {
-        let expired: Vec<MessageId> = self
-            .deadlines
-            .iter()
-            .filter(|(_, deadline)| **deadline < tick)
-            .map(|(id, _)| *id)
-            .collect();
-        for id in &expired {
-            self.deadlines.remove(id);
-        }
+        let mut expired = self.deadlines.take_due(tick, false);
+        // pulsar-rs sends them in its map's order; the broker replays by entry either way.
+        expired.sort_unstable();
         expired
     }
 }

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ruststream::{Instant, SubscriptionType};
 
 use crate::consumer::Consumer;
+use crate::deadlines::Deadlines;
 use crate::ConsumerId;
 
 /// What Pulsar keeps for one subscription: the cursor (Pulsar's `ManagedCursor`: a start,
@@ -35,7 +36,7 @@ pub(crate) struct Subscription {
     pub(crate) active: Option<ConsumerId>,
     /// Entries read before their delayed-delivery time, with that time (Shared and
     /// KeyShared): Pulsar's `DelayedDeliveryTracker`.
-    pub(crate) delayed: BTreeMap<u64, Instant>,
+    pub(crate) delayed: Deadlines<u64>,
 }
 
 impl Subscription {
@@ -50,28 +51,20 @@ impl Subscription {
             redelivery_counts: BTreeMap::new(),
             round_robin: 0,
             active: None,
-            delayed: BTreeMap::new(),
+            delayed: Deadlines::default(),
         }
     }
 
     /// Move the delayed entries due at `now` to the replay set; whether any moved.
     pub(crate) fn release_delayed(&mut self, now: Instant) -> bool {
-        let due: Vec<u64> = self
-            .delayed
-            .iter()
-            .filter(|(_, at)| **at <= now)
-            .map(|(entry, _)| *entry)
-            .collect();
-        for entry in &due {
-            self.delayed.remove(entry);
-            self.replay.insert(*entry);
-        }
+        let due = self.delayed.take_due(now, true);
+        self.replay.extend(due.iter().copied());
         !due.is_empty()
     }
 
     /// The earliest delayed-delivery time still waiting.
     pub(crate) fn next_delayed(&self) -> Option<Instant> {
-        self.delayed.values().min().copied()
+        self.delayed.earliest()
     }
 
     /// Whether this type has one receiving consumer (Exclusive, Failover) rather than many.

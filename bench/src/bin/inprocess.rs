@@ -1,0 +1,120 @@
+//! In process, per message: heap allocations of a publish and of a consume→ack, printed here,
+//! and the two phases as functions of their own (`phase_publish`, `phase_consume`), whose
+//! instructions `scripts/bench` reads from callgrind.
+//!
+//! `inprocess <json|raw> <messages>`: `json` handlers decode the order; `raw` ones take
+//! `&[u8]`. Prints `key=value` lines.
+
+use std::hint::black_box;
+
+use ruststream::message::Record;
+use ruststream_bench::heap::{Counting, Heap};
+use ruststream_bench::in_process::Bench;
+use ruststream_bench::order::Order;
+use ruststream_pulsar::prelude::*;
+
+#[global_allocator]
+static GLOBAL: &Counting = &stats_alloc::INSTRUMENTED_SYSTEM;
+
+/// Decodes the order and acknowledges it.
+#[subscriber("bench-json")]
+async fn json(order: &Order) -> HandlerOutcome {
+    black_box(order);
+    HandlerOutcome::ack()
+}
+
+/// Acknowledges the bytes as they came.
+#[subscriber("bench-raw")]
+async fn raw(payload: &[u8]) -> HandlerOutcome {
+    black_box(payload);
+    HandlerOutcome::ack()
+}
+
+fn app(decode: bool) -> impl App<State = ()> {
+    RustStream::new(AppInfo::new("bench", "0.0.0")).with_broker(
+        PulsarBroker::new("pulsar://127.0.0.1:6650"),
+        move |b| {
+            if decode {
+                b.include(json);
+            } else {
+                b.include(raw);
+            }
+        },
+    )
+}
+
+/// Publish every record, on the app's in-process Pulsar; nothing is consumed meanwhile (the
+/// runtime has one thread and publishing never waits).
+#[inline(never)]
+fn phase_publish(bench: &Bench, topic: &str, records: Vec<Record>) {
+    bench.runtime.block_on(async {
+        for record in records {
+            bench
+                .app
+                .publish_record(topic, record)
+                .await
+                .expect("published");
+        }
+    });
+}
+
+/// Handle and acknowledge everything published.
+#[inline(never)]
+fn phase_consume(bench: &Bench) {
+    bench.settle();
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let usage = "usage: inprocess <json|raw> <messages>";
+    let decode = match args.next().as_deref() {
+        Some("json") => true,
+        Some("raw") => false,
+        _ => panic!("{usage}"),
+    };
+    let messages: u64 = args
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{usage}"));
+    let topic = if decode { "bench-json" } else { "bench-raw" };
+    let bench = Bench::start(app(decode));
+
+    // Warm up: first-use allocations (the topic, the subscription's queues) are not per
+    // message.
+    let warm: Vec<Record> = (0..500).map(|n| Record::new(Order::json(n))).collect();
+    phase_publish(&bench, topic, warm);
+    phase_consume(&bench);
+
+    let records: Vec<Record> = (0..messages)
+        .map(|n| Record::new(Order::json(1000 + n)))
+        .collect();
+    let heap = Heap::start(GLOBAL);
+    phase_publish(&bench, topic, records);
+    let published = heap.change();
+    let heap = Heap::start(GLOBAL);
+    phase_consume(&bench);
+    let consumed = heap.change();
+    let handled = bench.app.handled();
+    bench.stop();
+
+    let n = messages as usize;
+    println!("mode={}", if decode { "json" } else { "raw" });
+    println!("messages={messages}");
+    println!("handled={handled}");
+    println!(
+        "publish_allocations_per_message={:.2}",
+        published.allocations_per(n)
+    );
+    println!(
+        "publish_reallocations_per_message={:.2}",
+        published.reallocations as f64 / n as f64
+    );
+    println!(
+        "consume_allocations_per_message={:.2}",
+        consumed.allocations_per(n)
+    );
+    println!(
+        "consume_reallocations_per_message={:.2}",
+        consumed.reallocations as f64 / n as f64
+    );
+}

@@ -1,0 +1,52 @@
+//! An app on the in-process Pulsar and a virtual clock, on a single-threaded tokio runtime,
+//! started the way `run --embedded` starts one, without a test harness's recording.
+
+use std::sync::Arc;
+
+use ruststream::app::{App, RunningApp, StartContext, VirtualTime};
+use ruststream::runtime::WithClock;
+use ruststream::ManualClock;
+
+/// A started app with its runtime and clock.
+pub struct Bench {
+    /// The runtime every phase is driven on: one thread, so that callgrind sees each phase's
+    /// work under the function that drives it.
+    pub runtime: tokio::runtime::Runtime,
+    /// The started app.
+    pub app: RunningApp,
+    /// Its virtual time.
+    pub time: VirtualTime,
+}
+
+impl Bench {
+    /// Start `app` on the in-process Pulsar.
+    pub fn start<A: App>(app: A) -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a tokio runtime");
+        let clock = ManualClock::new();
+        let spawn = ruststream_tokio::TokioRuntime::new(runtime.handle().clone());
+        let context =
+            StartContext::new(Arc::new(WithClock::new(spawn, clock.clone()))).in_process();
+        let app = runtime
+            .block_on(app.into_parts().start(context, None))
+            .unwrap_or_else(|e| panic!("the benchmark app starts: {e}"));
+        Bench {
+            runtime,
+            app,
+            time: VirtualTime::new(clock),
+        }
+    }
+
+    /// Handle everything that can be handled now.
+    pub fn settle(&self) {
+        self.runtime
+            .block_on(self.time.settle(&self.app))
+            .unwrap_or_else(|e| panic!("the app settles: {e}"));
+    }
+
+    /// Stop the app.
+    pub fn stop(self) {
+        self.runtime.block_on(self.app.stop());
+    }
+}

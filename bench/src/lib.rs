@@ -1,0 +1,14 @@
+//! ruststream's benchmarks: what a message costs. `scripts/bench` builds the binaries of this
+//! crate in release, runs them (the in-process ones also under callgrind), and prints the
+//! figures; `docs/performance.md` quotes them. Nothing here asserts a figure.
+//!
+//! - `inprocess`: heap allocations per in-process publish and per consume→ack, with and
+//!   without JSON decode; the script reads the instructions of the same phases from callgrind.
+//! - `ack_service`: an ack-only service for `run --embedded --publish`, end to end.
+//! - `waits`: many concurrent `retry_after` waits on the virtual clock.
+//! - `live`: a raw pulsar-rs consume+ack loop against the framework on each runtime, on one
+//!   backlog of a real broker.
+
+pub mod heap;
+pub mod in_process;
+pub mod order;

@@ -73,7 +73,7 @@ impl Record {
 }
 
 /// A borrowed view of one delivery: what a handler's parameters are extracted from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct Incoming<'a> {
     /// The encoded payload.
@@ -90,14 +90,30 @@ pub struct Incoming<'a> {
     pub redelivery_count: Option<u32>,
     /// The broker's publishing port, for the `Publisher` parameter.
     pub publisher: Option<&'a alloc::sync::Arc<dyn Publish>>,
-    /// The broker's id of the message, as it prints it (for Pulsar
-    /// `ledger:entry:partition`, plus `:index` for a message of a batch).
-    pub message_id: &'a str,
+    /// The broker's id of the message, printed on demand (for Pulsar
+    /// `ledger:entry:partition`, plus `:index` for a message of a batch): only a handler that
+    /// asks for its `MessageId` pays for the text. `None` where the broker gave none.
+    pub message_id: Option<&'a (dyn core::fmt::Display + Sync)>,
     /// When the broker stored the message, since the Unix epoch (on a virtual clock, since it
     /// started), where the client tells.
     pub publish_time: Option<Duration>,
     /// When the producer says the event happened, since the Unix epoch, if it set one.
     pub event_time: Option<Duration>,
+}
+
+impl core::fmt::Debug for Incoming<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Incoming")
+            .field("topic", &self.topic)
+            .field(
+                "message_id",
+                &self.message_id.map(alloc::string::ToString::to_string),
+            )
+            .field("key", &self.key)
+            .field("redelivery_count", &self.redelivery_count)
+            .field("payload_len", &self.payload.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> Incoming<'a> {
@@ -110,15 +126,15 @@ impl<'a> Incoming<'a> {
             key: None,
             redelivery_count: None,
             publisher: None,
-            message_id: "",
+            message_id: None,
             publish_time: None,
             event_time: None,
         }
     }
 
     /// The same view with the broker's message id.
-    pub fn with_message_id(mut self, id: &'a str) -> Self {
-        self.message_id = id;
+    pub fn with_message_id(mut self, id: &'a (dyn core::fmt::Display + Sync)) -> Self {
+        self.message_id = Some(id);
         self
     }
 

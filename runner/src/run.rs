@@ -201,6 +201,7 @@ pub const SOURCE_PROPERTY: &str = "source";
 async fn publish_file(app: &RunningApp, topic: &str, file: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read `{file}` for --publish {topic}={file}: {e}"))?;
+    let mut published = 0usize;
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -211,8 +212,11 @@ async fn publish_file(app: &RunningApp, topic: &str, file: &str) -> Result<(), S
         app.publish(topic, line.as_bytes().to_vec(), source, None)
             .await
             .map_err(|e| format!("{file}:{}: cannot publish to `{topic}`: {e}", n + 1))?;
-        tracing::info!(%topic, payload = line, "published");
+        tracing::debug!(%topic, payload = line, "published");
+        published += 1;
     }
+    // One line per file, not per message: a file may hold thousands.
+    tracing::info!(%topic, file, messages = published, "published");
     Ok(())
 }
 

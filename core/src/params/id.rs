@@ -26,14 +26,14 @@ impl core::fmt::Display for MessageId {
 
 impl<S> Extract<S> for MessageId {
     fn extract(message: &Incoming<'_>, _: &S, handler: &'static str) -> Result<Self, HandlerError> {
-        if message.message_id.is_empty() {
-            return Err(HandlerError::Extract {
+        match message.message_id {
+            Some(id) => Ok(MessageId(alloc::format!("{id}"))),
+            None => Err(HandlerError::Extract {
                 handler,
                 reason: String::from(
                     "the `MessageId` parameter: the broker gave this delivery no message id",
                 ),
-            });
+            }),
         }
-        Ok(MessageId(String::from(message.message_id)))
     }
 }

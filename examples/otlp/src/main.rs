@@ -89,7 +89,7 @@ fn main() -> ExitCode {
         }
     };
     // Installed before the runner starts, so the runner keeps it: log lines to stderr under
-    // `RUST_LOG` (default `info`), and every span at INFO or above to the collector.
+    // `RUST_LOG` (default `info`), and every span to the collector.
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
@@ -102,7 +102,11 @@ fn main() -> ExitCode {
         .with(
             tracing_opentelemetry::layer()
                 .with_tracer(provider.tracer("orders"))
-                .with_filter(tracing_subscriber::filter::LevelFilter::INFO),
+                // Every span, including each message's `delivery` span (at DEBUG, so that logging
+                // at INFO creates none); events at INFO and above.
+                .with_filter(tracing_subscriber::filter::filter_fn(|meta| {
+                    meta.is_span() || *meta.level() <= tracing::Level::INFO
+                })),
         )
         .init();
     let code = ruststream_runner::on_runtime::tokio(app);

@@ -49,7 +49,7 @@ impl DeadLetter {
     }
 
     /// Publish the copy of `received` and wait for the broker's receipt.
-    pub(crate) async fn publish<Id>(
+    pub(crate) async fn publish<Id: std::fmt::Display>(
         &self,
         received: &Received<Id>,
     ) -> Result<String, PublishError> {
@@ -63,11 +63,11 @@ impl DeadLetter {
 
 /// The original properties plus `REAL_TOPIC` and `ORIGIN_MESSAGE_ID`, unless already present
 /// (a message dead-lettered twice keeps where it first came from).
-fn copy_headers<Id>(received: &Received<Id>) -> Vec<(String, String)> {
+fn copy_headers<Id: std::fmt::Display>(received: &Received<Id>) -> Vec<(String, String)> {
     let mut headers = received.headers.clone();
     for (name, value) in [
         (REAL_TOPIC, &received.topic),
-        (ORIGIN_MESSAGE_ID, &received.message_id),
+        (ORIGIN_MESSAGE_ID, &received.id.to_string()),
     ] {
         if !headers.iter().any(|(k, _)| k == name) {
             headers.push((name.to_owned(), value.clone()));
@@ -80,15 +80,14 @@ fn copy_headers<Id>(received: &Received<Id>) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
-    fn received(headers: Vec<(String, String)>) -> Received<()> {
+    fn received(headers: Vec<(String, String)>) -> Received<&'static str> {
         Received {
-            id: (),
+            id: "7:3:-1:2",
             payload: b"{}".to_vec(),
             headers,
             topic: "persistent://public/default/refunds".into(),
             key: Some("card-1".into()),
             redelivery_count: Some(5),
-            message_id: "7:3:-1:2".into(),
             batch: None,
             publish_time: None,
             event_time: None,

@@ -13,6 +13,7 @@ mod dead_letter;
 mod handle;
 mod instruments;
 mod port;
+mod report;
 mod run;
 mod tally;
 

@@ -17,9 +17,6 @@ pub(crate) struct Received<Id> {
     pub(crate) key: Option<String>,
     /// The broker's count (on a batched entry, the entry's), where the transport tells it.
     pub(crate) redelivery_count: Option<u32>,
-    /// A printable message id, for logs and test records: `ledger:entry:partition`, plus
-    /// `:index` for a message of a batch.
-    pub(crate) message_id: String,
     /// Its place in a batched entry, if it was published in a batch.
     pub(crate) batch: Option<BatchSlot>,
     /// When the broker stored it, since the Unix epoch (in process: since the clock started).
@@ -33,8 +30,10 @@ pub(crate) struct Received<Id> {
 /// The in-process consumer also accounts for work in flight, which is why the driver tells it
 /// when a delivery leaves its hands without a call ([`ConsumerPort::release`]).
 pub(crate) trait ConsumerPort: Send + 'static {
-    /// The transport's message id.
-    type Id: Clone + Send + Sync + 'static;
+    /// The transport's message id. It prints as the broker prints it
+    /// (`ledger:entry:partition`, plus `:index` for a message of a batch), when something
+    /// asks: a log line, a handler's `MessageId`, a dead-letter copy.
+    type Id: Clone + Send + Sync + std::fmt::Display + 'static;
 
     /// The next delivery; `None` once the consumer is closed for good.
     fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<Self::Id>>>;

@@ -19,6 +19,7 @@ use tracing::Instrument;
 
 use super::batch::{Arrival, BatchLedger, BatchSlot};
 use super::instruments::Instruments;
+use super::report;
 use super::{ConsumerPort, DeadLetter, Received};
 use crate::observe::{CallRecord, Observer};
 
@@ -41,6 +42,8 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) shutdown_grace: std::time::Duration,
     /// Where messages out of attempts go, when the registration declared it.
     pub(crate) dead_letter: Option<DeadLetter>,
+    /// The subscribed topic, for the lines that name a delivery.
+    pub(crate) topic: Arc<str>,
 }
 
 type Running<Id> = FuturesUnordered<Pin<Box<dyn Future<Output = Finished<Delivered<Id>>> + Send>>>;
@@ -66,12 +69,15 @@ struct Finished<Id> {
 
 /// Publish `received` to the dead-letter topic; acknowledged once the broker confirmed the
 /// copy, left unsettled (it comes back) if publishing failed.
-async fn move_to_dead_letter<Id>(
+async fn move_to_dead_letter<Id: std::fmt::Display>(
     dead_letter: &DeadLetter,
     received: &Received<Id>,
     why: &'static str,
+    (span, handler): (&tracing::Span, &'static str),
 ) -> Completion {
-    match dead_letter.publish(received).await {
+    let published = dead_letter.publish(received).await;
+    let _context = report::context(span, handler, &received.topic, &received.id);
+    match published {
         Ok(copy) => {
             tracing::warn!(
                 why,
@@ -202,7 +208,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             let arrival = self.batches.arrive(slot);
             if arrival != Arrival::Handle {
                 tracing::debug!(
-                    message_id = %received.message_id,
+                    message_id = %received.id,
                     already = ?arrival,
                     "not handed over again: its batch came back for a sibling"
                 );
@@ -233,14 +239,17 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let publisher = self.config.publisher.clone();
         let dead_letter = self.config.dead_letter.clone();
         let subscription = self.config.rules.subscription_name();
-        let span = tracing::info_span!(
+        // DEBUG: at the default level a successful delivery creates no span at all. Error
+        // lines still name their delivery (`report_context`).
+        let span = tracing::debug_span!(
             "delivery",
             handler = handler.name(),
             topic = %received.topic,
-            message_id = %received.message_id,
+            message_id = %received.id,
             redelivery_count = received.redelivery_count,
         );
         crate::trace_context::continue_from(&span, &received.headers);
+        let own = span.clone();
         let key_ordered = self.key_ordered;
         self.running.push(Box::pin(
             async move {
@@ -253,7 +262,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     .as_ref()
                     .filter(|d| d.out_of_attempts(received.redelivery_count))
                 {
-                    let completion = move_to_dead_letter(dead_letter, &received, "out of attempts").await;
+                    let completion = move_to_dead_letter(dead_letter, &received, "out of attempts", (&own, handler.name())).await;
                     return Finished {
                         id,
                         key,
@@ -266,7 +275,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     .with_key(received.key.as_deref())
                     .with_redelivery_count(received.redelivery_count)
                     .with_publisher(publisher.as_ref())
-                    .with_message_id(&received.message_id)
+                    .with_message_id(&received.id)
                     .with_times(received.publish_time, received.event_time);
                 let at = runtime.now();
                 let result = AssertUnwindSafe(handler.call(incoming, &state))
@@ -284,6 +293,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                         Completion::Returned(*outcome)
                     }
                     Ok(Err(error)) => {
+                        let _context = report::context(&own, handler.name(), &received.topic, &received.id);
                         match (error, &dead_letter) {
                             (HandlerError::Decode { .. }, Some(dead_letter)) => tracing::error!(
                                 %error,
@@ -296,6 +306,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                         Completion::Rejected
                     }
                     Err(_) => {
+                        let _context = report::context(&own, handler.name(), &received.topic, &received.id);
                         tracing::error!("handler panicked; the delivery is left unacknowledged");
                         Completion::Panicked
                     }
@@ -303,14 +314,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 if let (Ok(Err(HandlerError::Decode { .. })), Some(dead_letter)) =
                     (&result, &dead_letter)
                 {
-                    completion = move_to_dead_letter(dead_letter, &received, "undecodable").await;
+                    completion = move_to_dead_letter(dead_letter, &received, "undecodable", (&own, handler.name())).await;
                 }
                 if let Some(observer) = observer {
                     observer.called(CallRecord {
                         handler: handler.name(),
                         subscription,
                         topic: received.topic.clone(),
-                        message_id: received.message_id.clone(),
+                        message_id: received.id.to_string(),
                         payload: received.payload.clone(),
                         headers: received.headers.clone(),
                         redelivery_count: received.redelivery_count,
@@ -358,6 +369,12 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 }
             }
             Err(error) => {
+                let _context = report::context(
+                    &done.span,
+                    self.config.handler.name(),
+                    &self.config.topic,
+                    &delivered.id,
+                );
                 tracing::error!(%error, "outcome refused");
                 self.instruments.refused.increment(1);
                 Some(true)

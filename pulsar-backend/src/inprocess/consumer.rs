@@ -113,7 +113,6 @@ impl ConsumerPort for InProcessConsumer {
                 // deadlines.
                 inner.notify();
                 Poll::Ready(Some(Received {
-                    message_id: d.message_id.to_string(),
                     id: d.message_id,
                     payload: d.payload.to_vec(),
                     headers: d.properties.into_iter().collect(),

@@ -21,7 +21,7 @@ pub(crate) struct InProcessTransport {
 /// Publishing on the in-process Pulsar with the broker's namespace for short names.
 struct InProcessPublisher {
     pulsar: InProcessPulsar,
-    namespace: Option<String>,
+    topics: crate::topic::Resolved,
 }
 
 impl InProcessTransport {
@@ -34,7 +34,10 @@ impl InProcessTransport {
         pulsar.start_timer(runtime.clone());
         InProcessTransport {
             runtime,
-            publisher: Arc::new(InProcessPublisher { pulsar, namespace }),
+            publisher: Arc::new(InProcessPublisher {
+                pulsar,
+                topics: crate::topic::Resolved::new(namespace),
+            }),
         }
     }
 
@@ -52,7 +55,9 @@ impl Publish for InProcessPublisher {
         let mut record = record;
         crate::trace_context::inject(&mut record.headers);
         Box::pin(async move {
-            let topic = crate::topic::resolve(topic, self.namespace.as_deref())
+            let topic = self
+                .topics
+                .get(topic)
                 .map_err(PublishError::invalid_topic)?;
             self.pulsar.publish_to(&topic, record)
         })
@@ -88,7 +93,10 @@ impl Transport for InProcessTransport {
         records: Vec<Record>,
     ) -> BoxFuture<'a, Result<Vec<String>, PublishError>> {
         Box::pin(async move {
-            let topic = crate::topic::resolve(topic, self.publisher.namespace.as_deref())
+            let topic = self
+                .publisher
+                .topics
+                .get(topic)
                 .map_err(PublishError::invalid_topic)?;
             self.pulsar().publish_batch_to(&topic, records)
         })

@@ -19,6 +19,12 @@ pub(crate) struct RemoteId {
     id: MessageIdData,
 }
 
+impl std::fmt::Display for RemoteId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&printable(&self.id))
+    }
+}
+
 /// How long a stopping consumer waits for the broker to confirm its close.
 const CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -124,7 +130,6 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         key,
                         // Exposed by the patched pulsar-rs (see patches/README.md).
                         redelivery_count: Some(message.redelivery_count),
-                        message_id,
                         batch,
                         publish_time,
                         event_time,

@@ -92,6 +92,7 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             shutdown_grace: settings.shutdown_grace,
             publisher: Some(publisher),
             dead_letter,
+            topic: subscription.topic.to_string().into(),
         },
     );
     DriverHandle::spawn(&settings.runtime, driver)

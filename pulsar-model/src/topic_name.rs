@@ -189,6 +189,11 @@ impl TopicName {
         &self.full
     }
 
+    /// The full name, shared with this value (no copy).
+    pub fn shared(&self) -> Arc<str> {
+        self.full.clone()
+    }
+
     /// `persistent` or `non-persistent`.
     pub fn domain(&self) -> TopicDomain {
         self.domain

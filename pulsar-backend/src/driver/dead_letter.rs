@@ -53,7 +53,7 @@ impl DeadLetter {
         &self,
         received: &Received<Id>,
     ) -> Result<String, PublishError> {
-        let mut copy = Record::new(received.payload.clone());
+        let mut copy = Record::new(received.payload.to_vec());
         copy.headers = copy_headers(received);
         copy.key = received.key.clone();
         copy.event_time = received.event_time;
@@ -66,11 +66,11 @@ impl DeadLetter {
 fn copy_headers<Id: std::fmt::Display>(received: &Received<Id>) -> Vec<(String, String)> {
     let mut headers = received.headers.clone();
     for (name, value) in [
-        (REAL_TOPIC, &received.topic),
-        (ORIGIN_MESSAGE_ID, &received.id.to_string()),
+        (REAL_TOPIC, received.topic.to_string()),
+        (ORIGIN_MESSAGE_ID, received.id.to_string()),
     ] {
         if !headers.iter().any(|(k, _)| k == name) {
-            headers.push((name.to_owned(), value.clone()));
+            headers.push((name.to_owned(), value));
         }
     }
     headers
@@ -83,7 +83,7 @@ mod tests {
     fn received(headers: Vec<(String, String)>) -> Received<&'static str> {
         Received {
             id: "7:3:-1:2",
-            payload: b"{}".to_vec(),
+            payload: super::super::Payload::Owned(b"{}".to_vec()),
             headers,
             topic: "persistent://public/default/refunds".into(),
             key: Some("card-1".into()),

@@ -5,15 +5,40 @@ use std::task::{Context, Poll};
 
 use ruststream::app::BoxError;
 
+use std::sync::Arc;
+
 use super::batch::BatchSlot;
+
+/// A delivery's payload as the transport holds it: moved from the client's buffer, or shared
+/// with the in-process Pulsar's stored message. Either way no copy is made to hand it over.
+#[derive(Debug, Clone)]
+pub(crate) enum Payload {
+    /// The client's own buffer (pulsar-rs).
+    Owned(Vec<u8>),
+    /// Shared with the stored message (in process).
+    Shared(Arc<[u8]>),
+}
+
+impl std::ops::Deref for Payload {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Payload::Owned(bytes) => bytes,
+            Payload::Shared(bytes) => bytes,
+        }
+    }
+}
 
 /// One delivery as the driver receives it.
 #[derive(Debug)]
 pub(crate) struct Received<Id> {
     pub(crate) id: Id,
-    pub(crate) payload: Vec<u8>,
+    pub(crate) payload: Payload,
     pub(crate) headers: Vec<(String, String)>,
-    pub(crate) topic: String,
+    /// The message's topic, shared: the same for every message of a consumer but a partitioned
+    /// topic's.
+    pub(crate) topic: Arc<str>,
     pub(crate) key: Option<String>,
     /// The broker's count (on a batched entry, the entry's), where the transport tells it.
     pub(crate) redelivery_count: Option<u32>,

@@ -320,9 +320,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     observer.called(CallRecord {
                         handler: handler.name(),
                         subscription,
-                        topic: received.topic.clone(),
+                        topic: received.topic.to_string(),
                         message_id: received.id.to_string(),
-                        payload: received.payload.clone(),
+                        payload: received.payload.to_vec(),
                         headers: received.headers.clone(),
                         redelivery_count: received.redelivery_count,
                         at,

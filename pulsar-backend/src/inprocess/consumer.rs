@@ -9,7 +9,7 @@ use ruststream::runtime::Runtime;
 use ruststream_pulsar_model::{Cluster, ConsumerId, MessageId, ModelError};
 
 use super::{InProcessPulsar, Inner};
-use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Received};
+use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Payload, Received};
 
 /// One subscription's consumer on the in-process Pulsar.
 pub(crate) struct InProcessConsumer {
@@ -114,9 +114,9 @@ impl ConsumerPort for InProcessConsumer {
                 inner.notify();
                 Poll::Ready(Some(Received {
                     id: d.message_id,
-                    payload: d.payload.to_vec(),
+                    payload: Payload::Shared(d.payload),
                     headers: d.properties.into_iter().collect(),
-                    topic: d.topic.to_string(),
+                    topic: d.topic.shared(),
                     key: d.key,
                     redelivery_count: Some(d.redelivery_count),
                     batch: batch_slot(&d.message_id, d.batch_size),

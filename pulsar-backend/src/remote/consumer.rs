@@ -15,7 +15,7 @@ use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Received};
 /// The id a settlement call needs: pulsar-rs's `ack_with_id(topic, id)` takes both.
 #[derive(Clone, Debug)]
 pub(crate) struct RemoteId {
-    topic: String,
+    topic: std::sync::Arc<str>,
     id: MessageIdData,
 }
 
@@ -36,9 +36,22 @@ pub(crate) struct RemoteConsumer<Exe: Executor> {
     runtime: std::sync::Arc<dyn ruststream::runtime::Runtime>,
     /// [`PulsarBroker::batch_index_acknowledgement`](crate::PulsarBroker::batch_index_acknowledgement).
     batch_index_acks: bool,
-    /// Deliveries held, by printable id, so that a settlement after a release does not count
-    /// twice.
-    held: BTreeMap<String, usize>,
+    /// Deliveries held, by id, so that a settlement after a release does not count twice.
+    held: BTreeMap<HeldKey, usize>,
+    /// The last message's topic, shared by the messages after it that have the same one.
+    topic: Option<std::sync::Arc<str>>,
+}
+
+/// A message id as the held map keys it: ledger, entry, partition, batch index.
+type HeldKey = (u64, u64, i32, i32);
+
+fn held_key(id: &MessageIdData) -> HeldKey {
+    (
+        id.ledger_id,
+        id.entry_id,
+        id.partition.unwrap_or(-1),
+        id.batch_index.unwrap_or(-1),
+    )
 }
 
 impl<Exe: Executor> RemoteConsumer<Exe> {
@@ -54,11 +67,12 @@ impl<Exe: Executor> RemoteConsumer<Exe> {
             runtime,
             batch_index_acks,
             held: BTreeMap::new(),
+            topic: None,
         }
     }
 
     fn unhold(&mut self, id: &RemoteId) {
-        let key = printable(&id.id);
+        let key = held_key(&id.id);
         if let Some(n) = self.held.get_mut(&key) {
             *n -= 1;
             if *n == 0 {
@@ -101,8 +115,15 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
             match self.consumer.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(message))) => {
                     let id = message.message_id().clone();
-                    let message_id = printable(&id);
-                    *self.held.entry(message_id.clone()).or_default() += 1;
+                    *self.held.entry(held_key(&id)).or_default() += 1;
+                    let topic = match &self.topic {
+                        Some(topic) if **topic == *message.topic => topic.clone(),
+                        _ => {
+                            let topic: std::sync::Arc<str> = message.topic.as_str().into();
+                            self.topic = Some(topic.clone());
+                            topic
+                        }
+                    };
                     self.activity.begin();
                     let key = message.key();
                     let publish_time = Some(Duration::from_millis(message.metadata().publish_time));
@@ -121,11 +142,11 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         .collect();
                     return Poll::Ready(Some(Received {
                         id: RemoteId {
-                            topic: message.topic.clone(),
+                            topic: topic.clone(),
                             id,
                         },
-                        topic: message.topic,
-                        payload: message.payload.data,
+                        topic,
+                        payload: crate::driver::Payload::Owned(message.payload.data),
                         headers,
                         key,
                         // Exposed by the patched pulsar-rs (see patches/README.md).

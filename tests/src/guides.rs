@@ -38,3 +38,6 @@ pub struct Operations;
 
 #[doc = include_str!("../../docs/observability.md")]
 pub struct Observability;
+
+#[doc = include_str!("../../docs/performance.md")]
+pub struct Performance;

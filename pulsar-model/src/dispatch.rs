@@ -102,16 +102,22 @@ impl Dispatch<'_> {
             let batch = total.min(READ_BATCH) as usize;
             let replaying = !sub.replay.is_empty();
             let entries: Vec<u64> = if replaying {
+                // The first `batch` unsettled entries, in order; settled ones met on the way
+                // leave the set. No copy of the whole set: it can hold every waiting message.
                 let mut entries = Vec::new();
-                for entry in sub.replay.clone() {
+                let mut settled = Vec::new();
+                for &entry in &sub.replay {
                     if entries.len() == batch {
                         break;
                     }
                     if sub.is_settled(entry) {
-                        sub.replay.remove(&entry);
+                        settled.push(entry);
                     } else {
                         entries.push(entry);
                     }
+                }
+                for entry in &settled {
+                    sub.replay.remove(entry);
                 }
                 if entries.is_empty() {
                     continue;

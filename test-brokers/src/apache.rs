@@ -5,11 +5,15 @@ use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use crate::BrokerError;
 
 /// The Apache Pulsar version the launcher's pom resolves.
 pub const APACHE_PULSAR_VERSION: &str = "4.0.7";
+
+/// How long [`ApacheStandalone::create_namespace`] waits for a new namespace to serve topics.
+pub const NAMESPACE_READY_WITHIN: Duration = Duration::from_secs(90);
 
 /// A running Apache Pulsar standalone (broker, BookKeeper and metadata store in one JVM) on
 /// 127.0.0.1, with its data in a temporary folder. Dropping it runs the launcher's `stop.sh`
@@ -121,16 +125,45 @@ impl ApacheStandalone {
     }
 
     /// Create namespace `tenant/namespace` (Apache Pulsar does not create namespaces on first
-    /// use, unlike topics). An existing one is fine.
+    /// use, unlike topics), then wait until it serves topics. An existing one is fine.
+    ///
+    /// A new namespace's bundle has no owner yet: the first lookup makes this broker take it,
+    /// and until then subscribing answers `ServiceNotReady`. On a loaded 2-core machine that
+    /// took longer than a client's 10 s connect bound, so the wait happens here, by asking for
+    /// a topic's owner until it is given (up to [`NAMESPACE_READY_WITHIN`]).
     pub fn create_namespace(&self, namespace: &str) -> Result<(), BrokerError> {
-        let status = http_put(self.http, &format!("/admin/v2/namespaces/{namespace}"))?;
+        let status = http(
+            self.http,
+            "PUT",
+            &format!("/admin/v2/namespaces/{namespace}"),
+        )?;
         // 204: created; 409: already there.
-        if status == 204 || status == 409 {
-            Ok(())
-        } else {
-            Err(BrokerError::ApacheUnavailable {
+        if status != 204 && status != 409 {
+            return Err(BrokerError::ApacheUnavailable {
                 detail: format!("creating namespace {namespace} answered HTTP {status}"),
-            })
+            });
+        }
+        let lookup = format!("/lookup/v2/topic/persistent/{namespace}/ruststream-ready");
+        let started = Instant::now();
+        loop {
+            let status = http(self.http, "GET", &lookup)?;
+            if status == 200 {
+                eprintln!(
+                    "namespace {namespace} serves topics after {} ms",
+                    started.elapsed().as_millis()
+                );
+                return Ok(());
+            }
+            if started.elapsed() >= NAMESPACE_READY_WITHIN {
+                return Err(BrokerError::ApacheUnavailable {
+                    detail: format!(
+                        "namespace {namespace} was created but no topic in it had an owner \
+                         after {NAMESPACE_READY_WITHIN:?} (the last lookup answered HTTP \
+                         {status}); see the broker log in the data folder"
+                    ),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(200));
         }
     }
 }
@@ -156,8 +189,8 @@ fn free_port() -> Result<SocketAddr, BrokerError> {
     })
 }
 
-/// A bodyless HTTP/1.1 PUT; returns the status code.
-fn http_put(addr: SocketAddr, path: &str) -> Result<u16, BrokerError> {
+/// A bodyless HTTP/1.1 request (`PUT` or `GET`); returns the status code.
+fn http(addr: SocketAddr, method: &str, path: &str) -> Result<u16, BrokerError> {
     let io = |source| BrokerError::Bridge {
         what: "call the Apache Pulsar admin API",
         source,
@@ -165,7 +198,7 @@ fn http_put(addr: SocketAddr, path: &str) -> Result<u16, BrokerError> {
     let mut stream = TcpStream::connect(addr).map_err(io)?;
     write!(
         stream,
-        "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
     )
     .map_err(io)?;
     let mut answer = String::new();

@@ -30,7 +30,7 @@ mod pulsar_lite;
 mod pulsar_lite_binary;
 mod topic;
 
-pub use apache::{ApacheStandalone, APACHE_PULSAR_VERSION};
+pub use apache::{ApacheStandalone, APACHE_PULSAR_VERSION, NAMESPACE_READY_WITHIN};
 pub use bridge::LiteBridge;
 pub use checksum::crc32c;
 pub use delivery_log::{DeliveryLog, ObservedDelivery};

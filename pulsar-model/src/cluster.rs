@@ -33,6 +33,11 @@ pub struct Cluster {
     consumers: BTreeMap<ConsumerId, Consumer>,
     last_consumer_id: u64,
     last_ledger_id: u64,
+    /// The entries of a dispatch read, reused.
+    read: Vec<u64>,
+    /// [`Cluster::next_deadline`]'s answer while nothing that moves a deadline happened:
+    /// every call asks for it, and computing it visits every consumer and subscription.
+    next_deadline: std::cell::Cell<Option<Option<Instant>>>,
 }
 
 impl Cluster {
@@ -100,7 +105,7 @@ impl Cluster {
 
         self.last_consumer_id += 1;
         let id = ConsumerId(self.last_consumer_id);
-        let consumer = Consumer::new(id, topic.clone(), subscription.to_owned(), options, now);
+        let consumer = Consumer::new(id, topic.clone(), subscription.into(), options, now);
         self.consumers.insert(id, consumer);
         let consumers = &self.consumers;
         let sub = self
@@ -204,7 +209,7 @@ impl Cluster {
         let (topic, subscription) = (state.topic.clone(), state.subscription.clone());
         let acknowledged = self.topics.get_mut(&topic).is_some_and(|t| {
             let entry = t.entry_of(message);
-            match (entry, t.subscriptions.get_mut(&subscription)) {
+            match (entry, t.subscriptions.get_mut(&*subscription)) {
                 (Some(entry), Some(sub)) => sub.acknowledge(entry, &mut self.consumers),
                 _ => false,
             }
@@ -265,7 +270,7 @@ impl Cluster {
         if let Some(sub) = self
             .topics
             .get_mut(&state.topic)
-            .and_then(|t| t.subscriptions.get_mut(&state.subscription))
+            .and_then(|t| t.subscriptions.get_mut(&*state.subscription))
         {
             sub.consumers.retain(|c| *c != consumer);
             if sub.single_active() {
@@ -323,6 +328,15 @@ impl Cluster {
     /// has an expired ack timeout, or the earliest delayed delivery coming due. `None` when
     /// nothing is waiting.
     pub fn next_deadline(&self) -> Option<Instant> {
+        if let Some(known) = self.next_deadline.get() {
+            return known;
+        }
+        let next = self.compute_next_deadline();
+        self.next_deadline.set(Some(next));
+        next
+    }
+
+    fn compute_next_deadline(&self) -> Option<Instant> {
         let ticks = self
             .consumers
             .values()
@@ -376,7 +390,7 @@ impl Cluster {
         let Some(topic) = self.topics.get_mut(&state.topic) else {
             return Redelivery::Ignored;
         };
-        let Some(sub) = topic.subscriptions.get_mut(&state.subscription) else {
+        let Some(sub) = topic.subscriptions.get_mut(&*state.subscription) else {
             return Redelivery::Ignored;
         };
         if sub.single_active() {
@@ -391,7 +405,7 @@ impl Cluster {
         // Consumer.redeliverUnacknowledgedMessages(ids): only ids pending on this consumer;
         // the dispatcher replays them and increments their redelivery count.
         let entries: Vec<u64> = ids.iter().filter_map(|id| topic.entry_of(id)).collect();
-        let Some(sub) = topic.subscriptions.get_mut(&state.subscription) else {
+        let Some(sub) = topic.subscriptions.get_mut(&*state.subscription) else {
             return Redelivery::Ignored;
         };
         let mut scheduled = false;
@@ -427,6 +441,7 @@ impl Cluster {
                         consumers: &mut self.consumers,
                         now,
                         dead_letters: &mut dead_letters,
+                        read: &mut self.read,
                     };
                     progress |= dispatch.run(sub);
                 }
@@ -439,6 +454,10 @@ impl Cluster {
                 break;
             }
         }
+        // Every change that can move a deadline (a delivery starting its ack timeout, an
+        // acknowledgement ending one, a delayed entry read or released, a consumer leaving)
+        // ends with a pump.
+        self.next_deadline.set(None);
     }
 
     /// The topic, created (with the next ledger id) if it does not exist yet.

@@ -30,7 +30,8 @@ impl fmt::Display for ConsumerId {
 #[derive(Debug)]
 pub(crate) struct Consumer {
     pub(crate) topic: TopicName,
-    pub(crate) subscription: String,
+    /// Shared, so that looking the subscription up on every acknowledgement copies nothing.
+    pub(crate) subscription: std::sync::Arc<str>,
     pub(crate) name: String,
     pub(crate) priority_level: i32,
     pub(crate) options: ConsumerOptions,
@@ -53,7 +54,7 @@ impl Consumer {
     pub(crate) fn new(
         id: ConsumerId,
         topic: TopicName,
-        subscription: String,
+        subscription: std::sync::Arc<str>,
         options: ConsumerOptions,
         now: Instant,
     ) -> Self {

@@ -53,6 +53,8 @@ pub(crate) struct Dispatch<'a> {
     pub(crate) now: Instant,
     /// Copies the clients publish to dead-letter topics, in order.
     pub(crate) dead_letters: &'a mut Vec<(TopicName, OutgoingMessage)>,
+    /// The entries of one read, kept between passes so that a read allocates nothing.
+    pub(crate) read: &'a mut Vec<u64>,
 }
 
 impl Dispatch<'_> {
@@ -101,10 +103,11 @@ impl Dispatch<'_> {
             }
             let batch = total.min(READ_BATCH) as usize;
             let replaying = !sub.replay.is_empty();
-            let entries: Vec<u64> = if replaying {
+            let mut entries = std::mem::take(self.read);
+            entries.clear();
+            if replaying {
                 // The first `batch` unsettled entries, in order; settled ones met on the way
                 // leave the set. No copy of the whole set: it can hold every waiting message.
-                let mut entries = Vec::new();
                 let mut settled = Vec::new();
                 for &entry in &sub.replay {
                     if entries.len() == batch {
@@ -120,11 +123,10 @@ impl Dispatch<'_> {
                     sub.replay.remove(entry);
                 }
                 if entries.is_empty() {
+                    *self.read = entries;
                     continue;
                 }
-                entries
             } else {
-                let mut entries = Vec::with_capacity(batch);
                 while entries.len() < batch {
                     let Some(entry) = sub.read_next(self.len()) else {
                         break;
@@ -134,10 +136,10 @@ impl Dispatch<'_> {
                     }
                 }
                 if entries.is_empty() {
+                    *self.read = entries;
                     break;
                 }
-                entries
-            };
+            }
 
             let mut start = 0;
             while start < entries.len() {
@@ -156,6 +158,7 @@ impl Dispatch<'_> {
             if !replaying {
                 sub.replay.extend(&entries[start..]);
             }
+            *self.read = entries;
         }
         progress
     }

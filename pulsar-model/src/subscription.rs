@@ -19,9 +19,12 @@ pub(crate) struct Subscription {
     /// Connected consumers, ordered by priority level, then by arrival (as Pulsar's
     /// `consumerList`).
     pub(crate) consumers: Vec<ConsumerId>,
-    /// Entries before this are not part of the subscription (it was created after them).
-    pub(crate) start: u64,
-    /// Individually acknowledged entries.
+    /// Pulsar's mark-delete position: every entry before it is settled (acknowledged, or
+    /// published before the subscription existed). It moves up as the first unsettled entry is
+    /// acknowledged, so in-order acknowledgement keeps `acked` small.
+    pub(crate) mark_delete: u64,
+    /// Entries at or after `mark_delete` acknowledged individually (Pulsar's
+    /// `individualDeletedMessages`).
     pub(crate) acked: BTreeSet<u64>,
     /// The next entry a normal read returns.
     pub(crate) read_position: u64,
@@ -44,7 +47,7 @@ impl Subscription {
         Subscription {
             kind,
             consumers: Vec::new(),
-            start,
+            mark_delete: start,
             acked: BTreeSet::new(),
             read_position: start,
             replay: BTreeSet::new(),
@@ -74,13 +77,13 @@ impl Subscription {
 
     /// Whether the entry needs no (more) delivery on this subscription.
     pub(crate) fn is_settled(&self, entry: u64) -> bool {
-        entry < self.start || self.acked.contains(&entry)
+        entry < self.mark_delete || self.acked.contains(&entry)
     }
 
     /// Move the read position back to the first entry not acknowledged: Pulsar's
     /// `cursor.rewind()`. Acknowledged entries are skipped when read.
     pub(crate) fn rewind(&mut self) {
-        self.read_position = self.start;
+        self.read_position = self.mark_delete;
     }
 
     /// The next entry a normal read returns, skipping settled ones, or `None` at the end.
@@ -105,7 +108,15 @@ impl Subscription {
         if self.is_settled(entry) {
             return false;
         }
-        self.acked.insert(entry);
+        if entry == self.mark_delete {
+            self.mark_delete += 1;
+            while self.acked.first() == Some(&self.mark_delete) {
+                self.acked.pop_first();
+                self.mark_delete += 1;
+            }
+        } else {
+            self.acked.insert(entry);
+        }
         self.replay.remove(&entry);
         self.redelivery_counts.remove(&entry);
         for id in &self.consumers {
@@ -118,8 +129,38 @@ impl Subscription {
 
     /// The number of entries of a topic of `len` entries still to be acknowledged.
     pub(crate) fn backlog(&self, len: u64) -> usize {
-        (self.start..len)
-            .filter(|e| !self.acked.contains(e))
-            .count()
+        let unsettled = len.saturating_sub(self.mark_delete) as usize;
+        unsettled - self.acked.range(self.mark_delete..len).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mark_delete_position_moves_over_every_acknowledged_entry_in_a_row() {
+        let mut sub = Subscription::new(SubscriptionType::Shared, 2);
+        let mut consumers = BTreeMap::new();
+        assert!(sub.is_settled(1), "published before the subscription");
+        assert_eq!(sub.backlog(8), 6);
+        assert!(sub.acknowledge(4, &mut consumers));
+        assert!(sub.acknowledge(3, &mut consumers));
+        assert_eq!((sub.mark_delete, sub.acked.len()), (2, 2), "a hole at 2");
+        assert_eq!(sub.backlog(8), 4);
+        assert!(sub.acknowledge(2, &mut consumers));
+        assert_eq!(
+            (sub.mark_delete, sub.acked.len()),
+            (5, 0),
+            "2, 3, 4 in a row"
+        );
+        assert!(!sub.acknowledge(3, &mut consumers), "already settled");
+        assert!(sub.acknowledge(6, &mut consumers));
+        assert_eq!(sub.backlog(8), 2, "5 and 7");
+        sub.read_position = 8;
+        sub.rewind();
+        assert_eq!(sub.read_next(8), Some(5));
+        assert_eq!(sub.read_next(8), Some(7));
+        assert_eq!(sub.read_next(8), None);
     }
 }

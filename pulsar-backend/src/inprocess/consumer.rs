@@ -40,15 +40,18 @@ impl InProcessConsumer {
         }
     }
 
-    /// Keep `prefetch` messages asked for, as pulsar-rs keeps its receiver queue filled: the
-    /// permits the broker still holds plus the deliveries queued for this consumer. Messages
-    /// the client dead-letters use a permit without reaching the queue, which is why this
-    /// tops up to a level rather than adding one permit per receive. Whether it asked for more.
+    /// Keep up to `prefetch` messages asked for: the permits the broker still holds plus the
+    /// deliveries queued for this consumer. Like pulsar-rs's engine (`remaining <
+    /// batch_size.div_ceil(2)` → `flow(batch_size − remaining)`), it asks again only once that
+    /// falls below half, for everything missing, so that one `flow` and one dispatch pass serve
+    /// many messages. Messages the client dead-letters use a permit without reaching the
+    /// queue, which is why this counts a level rather than adding one permit per receive.
+    /// Whether it asked for more.
     fn top_up(&self, inner: &mut Inner, now: ruststream::Instant) -> bool {
         let outstanding =
             inner.cluster.permits(self.id).unwrap_or(0) + inner.cluster.pending_for(self.id) as u64;
         let want = self.prefetch as u64;
-        if outstanding >= want {
+        if outstanding >= want.div_ceil(2) {
             return false;
         }
         let more = u32::try_from(want - outstanding).unwrap_or(u32::MAX);

@@ -15,6 +15,7 @@ mod instruments;
 mod port;
 mod report;
 mod run;
+mod slots;
 mod tally;
 
 pub(crate) use batch::{BatchSlot, EntryPosition};

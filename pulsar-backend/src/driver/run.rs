@@ -2,13 +2,11 @@
 
 use std::future::{poll_fn, Future};
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
 
 use futures::channel::oneshot;
-use futures::stream::FuturesUnordered;
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
 use ruststream::completion::{Action, Completion, Settler, SubscriptionRules};
 use ruststream::dispatch::KeyOrder;
 use ruststream::handler::HandlerError;
@@ -20,6 +18,7 @@ use tracing::Instrument;
 use super::batch::{Arrival, BatchLedger, BatchSlot};
 use super::instruments::Instruments;
 use super::report;
+use super::slots::Slots;
 use super::{ConsumerPort, DeadLetter, Received};
 use crate::observe::{CallRecord, Observer};
 
@@ -45,8 +44,6 @@ pub(crate) struct DriverConfig<S> {
     /// The subscribed topic, for the lines that name a delivery.
     pub(crate) topic: Arc<str>,
 }
-
-type Running<Id> = FuturesUnordered<Pin<Box<dyn Future<Output = Finished<Delivered<Id>>> + Send>>>;
 
 /// A delivery as the settler knows it: the transport's id, and its place in a batched entry.
 #[derive(Debug, Clone)]
@@ -104,7 +101,6 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
     consumer: C,
     config: DriverConfig<S>,
     settler: Settler<Delivered<C::Id>>,
-    running: Running<C::Id>,
     /// Batched entries with messages handed out or settled.
     batches: BatchLedger<C::Id>,
     /// Late copies of finished batched entries, to acknowledge again.
@@ -133,7 +129,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             consumer,
             settler: Settler::new(rules),
             config,
-            running: FuturesUnordered::new(),
             batches: BatchLedger::default(),
             late_copies: Vec::new(),
             keys: KeyOrder::new(),
@@ -154,6 +149,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             Finished(Finished<Delivered<Id>>),
             Timer,
         }
+        // The running handler invocations; a local, as their future's type has no name.
+        let mut running = Slots::new();
         let mut events: u32 = 0;
         loop {
             events = events.wrapping_add(1);
@@ -173,10 +170,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 if stop.poll_unpin(cx).is_ready() {
                     return Poll::Ready(Event::Stop);
                 }
-                if let Poll::Ready(Some(done)) = self.running.poll_next_unpin(cx) {
+                if let Poll::Ready(Some(done)) = running.poll_next(cx) {
                     return Poll::Ready(Event::Finished(done));
                 }
-                if self.running.len() + self.keys.held() < limit {
+                if running.len() + self.keys.held() < limit {
                     match self.consumer.poll_receive(cx) {
                         Poll::Ready(Some(r)) => return Poll::Ready(Event::Received(r)),
                         Poll::Ready(None) => return Poll::Ready(Event::Closed),
@@ -191,19 +188,31 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 Poll::Pending
             })
             .await;
-            match event {
+            let mut next = match event {
                 Event::Stop | Event::Closed => break,
                 Event::Received(r) => self.arrive(r),
-                Event::Finished(done) => self.finish(done),
+                Event::Finished(done) => self.finish(done, running.len()),
                 // The due calls are made by `flush` at the top of the loop, before the fired
                 // sleep is replaced.
-                Event::Timer => {}
+                Event::Timer => None,
+            };
+            // A handler that finishes as it starts is settled here, and may let the next
+            // delivery of its key start.
+            while let Some(received) = next.take() {
+                let delivery = self.begin(received);
+                let finished = running.start(delivery);
+                self.instruments.in_flight.set(running.len() as f64);
+                if let Some(done) = finished {
+                    next = self.finish(done, running.len());
+                }
             }
         }
-        self.shutdown().await;
+        self.shutdown(running).await;
     }
 
-    fn arrive(&mut self, received: Received<C::Id>) {
+    /// A delivery came: what to start now, if anything (not a copy of a batch already in
+    /// hand, nor a key already running).
+    fn arrive(&mut self, received: Received<C::Id>) -> Option<Received<C::Id>> {
         if let Some(slot) = received.batch {
             let arrival = self.batches.arrive(slot);
             if arrival != Arrival::Handle {
@@ -216,7 +225,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     Arrival::Finished => self.late_copies.push(received.id),
                     _ => self.to_release.push(received.id),
                 }
-                return;
+                return None;
             }
         }
         let key = if self.key_ordered {
@@ -224,12 +233,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         } else {
             None
         };
-        if let Some(received) = self.keys.arrive(key, received) {
-            self.start(received);
-        }
+        self.keys.arrive(key, received)
     }
 
-    fn start(&mut self, received: Received<C::Id>) {
+    /// The handler invocation for `received`, counted as a delivery.
+    fn begin(
+        &mut self,
+        received: Received<C::Id>,
+    ) -> impl Future<Output = Finished<Delivered<C::Id>>> + Send + 'static {
         let handler = self.config.handler.clone();
         self.instruments.deliveries.increment(1);
         self.config.handled.bump();
@@ -251,8 +262,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         crate::trace_context::continue_from(&span, &received.headers);
         let own = span.clone();
         let key_ordered = self.key_ordered;
-        self.running.push(Box::pin(
-            async move {
+        async move {
                 let id = Delivered {
                     id: received.id.clone(),
                     batch: received.batch,
@@ -341,14 +351,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     span: tracing::Span::current(),
                 }
             }
-            .instrument(span),
-        ));
-        self.instruments.in_flight.set(self.running.len() as f64);
+            .instrument(span)
     }
 
-    fn finish(&mut self, done: Finished<Delivered<C::Id>>) {
+    /// Settle a handler invocation that ended (`running` still run); the next delivery of its
+    /// key, if one was held back, is what to start now.
+    fn finish(
+        &mut self,
+        done: Finished<Delivered<C::Id>>,
+        running: usize,
+    ) -> Option<Received<C::Id>> {
         let now = self.config.runtime.now();
-        self.instruments.in_flight.set(self.running.len() as f64);
+        self.instruments.in_flight.set(running as f64);
         let outcome = done.completion.label();
         self.instruments.outcome(outcome).increment(1);
         if let Some(took) = done.took {
@@ -390,9 +404,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             self.to_release.push(delivered.id);
         }
         self.instruments.waiting.set(self.settler.waiting() as f64);
-        if let Some(next) = self.keys.finish(done.key.as_ref()) {
-            self.start(next);
-        }
+        self.keys.finish(done.key.as_ref())
     }
 
     /// Make every call that is due. A message of a batched entry is acknowledged at the
@@ -464,7 +476,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         }
     }
 
-    async fn shutdown(mut self) {
+    async fn shutdown<F>(mut self, mut running: Slots<F>)
+    where
+        F: Future<Output = Finished<Delivered<C::Id>>>,
+    {
         // Held deliveries (same key as a running one) never started: no outcome.
         let held: Vec<_> = self.keys.drain().collect();
         for r in held {
@@ -479,7 +494,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let mut grace = self.config.runtime.sleep_until(deadline);
         loop {
             let next = poll_fn(|cx| {
-                if let Poll::Ready(done) = self.running.poll_next_unpin(cx) {
+                if let Poll::Ready(done) = running.poll_next(cx) {
                     return Poll::Ready(done.map(Ok));
                 }
                 grace.as_mut().poll(cx).map(|()| Some(Err(())))
@@ -487,18 +502,21 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             .await;
             match next {
                 Some(Ok(done)) => {
-                    self.finish(done);
+                    // Held deliveries were let go above: nothing of the key waits to start.
+                    if let Some(held) = self.finish(done, running.len()) {
+                        self.consumer.release(&held.id);
+                    }
                     self.flush().await;
                 }
                 Some(Err(())) => {
                     tracing::warn!(
-                        count = self.running.len(),
+                        count = running.len(),
                         grace = ?self.config.shutdown_grace,
                         "stopping: handlers still running after the grace period were \
                          cancelled; their messages stay unacknowledged and come back"
                     );
                     // Dropped: cancelled, no outcome. Closing the consumer below releases them.
-                    self.running = FuturesUnordered::new();
+                    running.clear();
                     break;
                 }
                 None => break,

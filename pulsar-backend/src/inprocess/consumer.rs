@@ -118,7 +118,11 @@ impl ConsumerPort for InProcessConsumer {
                 Poll::Ready(Some(Received {
                     id: d.message_id,
                     payload: Payload::Shared(d.payload),
-                    headers: d.properties.into_iter().collect(),
+                    headers: if d.properties.is_empty() {
+                        Vec::new()
+                    } else {
+                        d.properties.into_iter().collect()
+                    },
                     topic: d.topic.shared(),
                     key: d.key,
                     redelivery_count: Some(d.redelivery_count),

@@ -71,7 +71,8 @@ impl Inner {
             }
         }
         self.arm_timer();
-        if self.in_flight() == 0 {
+        // Counting what is in flight visits every consumer: only when someone waits for none.
+        if !self.idle_waiters.is_empty() && self.in_flight() == 0 {
             for w in self.idle_waiters.drain(..) {
                 w.wake();
             }

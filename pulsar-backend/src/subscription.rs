@@ -25,6 +25,7 @@ pub struct PulsarSubscription {
     pub(crate) kind: SubscriptionType,
     pub(crate) ack_timeout: Option<Duration>,
     pub(crate) concurrency: Option<usize>,
+    pub(crate) receiver_queue: Option<usize>,
 }
 
 impl PulsarSubscription {
@@ -39,6 +40,7 @@ impl PulsarSubscription {
             kind: SubscriptionType::Shared,
             ack_timeout: None,
             concurrency: None,
+            receiver_queue: None,
         }
     }
 
@@ -50,6 +52,7 @@ impl PulsarSubscription {
             kind: SubscriptionType::Shared,
             ack_timeout: None,
             concurrency: None,
+            receiver_queue: None,
         }
     }
 
@@ -68,10 +71,23 @@ impl PulsarSubscription {
     }
 
     /// How many handlers of this subscription may run at once (default
-    /// [`DEFAULT_CONCURRENCY`]). Also the number of messages the consumer asks the broker for
-    /// ahead of time.
+    /// [`DEFAULT_CONCURRENCY`]). Also the receiver queue, unless
+    /// [`PulsarSubscription::receiver_queue`] says otherwise.
     pub fn concurrency(mut self, limit: usize) -> Self {
         self.concurrency = Some(limit.max(1));
+        self
+    }
+
+    /// How many received messages the consumer keeps ready for the handlers: pulsar-rs's
+    /// `receiver_queue_size` (Pulsar's `receiverQueueSize`). Default: the concurrency.
+    ///
+    /// A message's ack timeout starts when it enters this queue, so a long queue in front of
+    /// slow handlers can time messages out before they run. A queue as long as pulsar-rs's own
+    /// default (1,000) costs less CPU per message for fast handlers: the consumer hands over
+    /// whole batches instead of waking the driver for every few messages (see
+    /// `docs/performance.md`). The in-process Pulsar keeps as many messages asked for.
+    pub fn receiver_queue(mut self, messages: usize) -> Self {
+        self.receiver_queue = Some(messages.max(1));
         self
     }
 }

@@ -1,6 +1,9 @@
 //! On a real broker: CPU per message and throughput of a raw pulsar-rs consume+ack loop and of
 //! the framework on tokio, smol and async-std, all draining the same backlog, interleaved and
-//! repeated; then a handler that awaits 1 ms, at the default concurrency and at 64, against a
+//! repeated. Every consumer asks the broker for pulsar-rs's default 1,000 permits (its
+//! `batch_size`); the receiver queue (the channel from pulsar-rs's consumer engine to the app)
+//! is 1,000 for the raw loop and for `tokio-queue-1000`, and the concurrency (32) for the
+//! framework's defaults. Then a handler that awaits 1 ms, at the default concurrency and at 64, against a
 //! sequential raw loop doing the same.
 //!
 //! `live <messages> <repeats> <slow-messages>`. Starts Apache Pulsar standalone on 127.0.0.1
@@ -55,6 +58,7 @@ fn app(
     subscription: &str,
     count: Arc<Count>,
     concurrency: Option<usize>,
+    receiver_queue: Option<usize>,
 ) -> impl App<State = Arc<Count>> {
     let broker = PulsarBroker::new(url).default_subscription(subscription);
     RustStream::new(AppInfo::new("bench-live", "0.0.0"))
@@ -65,8 +69,12 @@ fn app(
             } else {
                 b.include(ack)
             };
-            if let Some(limit) = concurrency {
-                mounted.concurrency(limit);
+            let mounted = match concurrency {
+                Some(limit) => mounted.concurrency(limit),
+                None => mounted,
+            };
+            if let Some(messages) = receiver_queue {
+                mounted.receiver_queue(messages);
             }
         })
 }
@@ -182,7 +190,7 @@ fn main() {
         .block_on(Pulsar::builder(url.clone(), TokioExecutor).build())
         .expect("a raw client connects");
 
-    let contenders = ["raw", "tokio", "smol", "async-std"];
+    let contenders = CONTENDERS;
     let run_id = std::process::id();
     // The handlers' topics; subscriptions are named for this process, and made before the
     // backlog is written, so each drains exactly that backlog.
@@ -210,10 +218,21 @@ fn main() {
         for contender in contenders {
             let subscription = name(contender, repeat);
             let count = Arc::new(Count::default());
-            let framework = || app(&url, "bench-live", &subscription, count.clone(), None);
+            // `tokio-queue-1000`: the receiver queue of the raw loop (pulsar-rs's default).
+            let queue = (contender == "tokio-queue-1000").then_some(1000);
+            let framework = || {
+                app(
+                    &url,
+                    "bench-live",
+                    &subscription,
+                    count.clone(),
+                    None,
+                    queue,
+                )
+            };
             let run = match contender {
                 "raw" => tokio.block_on(raw_drain(&pulsar, topic, &subscription, messages, None)),
-                "tokio" => tokio.block_on(drain(
+                "tokio" | "tokio-queue-1000" => tokio.block_on(drain(
                     framework(),
                     count.clone(),
                     messages,
@@ -254,7 +273,14 @@ fn main() {
             _ => {
                 let limit = (contender == "slow-64").then_some(64);
                 tokio.block_on(drain(
-                    app(&url, "bench-slow", &subscription, count.clone(), limit),
+                    app(
+                        &url,
+                        "bench-slow",
+                        &subscription,
+                        count.clone(),
+                        limit,
+                        None,
+                    ),
                     count.clone(),
                     slow_messages,
                     Arc::new(ruststream_tokio::TokioRuntime::new(tokio.handle().clone())),
@@ -273,6 +299,10 @@ fn main() {
     }
     drop(pulsar);
 }
+
+/// The contenders on the backlog: the raw loop, the framework on each runtime at its defaults,
+/// and on tokio with the raw loop's receiver queue.
+const CONTENDERS: [&str; 5] = ["raw", "tokio", "tokio-queue-1000", "smol", "async-std"];
 
 /// The 1 ms handler's contenders: the raw loop, the framework at its default concurrency (32)
 /// and at 64.
@@ -330,7 +360,7 @@ fn summarize(runs: &[(&str, Run)], messages: u64) {
         cpu[cpu.len() / 2]
     };
     let raw = median("raw");
-    for contender in ["raw", "tokio", "smol", "async-std"] {
+    for contender in CONTENDERS {
         let cpu = median(contender);
         println!(
             "summary {contender}: median CPU {cpu:.2} us/message, {:+.1}% against the raw loop",

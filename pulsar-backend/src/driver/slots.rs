@@ -218,7 +218,10 @@ mod tests {
         let mut slots = Slots::new();
         let (tx, a) = waiting(1);
         assert_eq!(slots.start(a), None);
-        assert_eq!(slots.poll_next(&mut Context::from_waker(&waker)), Poll::Pending);
+        assert_eq!(
+            slots.poll_next(&mut Context::from_waker(&waker)),
+            Poll::Pending
+        );
         tx.send(()).unwrap();
         assert!(flag.0.load(Ordering::SeqCst));
     }

@@ -267,7 +267,7 @@ impl InProcessPulsar {
         )?;
         inner.cluster.flow(
             id,
-            u32::try_from(planned.concurrency).unwrap_or(u32::MAX),
+            u32::try_from(planned.receiver_queue).unwrap_or(u32::MAX),
             now,
         )?;
         inner.consumers.insert(id, None);
@@ -276,7 +276,7 @@ impl InProcessPulsar {
             self.clone(),
             id,
             runtime,
-            planned.concurrency,
+            planned.receiver_queue,
         ))
     }
 

@@ -106,6 +106,10 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             descriptor.kind,
             descriptor.ack_timeout,
         );
+        let concurrency = reg
+            .concurrency
+            .or(descriptor.concurrency)
+            .unwrap_or(DEFAULT_CONCURRENCY);
         planned.push(CheckedSubscription {
             handler: reg.handler.clone(),
             topic,
@@ -113,10 +117,11 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             kind: descriptor.kind,
             ack_timeout: descriptor.ack_timeout,
             dead_letter,
-            concurrency: reg
-                .concurrency
-                .or(descriptor.concurrency)
-                .unwrap_or(DEFAULT_CONCURRENCY),
+            concurrency,
+            receiver_queue: reg
+                .receiver_queue
+                .or(descriptor.receiver_queue)
+                .unwrap_or(concurrency),
             rules,
         });
     }

@@ -20,6 +20,8 @@ pub(crate) struct CheckedSubscription<S> {
     /// `max_attempts` and the resolved dead-letter topic, when both were declared.
     pub(crate) dead_letter: Option<(NonZeroU32, TopicName)>,
     pub(crate) concurrency: usize,
+    /// pulsar-rs's receiver queue, and the in-process consumer's prefetch.
+    pub(crate) receiver_queue: usize,
     pub(crate) rules: SubscriptionRules,
 }
 

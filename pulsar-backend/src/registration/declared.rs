@@ -15,6 +15,7 @@ pub(crate) struct Registration<S> {
     pub(crate) max_attempts: Option<NonZeroU32>,
     pub(crate) dead_letter: Option<String>,
     pub(crate) concurrency: Option<usize>,
+    pub(crate) receiver_queue: Option<usize>,
 }
 
 impl<S> Registration<S> {
@@ -25,6 +26,7 @@ impl<S> Registration<S> {
             max_attempts: None,
             dead_letter: None,
             concurrency: None,
+            receiver_queue: None,
         }
     }
 }
@@ -60,6 +62,14 @@ impl<'a, S> Mounted<'a, S> {
     /// `concurrency` and [`crate::DEFAULT_CONCURRENCY`].
     pub fn concurrency(self, limit: usize) -> Self {
         self.registration.concurrency = Some(limit.max(1));
+        self
+    }
+
+    /// How many received messages the consumer keeps ready; overrides the descriptor's
+    /// `receiver_queue` (see [`PulsarSubscription::receiver_queue`]). Default: the
+    /// concurrency.
+    pub fn receiver_queue(self, messages: usize) -> Self {
+        self.registration.receiver_queue = Some(messages.max(1));
         self
     }
 }

@@ -184,17 +184,17 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
                 format!("unsupported subscription type {}", planned.kind),
             )
         })?;
-        let builder =
-            self.pulsar
-                .consumer()
-                .with_topic(planned.topic.to_string())
-                .with_subscription(planned.subscription.clone())
-                .with_subscription_type(sub_type)
-                .with_consumer_name(format!("{}-{}", planned.handler.name(), std::process::id()))
-                .with_options(ConsumerOptions::default().with_receiver_queue_size(
-                    u32::try_from(planned.concurrency).unwrap_or(u32::MAX),
-                ))
-                .with_unacked_message_resend_delay(planned.ack_timeout);
+        let builder = self
+            .pulsar
+            .consumer()
+            .with_topic(planned.topic.to_string())
+            .with_subscription(planned.subscription.clone())
+            .with_subscription_type(sub_type)
+            .with_consumer_name(format!("{}-{}", planned.handler.name(), std::process::id()))
+            .with_options(ConsumerOptions::default().with_receiver_queue_size(
+                u32::try_from(planned.receiver_queue).unwrap_or(u32::MAX),
+            ))
+            .with_unacked_message_resend_delay(planned.ack_timeout);
         // pulsar-rs retries a refused subscription (ConsumerBusy, ServiceNotReady) every 5 s
         // without end; at startup the connect bound applies to it too.
         let bound = self.settings.connect_timeout;

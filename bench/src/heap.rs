@@ -50,8 +50,10 @@ impl<'a> Heap<'a> {
         HeapChange {
             allocations: stats.allocations,
             reallocations: stats.reallocations,
-            retained_bytes: stats.bytes_allocated as isize - stats.bytes_deallocated as isize
-                + stats.bytes_reallocated,
+            // stats_alloc adds a reallocation's growth to `bytes_allocated` (its shrinking to
+            // `bytes_deallocated`) and also to `bytes_reallocated`: counting the latter too
+            // would count every grown vector twice.
+            retained_bytes: stats.bytes_allocated as isize - stats.bytes_deallocated as isize,
         }
     }
 }

@@ -29,31 +29,50 @@ use crate::MessageId;
 pub const UNACKED_REDELIVERY_TICK: Duration = Duration::from_millis(500);
 
 /// One consumer's ack-timeout records.
+///
+/// A consumer receives from one topic, whose messages share a ledger and a partition, so the
+/// records key a message by its entry and batch index only: half the bytes of a whole id, in
+/// both of the index's trees (what a delivery waiting in `retry_after` costs is mostly these).
 #[derive(Debug, Clone)]
 pub(crate) struct UnackedTracker {
     delay: Duration,
     /// When the consumer (and its ticker) started.
     origin: Instant,
-    deadlines: Deadlines<MessageId>,
+    /// The ledger and partition of the messages received, known from the first.
+    topic: Option<(u64, i32)>,
+    deadlines: Deadlines<Short>,
 }
+
+/// A message id within its topic: entry and batch index.
+type Short = (u64, Option<i32>);
 
 impl UnackedTracker {
     pub(crate) fn new(delay: Duration, origin: Instant) -> Self {
         UnackedTracker {
             delay,
             origin,
+            topic: None,
             deadlines: Deadlines::default(),
         }
     }
 
     /// The message was handed to the application at `now`.
     pub(crate) fn received(&mut self, id: MessageId, now: Instant) {
-        self.deadlines.insert(id, now + self.delay);
+        let topic = *self.topic.get_or_insert((id.ledger_id, id.partition));
+        debug_assert_eq!(
+            topic,
+            (id.ledger_id, id.partition),
+            "a consumer receives from one topic"
+        );
+        self.deadlines
+            .insert((id.entry_id, id.batch_index), now + self.delay);
     }
 
-    /// The application acknowledged the message.
+    /// The application acknowledged the message (an id of another topic has no record here).
     pub(crate) fn acknowledged(&mut self, id: &MessageId) {
-        self.deadlines.remove(id);
+        if self.topic == Some((id.ledger_id, id.partition)) {
+            self.deadlines.remove(&(id.entry_id, id.batch_index));
+        }
     }
 
     /// The first tick at which some record has expired, if any.
@@ -76,7 +95,20 @@ impl UnackedTracker {
 
     /// The tick at `tick`: the ids whose deadline is before it, now forgotten.
     pub(crate) fn expire(&mut self, tick: Instant) -> Vec<MessageId> {
-        let mut expired = self.deadlines.take_due(tick, false);
+        let Some((ledger_id, partition)) = self.topic else {
+            return Vec::new();
+        };
+        let mut expired: Vec<MessageId> = self
+            .deadlines
+            .take_due(tick, false)
+            .into_iter()
+            .map(|(entry_id, batch_index)| MessageId {
+                ledger_id,
+                entry_id,
+                partition,
+                batch_index,
+            })
+            .collect();
         // pulsar-rs sends them in its map's order; the broker replays by entry either way.
         expired.sort_unstable();
         expired
@@ -117,6 +149,21 @@ mod tests {
         t.received(id(0), at(1250));
         // Deadline 2.25 s; ticks at 0.1 + 0.5k s: 2.1, 2.6 → 2.6 s.
         assert_eq!(t.next_tick(), Some(at(2600)));
+    }
+
+    #[test]
+    fn an_id_of_another_topic_is_not_acknowledged_here() {
+        let mut t = UnackedTracker::new(Duration::from_secs(1), at(0));
+        t.received(id(0), at(0));
+        t.acknowledged(&MessageId {
+            ledger_id: 2,
+            ..id(0)
+        });
+        assert_eq!(
+            t.expire(at(1500)),
+            vec![id(0)],
+            "still recorded, and whole again"
+        );
     }
 
     #[test]

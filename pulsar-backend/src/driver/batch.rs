@@ -53,8 +53,9 @@ pub(crate) struct EntryPosition {
 pub(crate) struct BatchSlot {
     pub(crate) entry: EntryPosition,
     pub(crate) index: u32,
-    /// How many messages the entry holds.
-    pub(crate) size: u32,
+    /// How many messages the entry holds; never zero, which lets `Option<BatchSlot>` take no
+    /// more room than a slot (a delivery waiting in `retry_after` carries one).
+    pub(crate) size: std::num::NonZeroU32,
 }
 
 /// What to do with a message of a batched entry that just arrived.
@@ -116,7 +117,7 @@ impl<Id> BatchLedger<Id> {
         }
         let entry = self.entries.entry(slot.entry).or_insert_with(|| Entry {
             slots: std::iter::repeat_with(|| Slot::Out)
-                .take(slot.size as usize)
+                .take(slot.size.get() as usize)
                 .collect(),
             redelivery_pending: false,
             settled: 0,
@@ -176,7 +177,7 @@ impl<Id> BatchLedger<Id> {
     /// The indexes of `slot`'s entry not settled yet, as a batch-index acknowledgement's
     /// `ack_set`: bit `i` of word `i / 64` set while index `i` is not settled.
     pub(crate) fn unsettled(&self, slot: BatchSlot) -> Vec<i64> {
-        let mut words = vec![0i64; (slot.size as usize).div_ceil(64)];
+        let mut words = vec![0i64; (slot.size.get() as usize).div_ceil(64)];
         if let Some(entry) = self.entries.get(&slot.entry) {
             for (i, state) in entry.slots.iter().enumerate() {
                 if !matches!(state, Slot::Settled(_)) {
@@ -236,7 +237,7 @@ mod tests {
         BatchSlot {
             entry: E,
             index,
-            size: 3,
+            size: std::num::NonZeroU32::new(3).unwrap(),
         }
     }
 
@@ -288,7 +289,7 @@ mod tests {
         let wide = BatchSlot {
             entry: EntryPosition { entry: 9, ..E },
             index: 70,
-            size: 71,
+            size: std::num::NonZeroU32::new(71).unwrap(),
         };
         ledger.arrive(wide);
         ledger.settle(wide, "z");
@@ -304,7 +305,7 @@ mod tests {
         let one = |n: u64| BatchSlot {
             entry: EntryPosition { entry: n, ..E },
             index: 0,
-            size: 1,
+            size: std::num::NonZeroU32::new(1).unwrap(),
         };
         for n in 0..=REMEMBERED as u64 {
             ledger.arrive(one(n));

@@ -204,6 +204,6 @@ fn batch_slot(id: &MessageId, batch_size: Option<u32>) -> Option<BatchSlot> {
             partition: id.partition,
         },
         index: u32::try_from(id.batch_index?).ok()?,
-        size: batch_size?,
+        size: std::num::NonZeroU32::new(batch_size?)?,
     })
 }

@@ -103,7 +103,7 @@ fn batch_slot(id: &MessageIdData, batch_size: Option<i32>) -> Option<BatchSlot> 
             partition: id.partition.unwrap_or(-1),
         },
         index: u32::try_from(id.batch_index?).ok()?,
-        size: u32::try_from(batch_size?).ok()?,
+        size: std::num::NonZeroU32::new(u32::try_from(batch_size?).ok()?)?,
     })
 }
 
@@ -186,7 +186,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
         // the message (keyed by the id without an ack set) stays until the entry's own ack.
         let index_ack = MessageIdData {
             ack_set,
-            batch_size: i32::try_from(slot.size).ok(),
+            batch_size: i32::try_from(slot.size.get()).ok(),
             ..id.id.clone()
         };
         self.consumer

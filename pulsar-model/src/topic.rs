@@ -64,7 +64,11 @@ impl Topic {
 
     /// Store a message alone in the next entry.
     pub(crate) fn append(&mut self, message: OutgoingMessage, now: Instant) -> MessageId {
-        self.append_entry(vec![message], false, now)[0]
+        let entry_id = self.store.len();
+        let start = self.store.messages.len();
+        let id = self.store_message(message, entry_id, None, None, now);
+        self.store.entries.push(start..start + 1);
+        id
     }
 
     /// Store `messages` as one batched entry: each gets the next entry id and its index in the
@@ -74,40 +78,46 @@ impl Topic {
         messages: Vec<OutgoingMessage>,
         now: Instant,
     ) -> Vec<MessageId> {
-        self.append_entry(messages, true, now)
-    }
-
-    fn append_entry(
-        &mut self,
-        messages: Vec<OutgoingMessage>,
-        batched: bool,
-        now: Instant,
-    ) -> Vec<MessageId> {
         let entry_id = self.store.len();
         let start = self.store.messages.len();
-        let batch_size = batched.then_some(messages.len() as u32);
-        let mut ids = Vec::with_capacity(messages.len());
-        for (index, message) in messages.into_iter().enumerate() {
-            let id = MessageId {
-                ledger_id: self.ledger_id,
-                entry_id,
-                partition: self.partition,
-                batch_index: batched.then_some(index as i32),
-            };
-            self.store.messages.push(StoredMessage {
-                id,
-                payload: message.payload.into(),
-                properties: message.properties,
-                key: message.key,
-                publish_time: now,
-                batch_size,
-                event_time: message.event_time,
-                deliver_at: message.deliver_at,
-            });
-            ids.push(id);
-        }
+        let batch_size = Some(messages.len() as u32);
+        let ids = messages
+            .into_iter()
+            .enumerate()
+            .map(|(index, message)| {
+                self.store_message(message, entry_id, Some(index as i32), batch_size, now)
+            })
+            .collect();
         self.store.entries.push(start..self.store.messages.len());
         ids
+    }
+
+    /// Store one message of entry `entry_id` (not yet in `entries`).
+    fn store_message(
+        &mut self,
+        message: OutgoingMessage,
+        entry_id: u64,
+        batch_index: Option<i32>,
+        batch_size: Option<u32>,
+        now: Instant,
+    ) -> MessageId {
+        let id = MessageId {
+            ledger_id: self.ledger_id,
+            entry_id,
+            partition: self.partition,
+            batch_index,
+        };
+        self.store.messages.push(StoredMessage {
+            id,
+            payload: message.payload.into(),
+            properties: message.properties,
+            key: message.key,
+            publish_time: now,
+            batch_size,
+            event_time: message.event_time,
+            deliver_at: message.deliver_at,
+        });
+        id
     }
 
     /// The entry a message id names in this topic, if it names one.

@@ -59,7 +59,7 @@ pub(crate) fn dead_letter_copy(
     source: &TopicName,
     id: MessageId,
 ) -> OutgoingMessage {
-    let mut properties: BTreeMap<String, String> = message.properties.clone();
+    let mut properties: BTreeMap<String, String> = message.properties.to_map();
     properties
         .entry(REAL_TOPIC.to_owned())
         .or_insert_with(|| source.to_string());
@@ -111,7 +111,7 @@ mod tests {
         let stored = StoredMessage {
             id,
             payload: b"x".to_vec().into(),
-            properties: [(REAL_TOPIC.to_owned(), "elsewhere".to_owned())].into(),
+            properties: BTreeMap::from([(REAL_TOPIC.to_owned(), "elsewhere".to_owned())]).into(),
             key: Some("k".into()),
             publish_time: Instant::ZERO,
             batch_size: None,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ruststream::Instant;
 
-use crate::{ConsumerId, MessageId, TopicName};
+use crate::{ConsumerId, MessageId, Properties, TopicName};
 
 /// A message to publish: what a pulsar-rs `producer::Message` carries that the model keeps.
 ///
@@ -63,8 +63,8 @@ pub struct StoredMessage {
     pub id: MessageId,
     /// The body; shared, so deliveries clone it cheaply.
     pub payload: Arc<[u8]>,
-    /// The properties.
-    pub properties: BTreeMap<String, String>,
+    /// The properties, shared with every delivery.
+    pub properties: Properties,
     /// The partition key.
     pub key: Option<String>,
     /// When it was published (the `now` of the publishing call).
@@ -89,8 +89,8 @@ pub struct Delivery {
     pub topic: TopicName,
     /// The body.
     pub payload: Arc<[u8]>,
-    /// The properties.
-    pub properties: BTreeMap<String, String>,
+    /// The properties, shared with the stored message.
+    pub properties: Properties,
     /// The partition key.
     pub key: Option<String>,
     /// How many times the broker redelivered this message on this subscription before this

@@ -58,7 +58,8 @@ fn at_the_limit_the_message_moves_to_the_dead_letter_topic_with_both_properties(
             ),
             (ORIGIN_MESSAGE_ID.to_owned(), "1:0:-1".to_owned()),
         ]
-        .into()
+        .into_iter()
+        .collect::<std::collections::BTreeMap<_, _>>()
     );
     assert_eq!(dead.properties[ORIGIN_MESSAGE_ID], id.to_string());
     // The original is acknowledged: gone from the subscription.

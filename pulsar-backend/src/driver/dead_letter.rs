@@ -64,7 +64,7 @@ impl DeadLetter {
 /// The original properties plus `REAL_TOPIC` and `ORIGIN_MESSAGE_ID`, unless already present
 /// (a message dead-lettered twice keeps where it first came from).
 fn copy_headers<Id: std::fmt::Display>(received: &Received<Id>) -> Vec<(String, String)> {
-    let mut headers = received.headers.clone();
+    let mut headers = received.headers.to_vec();
     for (name, value) in [
         (REAL_TOPIC, received.topic.to_string()),
         (ORIGIN_MESSAGE_ID, received.id.to_string()),
@@ -84,7 +84,7 @@ mod tests {
         Received {
             id: "7:3:-1:2",
             payload: super::super::Payload::Owned(b"{}".to_vec()),
-            headers,
+            headers: crate::driver::Headers::Owned(headers),
             topic: "persistent://public/default/refunds".into(),
             key: Some("card-1".into()),
             redelivery_count: Some(5),

@@ -30,12 +30,33 @@ impl std::ops::Deref for Payload {
     }
 }
 
+/// A delivery's headers as the transport holds them: built from the client's message, or
+/// shared with the in-process Pulsar's stored message (no copy per delivery).
+#[derive(Debug, Clone)]
+pub(crate) enum Headers {
+    /// Built for this delivery (pulsar-rs), or none.
+    Owned(Vec<(String, String)>),
+    /// Shared with the stored message (in process).
+    Shared(Arc<[(String, String)]>),
+}
+
+impl std::ops::Deref for Headers {
+    type Target = [(String, String)];
+
+    fn deref(&self) -> &[(String, String)] {
+        match self {
+            Headers::Owned(pairs) => pairs,
+            Headers::Shared(pairs) => pairs,
+        }
+    }
+}
+
 /// One delivery as the driver receives it.
 #[derive(Debug)]
 pub(crate) struct Received<Id> {
     pub(crate) id: Id,
     pub(crate) payload: Payload,
-    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) headers: Headers,
     /// The message's topic, shared: the same for every message of a consumer but a partitioned
     /// topic's.
     pub(crate) topic: Arc<str>,

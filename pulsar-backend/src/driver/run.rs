@@ -333,7 +333,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                         topic: received.topic.to_string(),
                         message_id: received.id.to_string(),
                         payload: received.payload.to_vec(),
-                        headers: received.headers.clone(),
+                        headers: received.headers.to_vec(),
                         redelivery_count: received.redelivery_count,
                         at,
                         completion,

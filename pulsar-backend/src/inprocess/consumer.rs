@@ -9,7 +9,7 @@ use ruststream::runtime::Runtime;
 use ruststream_pulsar_model::{Cluster, ConsumerId, MessageId, ModelError};
 
 use super::{InProcessPulsar, Inner};
-use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Payload, Received};
+use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Headers, Payload, Received};
 
 /// One subscription's consumer on the in-process Pulsar.
 pub(crate) struct InProcessConsumer {
@@ -118,10 +118,9 @@ impl ConsumerPort for InProcessConsumer {
                 Poll::Ready(Some(Received {
                     id: d.message_id,
                     payload: Payload::Shared(d.payload),
-                    headers: if d.properties.is_empty() {
-                        Vec::new()
-                    } else {
-                        d.properties.into_iter().collect()
+                    headers: match d.properties.shared() {
+                        Some(pairs) => Headers::Shared(pairs),
+                        None => Headers::Owned(Vec::new()),
                     },
                     topic: d.topic.shared(),
                     key: d.key,

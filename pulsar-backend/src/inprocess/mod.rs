@@ -204,11 +204,7 @@ impl InProcessPulsar {
             .map(|m| TopicMessage {
                 message_id: m.id.to_string(),
                 payload: m.payload.to_vec(),
-                properties: m
-                    .properties
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
+                properties: m.properties.as_slice().to_vec(),
                 key: m.key.clone(),
                 published_at: m.publish_time,
             })

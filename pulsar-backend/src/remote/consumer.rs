@@ -134,12 +134,14 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         .filter(|ms| *ms > 0)
                         .map(Duration::from_millis);
                     let batch = batch_slot(&id, message.message_id.batch_size);
-                    let headers = message
-                        .metadata()
-                        .properties
-                        .iter()
-                        .map(|kv| (kv.key.clone(), kv.value.clone()))
-                        .collect();
+                    let headers = crate::driver::Headers::Owned(
+                        message
+                            .metadata()
+                            .properties
+                            .iter()
+                            .map(|kv| (kv.key.clone(), kv.value.clone()))
+                            .collect(),
+                    );
                     return Poll::Ready(Some(Received {
                         id: RemoteId {
                             topic: topic.clone(),

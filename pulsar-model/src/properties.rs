@@ -1,0 +1,103 @@
+//! A stored message's properties, shared by every delivery of it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Name/value pairs sorted by name, each name once: what a topic keeps of a message's
+/// properties.
+///
+/// Every delivery of a message hands its consumer the same list, so it is shared rather than
+/// copied: a delivery costs no allocation for its properties, however many it has. No
+/// properties take no allocation either.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Properties(Option<Arc<[(String, String)]>>);
+
+impl Properties {
+    /// The value of property `name`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        let pairs = self.as_slice();
+        pairs
+            .binary_search_by(|(k, _)| k.as_str().cmp(name))
+            .ok()
+            .map(|i| pairs[i].1.as_str())
+    }
+
+    /// How many properties there are.
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The pairs, sorted by name.
+    pub fn as_slice(&self) -> &[(String, String)] {
+        self.0.as_deref().unwrap_or(&[])
+    }
+
+    /// The shared list, `None` when there are no properties.
+    pub fn shared(&self) -> Option<Arc<[(String, String)]>> {
+        self.0.clone()
+    }
+
+    /// A map of them, to change (a dead-letter copy adds its own).
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        self.as_slice().iter().cloned().collect()
+    }
+}
+
+impl From<BTreeMap<String, String>> for Properties {
+    fn from(map: BTreeMap<String, String>) -> Self {
+        if map.is_empty() {
+            return Properties(None);
+        }
+        // A map's pairs come sorted by name, each name once.
+        Properties(Some(map.into_iter().collect()))
+    }
+}
+
+impl std::ops::Index<&str> for Properties {
+    type Output = String;
+
+    /// The value of property `name`; panics if there is none, as a map does.
+    fn index(&self, name: &str) -> &String {
+        let pairs = self.as_slice();
+        match pairs.binary_search_by(|(k, _)| k.as_str().cmp(name)) {
+            Ok(i) => &pairs[i].1,
+            Err(_) => panic!("no property `{name}`"),
+        }
+    }
+}
+
+impl PartialEq<BTreeMap<String, String>> for Properties {
+    fn eq(&self, map: &BTreeMap<String, String>) -> bool {
+        self.len() == map.len()
+            && self
+                .as_slice()
+                .iter()
+                .zip(map)
+                .all(|((k, v), (mk, mv))| k == mk && v == mv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_are_found_by_name_and_compare_with_a_map() {
+        let map: BTreeMap<String, String> = [("b", "2"), ("a", "1")]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .into();
+        let properties = Properties::from(map.clone());
+        assert_eq!(properties.get("a"), Some("1"));
+        assert_eq!(properties["b"], "2");
+        assert_eq!(properties.get("c"), None);
+        assert_eq!(properties.len(), 2);
+        assert_eq!(properties, map);
+        assert_eq!(properties.to_map(), map);
+        assert!(Properties::from(BTreeMap::new()).is_empty());
+    }
+}

@@ -95,7 +95,9 @@ impl PulsarSubscription {
 /// Handlers of one subscription running at once when the registration does not say.
 ///
 /// High enough that I/O-bound handlers keep a consumer busy, low enough that a stuck
-/// dependency does not pull thousands of messages into one process.
+/// dependency does not start thousands of handlers at once. It is also the default receiver
+/// queue; pulsar-rs itself asks the broker for 1,000 messages ahead (its `batch_size`)
+/// whatever the queue, so a live consumer can hold that many before its queue.
 pub const DEFAULT_CONCURRENCY: usize = 32;
 
 impl From<&str> for PulsarSubscription {

@@ -37,7 +37,7 @@ pub struct Cluster {
     read: Vec<u64>,
     /// [`Cluster::next_deadline`]'s answer while nothing that moves a deadline happened:
     /// every call asks for it, and computing it visits every consumer and subscription.
-    next_deadline: std::cell::Cell<Option<Option<Instant>>>,
+    next_deadline: std::sync::OnceLock<Option<Instant>>,
 }
 
 impl Cluster {
@@ -328,12 +328,9 @@ impl Cluster {
     /// has an expired ack timeout, or the earliest delayed delivery coming due. `None` when
     /// nothing is waiting.
     pub fn next_deadline(&self) -> Option<Instant> {
-        if let Some(known) = self.next_deadline.get() {
-            return known;
-        }
-        let next = self.compute_next_deadline();
-        self.next_deadline.set(Some(next));
-        next
+        *self
+            .next_deadline
+            .get_or_init(|| self.compute_next_deadline())
     }
 
     fn compute_next_deadline(&self) -> Option<Instant> {
@@ -457,7 +454,7 @@ impl Cluster {
         // Every change that can move a deadline (a delivery starting its ack timeout, an
         // acknowledgement ending one, a delayed entry read or released, a consumer leaving)
         // ends with a pump.
-        self.next_deadline.set(None);
+        self.next_deadline.take();
     }
 
     /// The topic, created (with the next ledger id) if it does not exist yet.

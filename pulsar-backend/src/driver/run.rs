@@ -263,95 +263,95 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let own = span.clone();
         let key_ordered = self.key_ordered;
         async move {
-                let id = Delivered {
-                    id: received.id.clone(),
-                    batch: received.batch,
-                };
-                let key = if key_ordered { received.key.clone() } else { None };
-                if let Some(dead_letter) = dead_letter
-                    .as_ref()
-                    .filter(|d| d.out_of_attempts(received.redelivery_count))
-                {
-                    let completion = move_to_dead_letter(dead_letter, &received, "out of attempts", (&own, handler.name())).await;
-                    return Finished {
-                        id,
-                        key,
-                        completion,
-                        took: None,
-                        span: tracing::Span::current(),
-                    };
-                }
-                let incoming = Incoming::new(&received.payload, &received.headers, &received.topic)
-                    .with_key(received.key.as_deref())
-                    .with_redelivery_count(received.redelivery_count)
-                    .with_publisher(publisher.as_ref())
-                    .with_message_id(&received.id)
-                    .with_times(received.publish_time, received.event_time);
-                let at = runtime.now();
-                let result = AssertUnwindSafe(handler.call(incoming, &state))
-                    .catch_unwind()
-                    .await;
-                let took = runtime.now().saturating_duration_since(at);
-                let mut completion = match &result {
-                    Ok(Ok(outcome)) => {
-                        match outcome {
-                            ruststream::HandlerOutcome::RetryAfter(delay) => {
-                                tracing::debug!(outcome = outcome.name(), ?delay, "handled")
-                            }
-                            _ => tracing::debug!(outcome = outcome.name(), "handled"),
-                        }
-                        Completion::Returned(*outcome)
-                    }
-                    Ok(Err(error)) => {
-                        let _context = report::context(&own, handler.name(), &received.topic, &received.id);
-                        match (error, &dead_letter) {
-                            (HandlerError::Decode { .. }, Some(dead_letter)) => tracing::error!(
-                                %error,
-                                dead_letter_topic = %dead_letter.topic,
-                                "the payload does not decode; it goes to the dead-letter topic now, \
-                                 as no retry can make it decode"
-                            ),
-                            _ => tracing::error!(%error, "handler could not run; the delivery is left unacknowledged"),
-                        }
-                        Completion::Rejected
-                    }
-                    Err(_) => {
-                        let _context = report::context(&own, handler.name(), &received.topic, &received.id);
-                        tracing::error!("handler panicked; the delivery is left unacknowledged");
-                        Completion::Panicked
-                    }
-                };
-                if let (Ok(Err(HandlerError::Decode { .. })), Some(dead_letter)) =
-                    (&result, &dead_letter)
-                {
-                    completion = move_to_dead_letter(dead_letter, &received, "undecodable", (&own, handler.name())).await;
-                }
-                if let Some(observer) = observer {
-                    observer.called(CallRecord {
-                        handler: handler.name(),
-                        subscription,
-                        topic: received.topic.to_string(),
-                        message_id: received.id.to_string(),
-                        payload: received.payload.to_vec(),
-                        headers: received.headers.to_vec(),
-                        redelivery_count: received.redelivery_count,
-                        at,
-                        completion,
-                        error: match result {
-                            Ok(Err(e)) => Some(e.to_string()),
-                            _ => None,
-                        },
-                    });
-                }
-                Finished {
+            let id = Delivered {
+                id: received.id.clone(),
+                batch: received.batch,
+            };
+            let key = if key_ordered { received.key.clone() } else { None };
+            if let Some(dead_letter) = dead_letter
+                .as_ref()
+                .filter(|d| d.out_of_attempts(received.redelivery_count))
+            {
+                let completion = move_to_dead_letter(dead_letter, &received, "out of attempts", (&own, handler.name())).await;
+                return Finished {
                     id,
                     key,
                     completion,
-                    took: Some(took),
+                    took: None,
                     span: tracing::Span::current(),
-                }
+                };
             }
-            .instrument(span)
+            let incoming = Incoming::new(&received.payload, &received.headers, &received.topic)
+                .with_key(received.key.as_deref())
+                .with_redelivery_count(received.redelivery_count)
+                .with_publisher(publisher.as_ref())
+                .with_message_id(&received.id)
+                .with_times(received.publish_time, received.event_time);
+            let at = runtime.now();
+            let result = AssertUnwindSafe(handler.call(incoming, &state))
+                .catch_unwind()
+                .await;
+            let took = runtime.now().saturating_duration_since(at);
+            let mut completion = match &result {
+                Ok(Ok(outcome)) => {
+                    match outcome {
+                        ruststream::HandlerOutcome::RetryAfter(delay) => {
+                            tracing::debug!(outcome = outcome.name(), ?delay, "handled")
+                        }
+                        _ => tracing::debug!(outcome = outcome.name(), "handled"),
+                    }
+                    Completion::Returned(*outcome)
+                }
+                Ok(Err(error)) => {
+                    let _context = report::context(&own, handler.name(), &received.topic, &received.id);
+                    match (error, &dead_letter) {
+                        (HandlerError::Decode { .. }, Some(dead_letter)) => tracing::error!(
+                            %error,
+                            dead_letter_topic = %dead_letter.topic,
+                            "the payload does not decode; it goes to the dead-letter topic now, \
+                             as no retry can make it decode"
+                        ),
+                        _ => tracing::error!(%error, "handler could not run; the delivery is left unacknowledged"),
+                    }
+                    Completion::Rejected
+                }
+                Err(_) => {
+                    let _context = report::context(&own, handler.name(), &received.topic, &received.id);
+                    tracing::error!("handler panicked; the delivery is left unacknowledged");
+                    Completion::Panicked
+                }
+            };
+            if let (Ok(Err(HandlerError::Decode { .. })), Some(dead_letter)) =
+                (&result, &dead_letter)
+            {
+                completion = move_to_dead_letter(dead_letter, &received, "undecodable", (&own, handler.name())).await;
+            }
+            if let Some(observer) = observer {
+                observer.called(CallRecord {
+                    handler: handler.name(),
+                    subscription,
+                    topic: received.topic.to_string(),
+                    message_id: received.id.to_string(),
+                    payload: received.payload.to_vec(),
+                    headers: received.headers.to_vec(),
+                    redelivery_count: received.redelivery_count,
+                    at,
+                    completion,
+                    error: match result {
+                        Ok(Err(e)) => Some(e.to_string()),
+                        _ => None,
+                    },
+                });
+            }
+            Finished {
+                id,
+                key,
+                completion,
+                took: Some(took),
+                span: tracing::Span::current(),
+            }
+        }
+        .instrument(span)
     }
 
     /// Settle a handler invocation that ended (`running` still run); the next delivery of its

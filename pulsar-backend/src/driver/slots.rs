@@ -29,9 +29,9 @@ pub(crate) struct Slots<F: Future> {
 struct Slot<F> {
     /// `None` when free; pinned on the heap once, rewritten in place.
     future: Pin<Box<Option<F>>>,
+    /// `signal` as a `Waker`, handed to the future it polls.
     waker: Waker,
-    /// Whether the slot is queued in `Woken` already (so a busy future is queued once).
-    queued: Arc<SlotWaker>,
+    signal: Arc<SlotWaker>,
 }
 
 /// What woke since the driver last looked, and the driver to tell.
@@ -44,6 +44,7 @@ struct Woken {
 /// The waker of one slot: queues its index and wakes the driver.
 struct SlotWaker {
     index: usize,
+    /// Whether the index is in `woken` already, so a busy future is queued once.
     queued: AtomicBool,
     woken: Arc<Woken>,
 }
@@ -88,15 +89,15 @@ impl<F: Future> Slots<F> {
             Some(index) => index,
             None => {
                 let index = self.slots.len();
-                let queued = Arc::new(SlotWaker {
+                let signal = Arc::new(SlotWaker {
                     index,
                     queued: AtomicBool::new(false),
                     woken: self.woken.clone(),
                 });
                 self.slots.push(Slot {
                     future: Box::pin(None),
-                    waker: Waker::from(queued.clone()),
-                    queued,
+                    waker: Waker::from(signal.clone()),
+                    signal,
                 });
                 index
             }
@@ -150,7 +151,7 @@ impl<F: Future> Slots<F> {
     fn poll_slot(&mut self, index: usize) -> Option<F::Output> {
         let slot = &mut self.slots[index];
         // Cleared before polling: a wake-up during or after this poll queues it again.
-        slot.queued.queued.store(false, Ordering::Release);
+        slot.signal.queued.store(false, Ordering::Release);
         let future = slot.future.as_mut().as_pin_mut()?;
         let output = match future.poll(&mut Context::from_waker(&slot.waker)) {
             Poll::Ready(output) => output,

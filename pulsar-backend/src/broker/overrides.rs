@@ -16,6 +16,8 @@ pub struct PulsarOverrides {
     pub namespace: Option<String>,
     /// Batch-index acknowledgement (`PulsarBroker::batch_index_acknowledgement`).
     pub batch_index_acknowledgement: Option<bool>,
+    /// How long connecting and subscribing at start may take (`PulsarBroker::connect_timeout`).
+    pub connect_timeout: Option<std::time::Duration>,
 }
 
 impl std::fmt::Debug for PulsarOverrides {
@@ -28,6 +30,7 @@ impl std::fmt::Debug for PulsarOverrides {
                 "batch_index_acknowledgement",
                 &self.batch_index_acknowledgement,
             )
+            .field("connect_timeout", &self.connect_timeout)
             .finish()
     }
 }
@@ -46,6 +49,7 @@ impl PulsarOverrides {
             token: settings.get("pulsar.token").map(str::to_owned),
             namespace: settings.get("pulsar.namespace").map(str::to_owned),
             batch_index_acknowledgement: None,
+            connect_timeout: None,
         }
     }
 
@@ -70,6 +74,12 @@ impl PulsarOverrides {
     /// Turn batch-index acknowledgement on or off.
     pub fn batch_index_acknowledgement(mut self, enabled: bool) -> Self {
         self.batch_index_acknowledgement = Some(enabled);
+        self
+    }
+
+    /// Give connecting and subscribing at start `bound` instead.
+    pub fn connect_timeout(mut self, bound: std::time::Duration) -> Self {
+        self.connect_timeout = Some(bound);
         self
     }
 }

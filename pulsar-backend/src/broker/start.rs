@@ -38,6 +38,9 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         if let Some(enabled) = overrides.batch_index_acknowledgement {
             self.batch_index_acks = enabled;
         }
+        if let Some(bound) = overrides.connect_timeout {
+            self.connect_timeout = bound;
+        }
     }
 }
 
@@ -76,4 +79,34 @@ pub(super) async fn start<S: Send + Sync + 'static>(
         batch_index_acks: broker.batch_index_acks,
     };
     crate::remote::start(settings, checked, state, launch).await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::DEFAULT_CONNECT_TIMEOUT;
+
+    #[test]
+    fn overrides_replace_only_what_they_name() {
+        let mut broker = PulsarBroker::<()>::new("pulsar://127.0.0.1:6650").namespace("a/b");
+        broker.apply(&PulsarOverrides::new());
+        assert_eq!(broker.url, "pulsar://127.0.0.1:6650");
+        assert_eq!(broker.namespace.as_deref(), Some("a/b"));
+        assert_eq!(broker.connect_timeout, DEFAULT_CONNECT_TIMEOUT);
+        assert!(!broker.batch_index_acks);
+
+        broker.apply(
+            &PulsarOverrides::new()
+                .url("pulsar://127.0.0.1:6651")
+                .namespace("c/d")
+                .batch_index_acknowledgement(true)
+                .connect_timeout(Duration::from_secs(60)),
+        );
+        assert_eq!(broker.url, "pulsar://127.0.0.1:6651");
+        assert_eq!(broker.namespace.as_deref(), Some("c/d"));
+        assert_eq!(broker.connect_timeout, Duration::from_secs(60));
+        assert!(broker.batch_index_acks);
+    }
 }

@@ -26,6 +26,14 @@ pub struct LiveApp {
     calls: Arc<Recorder>,
 }
 
+/// How long a [`LiveApp`] may take to connect and subscribe unless
+/// [`LiveAppBuilder::connect_timeout`] says otherwise. Longer than the production default
+/// ([`DEFAULT_CONNECT_TIMEOUT`](crate::DEFAULT_CONNECT_TIMEOUT)) because live tests subscribe
+/// to topics that do not exist yet on a broker that has just started, often on a loaded
+/// machine: Apache Pulsar standalone answers `ServiceNotReady` while it creates a topic's
+/// ledger, which took more than 10 s in CI, and pulsar-rs asks again only every 5 s.
+pub const LIVE_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Builds a [`LiveApp`]; `.await` it to connect.
 pub struct LiveAppBuilder<A: App> {
     app: A,
@@ -46,7 +54,7 @@ impl LiveApp {
             app,
             state: Some(state),
             runtime,
-            overrides: PulsarOverrides::new(),
+            overrides: PulsarOverrides::new().connect_timeout(LIVE_CONNECT_TIMEOUT),
         }
     }
 
@@ -151,6 +159,13 @@ impl<A: App> LiveAppBuilder<A> {
     /// [`PulsarBroker::batch_index_acknowledgement`](crate::PulsarBroker::batch_index_acknowledgement)).
     pub fn batch_index_acknowledgement(mut self, enabled: bool) -> Self {
         self.overrides = self.overrides.batch_index_acknowledgement(enabled);
+        self
+    }
+
+    /// Bound connecting and subscribing at start by `bound` instead of
+    /// [`LIVE_CONNECT_TIMEOUT`].
+    pub fn connect_timeout(mut self, bound: Duration) -> Self {
+        self.overrides = self.overrides.connect_timeout(bound);
         self
     }
 

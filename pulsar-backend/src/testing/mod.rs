@@ -10,7 +10,7 @@ mod test_app;
 
 pub use crate::inprocess::TopicMessage;
 pub use call::Call;
-pub use live_app::{LiveApp, LiveAppBuilder};
+pub use live_app::{LiveApp, LiveAppBuilder, LIVE_CONNECT_TIMEOUT};
 pub use no_progress::{NoProgress, DEFAULT_MAX_CALLS_PER_INSTANT};
 pub use publish_error::TestPublishError;
 pub use test_app::{TestApp, TestAppBuilder};

@@ -18,11 +18,12 @@
 //! `c = r = 0` and `d = 2 s` that is 2.5 s, as measured with pulsar-rs 6.9.1 against
 //! pulsar-lite 0.2.0 (redelivered about every 2.5 s).
 
+use std::collections::{HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
 use ruststream::Instant;
 
-use crate::deadlines::Deadlines;
 use crate::MessageId;
 
 /// The period of pulsar-rs's unacked-message ticker (`src/consumer/topic.rs`).
@@ -30,9 +31,20 @@ pub const UNACKED_REDELIVERY_TICK: Duration = Duration::from_millis(500);
 
 /// One consumer's ack-timeout records.
 ///
-/// A consumer receives from one topic, whose messages share a ledger and a partition, so the
-/// records key a message by its entry and batch index only: half the bytes of a whole id, in
-/// both of the index's trees (what a delivery waiting in `retry_after` costs is mostly these).
+/// A record only matters by the tick that will fire it, and every record of a consumer has
+/// the same delay from a clock that never goes back, so records are received in the order of
+/// their ticks. They are kept twice, 16 bytes each time (what a delivery waiting in
+/// `retry_after` costs is mostly these):
+///
+/// - `records`, by message, to find one when it is acknowledged or received again;
+/// - `order`, in the order received, which is tick order, to find the next tick and the
+///   expired records in `O(1)` each. An acknowledged or replaced record stays in `order` until
+///   it reaches the front or the queue is rebuilt, which happens once stale entries
+///   outnumber live ones (so each operation costs `O(1)` amortised, plus a rebuild's
+///   `O(log n)` share).
+///
+/// A consumer receives from one topic, whose messages share a ledger and a partition, so a
+/// record keys its message by entry and batch index only.
 #[derive(Debug, Clone)]
 pub(crate) struct UnackedTracker {
     delay: Duration,
@@ -40,11 +52,52 @@ pub(crate) struct UnackedTracker {
     origin: Instant,
     /// The ledger and partition of the messages received, known from the first.
     topic: Option<(u64, i32)>,
-    deadlines: Deadlines<Short>,
+    records: HashSet<Record>,
+    order: VecDeque<Record>,
 }
 
-/// A message id within its topic: entry and batch index.
-type Short = (u64, Option<i32>);
+/// A message's ack-timeout record: its entry and batch index (`-1` for a message published
+/// alone, as Pulsar's `MessageIdData` writes it) and the tick that fires it, counted from the
+/// consumer's start. Equal and hashed by message only, so that the set finds a record by its
+/// message whatever its tick.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    entry: u64,
+    batch: i32,
+    /// Ticks since the consumer started; a deadline more than about 68 years away saturates.
+    tick: u32,
+}
+
+impl Record {
+    fn of(id: &MessageId, tick: u32) -> Self {
+        Record {
+            entry: id.entry_id,
+            batch: id.batch_index.unwrap_or(-1),
+            tick,
+        }
+    }
+
+    fn batch_index(self) -> Option<i32> {
+        (self.batch >= 0).then_some(self.batch)
+    }
+}
+
+impl PartialEq for Record {
+    fn eq(&self, other: &Self) -> bool {
+        (self.entry, self.batch) == (other.entry, other.batch)
+    }
+}
+
+impl Eq for Record {}
+
+impl Hash for Record {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.entry, self.batch).hash(state);
+    }
+}
+
+/// Stale entries `order` may hold beyond as many as live ones before it is rebuilt.
+const STALE_SLACK: usize = 64;
 
 impl UnackedTracker {
     pub(crate) fn new(delay: Duration, origin: Instant) -> Self {
@@ -52,7 +105,8 @@ impl UnackedTracker {
             delay,
             origin,
             topic: None,
-            deadlines: Deadlines::default(),
+            records: HashSet::new(),
+            order: VecDeque::new(),
         }
     }
 
@@ -64,33 +118,54 @@ impl UnackedTracker {
             (id.ledger_id, id.partition),
             "a consumer receives from one topic"
         );
-        self.deadlines
-            .insert((id.entry_id, id.batch_index), now + self.delay);
+        let record = Record::of(&id, self.tick_after(now + self.delay));
+        debug_assert!(
+            self.order
+                .back()
+                .is_none_or(|last| last.tick <= record.tick),
+            "records arrive in tick order"
+        );
+        match self.records.replace(record) {
+            None => self.order.push_back(record),
+            // Received again within the same tick: its place in `order` still holds.
+            Some(old) if old.tick == record.tick => {}
+            // Received again: its entry in `order` is stale now.
+            Some(_) => {
+                self.order.push_back(record);
+                self.compact();
+            }
+        }
     }
 
     /// The application acknowledged the message (an id of another topic has no record here).
     pub(crate) fn acknowledged(&mut self, id: &MessageId) {
-        if self.topic == Some((id.ledger_id, id.partition)) {
-            self.deadlines.remove(&(id.entry_id, id.batch_index));
+        if self.topic == Some((id.ledger_id, id.partition))
+            && self.records.remove(&Record::of(id, 0))
+        {
+            self.compact();
         }
     }
 
     /// The first tick at which some record has expired, if any.
     pub(crate) fn next_tick(&self) -> Option<Instant> {
-        let earliest = self.deadlines.earliest()?;
-        Some(self.first_tick_after(earliest))
+        self.order.front().map(|first| self.instant_of(first.tick))
     }
 
-    /// The first tick strictly after `t`.
-    fn first_tick_after(&self, t: Instant) -> Instant {
+    /// The instant of tick `tick`.
+    fn instant_of(&self, tick: u32) -> Instant {
         let period = UNACKED_REDELIVERY_TICK.as_nanos() as u64;
-        let since = t.as_nanos().saturating_sub(self.origin.as_nanos());
-        let ticks = since / period + 1;
         Instant::from_nanos(
             self.origin
                 .as_nanos()
-                .saturating_add(ticks.saturating_mul(period)),
+                .saturating_add(u64::from(tick).saturating_mul(period)),
         )
+    }
+
+    /// The tick strictly after `t`: pulsar-rs fires a record when `deadline < now`.
+    fn tick_after(&self, t: Instant) -> u32 {
+        let period = UNACKED_REDELIVERY_TICK.as_nanos() as u64;
+        let since = t.as_nanos().saturating_sub(self.origin.as_nanos());
+        u32::try_from(since / period + 1).unwrap_or(u32::MAX)
     }
 
     /// The tick at `tick`: the ids whose deadline is before it, now forgotten.
@@ -98,20 +173,54 @@ impl UnackedTracker {
         let Some((ledger_id, partition)) = self.topic else {
             return Vec::new();
         };
-        let mut expired: Vec<MessageId> = self
-            .deadlines
-            .take_due(tick, false)
-            .into_iter()
-            .map(|(entry_id, batch_index)| MessageId {
-                ledger_id,
-                entry_id,
-                partition,
-                batch_index,
-            })
-            .collect();
+        let mut expired = Vec::new();
+        while let Some(&first) = self.order.front() {
+            if self.instant_of(first.tick) > tick {
+                break;
+            }
+            self.order.pop_front();
+            if self.is_live(first) {
+                self.records.remove(&first);
+                expired.push(MessageId {
+                    ledger_id,
+                    entry_id: first.entry,
+                    partition,
+                    batch_index: first.batch_index(),
+                });
+            }
+        }
+        self.drop_stale_front();
         // pulsar-rs sends them in its map's order; the broker replays by entry either way.
         expired.sort_unstable();
         expired
+    }
+
+    /// Whether `entry` of `order` is its message's current record.
+    fn is_live(&self, entry: Record) -> bool {
+        self.records
+            .get(&entry)
+            .is_some_and(|r| r.tick == entry.tick)
+    }
+
+    /// Keep the front of `order` live, so that it tells the next tick; rebuild `order` from
+    /// the records once stale entries outnumber live ones.
+    fn compact(&mut self) {
+        self.drop_stale_front();
+        if self.order.len() > 2 * self.records.len() + STALE_SLACK {
+            let mut live: Vec<Record> = self.records.iter().copied().collect();
+            live.sort_unstable_by_key(|r| (r.tick, r.entry, r.batch));
+            self.order.clear();
+            self.order.extend(live);
+        }
+    }
+
+    fn drop_stale_front(&mut self) {
+        while let Some(&first) = self.order.front() {
+            if self.is_live(first) {
+                break;
+            }
+            self.order.pop_front();
+        }
     }
 }
 
@@ -174,5 +283,56 @@ mod tests {
         assert_eq!(t.next_tick(), Some(at(4500)));
         t.acknowledged(&id(0));
         assert_eq!(t.next_tick(), None);
+    }
+
+    #[test]
+    fn the_next_tick_skips_acknowledged_records() {
+        let mut t = UnackedTracker::new(Duration::from_secs(1), at(0));
+        t.received(id(0), at(0));
+        t.received(id(1), at(2000));
+        t.acknowledged(&id(0));
+        assert_eq!(t.next_tick(), Some(at(3500)));
+        assert!(t.expire(at(1500)).is_empty());
+        assert_eq!(t.expire(at(3500)), vec![id(1)]);
+    }
+
+    #[test]
+    fn acknowledged_records_do_not_pile_up() {
+        let mut t = UnackedTracker::new(Duration::from_secs(1), at(0));
+        for entry in 0..10_000 {
+            t.received(id(entry), at(entry));
+        }
+        for entry in 1..10_000 {
+            t.acknowledged(&id(entry));
+        }
+        assert_eq!(t.records.len(), 1);
+        assert!(t.order.len() <= 2 + STALE_SLACK, "{} queued", t.order.len());
+        assert_eq!(t.expire(at(1500)), vec![id(0)]);
+        assert_eq!(t.next_tick(), None);
+        assert!(t.order.is_empty());
+    }
+
+    #[test]
+    fn a_record_received_again_in_its_tick_after_an_ack_expires_once() {
+        let mut t = UnackedTracker::new(Duration::from_secs(1), at(0));
+        t.received(id(0), at(100));
+        t.received(id(1), at(100));
+        t.acknowledged(&id(1));
+        t.received(id(1), at(200));
+        assert_eq!(t.expire(at(1500)), vec![id(0), id(1)]);
+        assert_eq!(t.next_tick(), None);
+    }
+
+    #[test]
+    fn batch_indexes_are_records_of_their_own() {
+        let mut t = UnackedTracker::new(Duration::from_secs(1), at(0));
+        let of = |index| MessageId {
+            batch_index: Some(index),
+            ..id(3)
+        };
+        t.received(of(0), at(0));
+        t.received(of(1), at(0));
+        t.acknowledged(&of(0));
+        assert_eq!(t.expire(at(1500)), vec![of(1)]);
     }
 }

@@ -1,6 +1,7 @@
-//! Keys waiting for a deadline, earliest first: what the broker's and the client's timers keep
-//! (ack timeouts, delayed deliveries). Every operation is O(log n), so that a clock step over
-//! many waiting messages costs what it fires, not what waits.
+//! Keys waiting for a deadline, earliest first: what the broker keeps for delayed deliveries.
+//! Every operation is O(log n), so that a clock step over many waiting messages costs what it
+//! fires, not what waits. (The client's ack timeouts, whose deadlines come in order, keep a
+//! cheaper index of their own: `ack_timeout.rs`.)
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,13 +30,6 @@ impl<K: Ord + Copy> Deadlines<K> {
             self.by_time.remove(&(old, key));
         }
         self.by_time.insert((at, key));
-    }
-
-    /// Forget `key`'s deadline, if it has one.
-    pub(crate) fn remove(&mut self, key: &K) {
-        if let Some(at) = self.by_key.remove(key) {
-            self.by_time.remove(&(at, *key));
-        }
     }
 
     /// The earliest deadline.
@@ -80,15 +74,5 @@ mod tests {
         assert_eq!(d.take_due(at(20), true), vec![3]);
         assert!(d.by_key.is_empty());
         assert_eq!(d.earliest(), None);
-    }
-
-    #[test]
-    fn a_removed_key_never_comes_due() {
-        let mut d = Deadlines::default();
-        d.insert(1, at(10));
-        d.insert(2, at(10));
-        d.remove(&1);
-        d.remove(&7);
-        assert_eq!(d.take_due(at(100), true), vec![2]);
     }
 }

@@ -58,6 +58,36 @@ pub(crate) struct BatchSlot {
     pub(crate) size: std::num::NonZeroU32,
 }
 
+impl BatchSlot {
+    /// The slot without its entry, which the message's id tells again.
+    pub(crate) fn place(self) -> BatchPlace {
+        BatchPlace {
+            index: self.index,
+            size: self.size,
+        }
+    }
+}
+
+/// A message's place in a batched entry, without the entry: what a delivery carries while it
+/// is handled or waits in `retry_after` (8 bytes instead of 32; the entry is in its id, see
+/// [`ConsumerPort::entry`](super::ConsumerPort::entry)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BatchPlace {
+    index: u32,
+    size: std::num::NonZeroU32,
+}
+
+impl BatchPlace {
+    /// The slot of this place in `entry`.
+    pub(crate) fn in_entry(self, entry: EntryPosition) -> BatchSlot {
+        BatchSlot {
+            entry,
+            index: self.index,
+            size: self.size,
+        }
+    }
+}
+
 /// What to do with a message of a batched entry that just arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Arrival {

@@ -7,7 +7,7 @@ use ruststream::app::BoxError;
 
 use std::sync::Arc;
 
-use super::batch::BatchSlot;
+use super::batch::{BatchSlot, EntryPosition};
 
 /// A delivery's payload as the transport holds it: moved from the client's buffer, or shared
 /// with the in-process Pulsar's stored message. Either way no copy is made to hand it over.
@@ -80,6 +80,9 @@ pub(crate) trait ConsumerPort: Send + 'static {
     /// (`ledger:entry:partition`, plus `:index` for a message of a batch), when something
     /// asks: a log line, a handler's `MessageId`, a dead-letter copy.
     type Id: Clone + Send + Sync + std::fmt::Display + 'static;
+
+    /// The entry that holds the message `id`: what the broker acknowledges and redelivers.
+    fn entry(id: &Self::Id) -> EntryPosition;
 
     /// The next delivery; `None` once the consumer is closed for good.
     fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<Self::Id>>>;

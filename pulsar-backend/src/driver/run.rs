@@ -15,7 +15,7 @@ use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Handler, Instant, SubscriptionType};
 use tracing::Instrument;
 
-use super::batch::{Arrival, BatchLedger, BatchSlot};
+use super::batch::{Arrival, BatchLedger, BatchPlace, BatchSlot};
 use super::instruments::Instruments;
 use super::report;
 use super::slots::Slots;
@@ -45,11 +45,13 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) topic: Arc<str>,
 }
 
-/// A delivery as the settler knows it: the transport's id, and its place in a batched entry.
+/// A delivery as the settler knows it: the transport's id, and its place in a batched entry
+/// (whose entry the id tells, [`ConsumerPort::entry`]). Kept small: a delivery waiting in
+/// `retry_after` is one of these in the settler.
 #[derive(Debug, Clone)]
 struct Delivered<Id> {
     id: Id,
-    batch: Option<BatchSlot>,
+    batch: Option<BatchPlace>,
 }
 
 /// A handler invocation that ended.
@@ -265,7 +267,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         async move {
             let id = Delivered {
                 id: received.id.clone(),
-                batch: received.batch,
+                batch: received.batch.map(BatchSlot::place),
             };
             let key = if key_ordered { received.key.clone() } else { None };
             if let Some(dead_letter) = dead_letter
@@ -397,8 +399,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         drop(span_guard);
         if let Some(put_back) = released {
             if put_back {
-                if let Some(slot) = delivered.batch {
-                    self.batches.put_back(slot);
+                if let Some(place) = delivered.batch {
+                    self.batches
+                        .put_back(place.in_entry(C::entry(&delivered.id)));
                 }
             }
             self.to_release.push(delivered.id);
@@ -423,25 +426,30 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 }
                 Action::Ack(Delivered {
                     id,
-                    batch: Some(slot),
-                }) => match self.batches.settle(slot, id.clone()) {
-                    Some(entry) => {
-                        for id in entry {
-                            let result = self.consumer.ack(&id).await;
-                            self.count_call("ack", &result);
+                    batch: Some(place),
+                }) => {
+                    let slot = place.in_entry(C::entry(&id));
+                    match self.batches.settle(slot, id.clone()) {
+                        Some(entry) => {
+                            for id in entry {
+                                let result = self.consumer.ack(&id).await;
+                                self.count_call("ack", &result);
+                            }
+                        }
+                        None => {
+                            if self.consumer.acks_batch_index() {
+                                let ack_set = self.batches.unsettled(slot);
+                                let result =
+                                    self.consumer.ack_batch_index(&id, slot, ack_set).await;
+                                self.count_call("ack_index", &result);
+                            }
+                            self.consumer.release(&id);
                         }
                     }
-                    None => {
-                        if self.consumer.acks_batch_index() {
-                            let ack_set = self.batches.unsettled(slot);
-                            let result = self.consumer.ack_batch_index(&id, slot, ack_set).await;
-                            self.count_call("ack_index", &result);
-                        }
-                        self.consumer.release(&id);
-                    }
-                },
+                }
                 Action::Nack(Delivered { id, batch }) => {
-                    if batch.is_some_and(|slot| !self.batches.retry(slot)) {
+                    if batch.is_some_and(|place| !self.batches.retry(place.in_entry(C::entry(&id))))
+                    {
                         // Its entry is already on its way back.
                         self.consumer.release(&id);
                         continue;

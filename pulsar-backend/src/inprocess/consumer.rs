@@ -99,6 +99,14 @@ impl InProcessConsumer {
 impl ConsumerPort for InProcessConsumer {
     type Id = MessageId;
 
+    fn entry(id: &MessageId) -> EntryPosition {
+        EntryPosition {
+            ledger: id.ledger_id,
+            entry: id.entry_id,
+            partition: id.partition,
+        }
+    }
+
     fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<MessageId>>> {
         if self.closed {
             return Poll::Ready(None);
@@ -197,11 +205,7 @@ impl Drop for InProcessConsumer {
 /// The place of a delivered message in its batched entry, if it has one.
 fn batch_slot(id: &MessageId, batch_size: Option<u32>) -> Option<BatchSlot> {
     Some(BatchSlot {
-        entry: EntryPosition {
-            ledger: id.ledger_id,
-            entry: id.entry_id,
-            partition: id.partition,
-        },
+        entry: <InProcessConsumer as ConsumerPort>::entry(id),
         index: u32::try_from(id.batch_index?).ok()?,
         size: std::num::NonZeroU32::new(batch_size?)?,
     })

@@ -93,15 +93,20 @@ pub(super) fn printable(id: &MessageIdData) -> String {
     }
 }
 
+/// The entry that holds the message `id`.
+fn entry_of(id: &MessageIdData) -> EntryPosition {
+    EntryPosition {
+        ledger: id.ledger_id,
+        entry: id.entry_id,
+        partition: id.partition.unwrap_or(-1),
+    }
+}
+
 /// The place of a message in its batched entry, if it has one. pulsar-rs gives every message
 /// of a batch the entry's `num_messages_in_batch` in its metadata, and its index in its id.
 fn batch_slot(id: &MessageIdData, batch_size: Option<i32>) -> Option<BatchSlot> {
     Some(BatchSlot {
-        entry: EntryPosition {
-            ledger: id.ledger_id,
-            entry: id.entry_id,
-            partition: id.partition.unwrap_or(-1),
-        },
+        entry: entry_of(id),
         index: u32::try_from(id.batch_index?).ok()?,
         size: std::num::NonZeroU32::new(u32::try_from(batch_size?).ok()?)?,
     })
@@ -109,6 +114,10 @@ fn batch_slot(id: &MessageIdData, batch_size: Option<i32>) -> Option<BatchSlot> 
 
 impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
     type Id = RemoteId;
+
+    fn entry(id: &RemoteId) -> EntryPosition {
+        entry_of(&id.id)
+    }
 
     fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<RemoteId>>> {
         loop {

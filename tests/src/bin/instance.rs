@@ -97,9 +97,17 @@ fn main() {
                 std::process::exit(2)
             }
         };
+        // A second Exclusive instance is refused for as long as the first lives: it gets the
+        // production bound, so that the refusal comes when a user would see it.
+        let bound = if handler == "exclusive" {
+            ruststream_pulsar::DEFAULT_CONNECT_TIMEOUT
+        } else {
+            ruststream_pulsar::testing::LIVE_CONNECT_TIMEOUT
+        };
         let started = LiveApp::with_state(app(mount), Plan::new(script), runtime.clone())
             .url(url)
             .namespace(namespace)
+            .connect_timeout(bound)
             .batch_index_acknowledgement(
                 std::env::var("INSTANCE_BATCH_INDEX_ACK").is_ok_and(|v| v == "1"),
             )

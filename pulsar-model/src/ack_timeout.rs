@@ -22,6 +22,7 @@ use std::collections::{HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
+use foldhash::fast::FixedState;
 use ruststream::Instant;
 
 use crate::MessageId;
@@ -52,7 +53,7 @@ pub(crate) struct UnackedTracker {
     origin: Instant,
     /// The ledger and partition of the messages received, known from the first.
     topic: Option<(u64, i32)>,
-    records: HashSet<Record>,
+    records: HashSet<Record, FixedState>,
     order: VecDeque<Record>,
 }
 
@@ -105,7 +106,7 @@ impl UnackedTracker {
             delay,
             origin,
             topic: None,
-            records: HashSet::new(),
+            records: HashSet::default(),
             order: VecDeque::new(),
         }
     }

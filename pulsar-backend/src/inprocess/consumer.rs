@@ -1,9 +1,10 @@
 //! A driver's consumer on the in-process Pulsar.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use foldhash::fast::FixedState;
 use ruststream::app::BoxError;
 use ruststream::runtime::Runtime;
 use ruststream_pulsar_model::{Cluster, ConsumerId, MessageId, ModelError};
@@ -19,8 +20,9 @@ pub(crate) struct InProcessConsumer {
     closed: bool,
     prefetch: usize,
     /// Deliveries received and not yet settled or released, counted per id (a rewind on
-    /// Exclusive/Failover can deliver one id twice).
-    held: BTreeMap<MessageId, usize>,
+    /// Exclusive/Failover can deliver one id twice). Hashed: ids arrive in order and leave in
+    /// order, which makes a B-tree allocate a node every few deliveries.
+    held: HashMap<MessageId, usize, FixedState>,
 }
 
 impl InProcessConsumer {
@@ -36,7 +38,7 @@ impl InProcessConsumer {
             runtime,
             closed: false,
             prefetch,
-            held: BTreeMap::new(),
+            held: HashMap::default(),
         }
     }
 

@@ -6,6 +6,7 @@ use ruststream::{Instant, SubscriptionType};
 
 use crate::active_consumer::pick_active;
 use crate::consumer::Consumer;
+use crate::deadline_cache::DeadlineCache;
 use crate::dispatch::Dispatch;
 use crate::roster::Member;
 use crate::subscription::Subscription;
@@ -35,9 +36,8 @@ pub struct Cluster {
     last_ledger_id: u64,
     /// The entries of a dispatch read, reused.
     read: Vec<u64>,
-    /// [`Cluster::next_deadline`]'s answer while nothing that moves a deadline happened:
-    /// every call asks for it, and computing it visits every consumer and subscription.
-    next_deadline: std::sync::OnceLock<Option<Instant>>,
+    /// [`Cluster::next_deadline`]'s answer while nothing that moves a deadline happened.
+    next_deadline: DeadlineCache,
 }
 
 impl Cluster {
@@ -328,9 +328,7 @@ impl Cluster {
     /// has an expired ack timeout, or the earliest delayed delivery coming due. `None` when
     /// nothing is waiting.
     pub fn next_deadline(&self) -> Option<Instant> {
-        *self
-            .next_deadline
-            .get_or_init(|| self.compute_next_deadline())
+        self.next_deadline.get_or(|| self.compute_next_deadline())
     }
 
     fn compute_next_deadline(&self) -> Option<Instant> {
@@ -454,7 +452,7 @@ impl Cluster {
         // Every change that can move a deadline (a delivery starting its ack timeout, an
         // acknowledgement ending one, a delayed entry read or released, a consumer leaving)
         // ends with a pump.
-        self.next_deadline.take();
+        self.next_deadline.forget();
     }
 
     /// The topic, created (with the next ledger id) if it does not exist yet.

@@ -69,6 +69,7 @@ pub mod cluster;
 pub mod consumer;
 pub mod consumer_options;
 pub mod dead_letter;
+mod deadline_cache;
 mod deadlines;
 pub mod dispatch;
 pub mod error;

@@ -68,7 +68,7 @@ pub(crate) fn dead_letter_copy(
         .or_insert_with(|| id.to_string());
     OutgoingMessage {
         payload: message.payload.to_vec(),
-        properties,
+        properties: properties.into(),
         key: message.key.clone(),
         event_time: message.event_time,
         deliver_at: None,

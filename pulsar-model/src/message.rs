@@ -1,6 +1,5 @@
 //! What is published, what a topic keeps, and what a consumer is handed.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ruststream::Instant;
@@ -9,9 +8,10 @@ use crate::{ConsumerId, MessageId, Properties, TopicName};
 
 /// A message to publish: what a pulsar-rs `producer::Message` carries that the model keeps.
 ///
-/// Properties are a `BTreeMap`: Pulsar keeps them as a list of key/value pairs, but pulsar-rs
-/// exposes and builds them as maps (a `HashMap` on the way to the dead-letter topic), so their
-/// order carries no meaning and a sorted map makes comparisons in tests exact. Ordering keys
+/// Properties are sorted by name, each name once ([`Properties`]): Pulsar keeps them as a list
+/// of key/value pairs, but pulsar-rs exposes and builds them as maps (a `HashMap` on the way to
+/// the dead-letter topic), so their order carries no meaning and sorting makes comparisons in
+/// tests exact. Ordering keys
 /// and schemas are not modelled; batching is, by publishing several messages at once
 /// ([`Cluster::publish_batch`](crate::Cluster::publish_batch)), and so are event times and
 /// delayed delivery.
@@ -19,8 +19,9 @@ use crate::{ConsumerId, MessageId, Properties, TopicName};
 pub struct OutgoingMessage {
     /// The message body.
     pub payload: Vec<u8>,
-    /// The message properties (ruststream's headers).
-    pub properties: BTreeMap<String, String>,
+    /// The message properties (ruststream's headers), sorted by name: the list the topic
+    /// stores and every delivery shares.
+    pub properties: Properties,
     /// The partition key; on a KeyShared subscription it decides which consumer gets the
     /// message and keeps per-key order.
     pub key: Option<String>,
@@ -43,7 +44,7 @@ impl OutgoingMessage {
 
     /// Add a property.
     pub fn with_property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.properties.insert(key.into(), value.into());
+        self.properties = std::mem::take(&mut self.properties).with(key.into(), value.into());
         self
     }
 

@@ -58,6 +58,45 @@ impl From<BTreeMap<String, String>> for Properties {
     }
 }
 
+impl From<Vec<(String, String)>> for Properties {
+    /// Sorted by name in place; of pairs with the same name the last is kept, as inserting
+    /// them into a map one by one would. One allocation for the shared list.
+    fn from(mut pairs: Vec<(String, String)>) -> Self {
+        if pairs.is_empty() {
+            return Properties(None);
+        }
+        // Stable: pairs with the same name keep their order, so the last given is the last.
+        pairs.sort_by(|(a, _), (b, _)| a.cmp(b));
+        let mut kept: Vec<(String, String)> = Vec::new();
+        let sorted_unique = pairs.windows(2).all(|w| w[0].0 != w[1].0);
+        if !sorted_unique {
+            for pair in pairs.drain(..) {
+                match kept.last_mut() {
+                    Some(last) if last.0 == pair.0 => *last = pair,
+                    _ => kept.push(pair),
+                }
+            }
+            pairs = kept;
+        }
+        Properties(Some(pairs.into_iter().collect()))
+    }
+}
+
+impl FromIterator<(String, String)> for Properties {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Self {
+        Properties::from(pairs.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl Properties {
+    /// The same properties with `name` set to `value` (replacing any value it had).
+    pub fn with(self, name: String, value: String) -> Self {
+        let mut pairs = self.as_slice().to_vec();
+        pairs.push((name, value));
+        Properties::from(pairs)
+    }
+}
+
 impl std::ops::Index<&str> for Properties {
     type Output = String;
 
@@ -99,5 +138,24 @@ mod tests {
         assert_eq!(properties, map);
         assert_eq!(properties.to_map(), map);
         assert!(Properties::from(BTreeMap::new()).is_empty());
+    }
+
+    #[test]
+    fn pairs_are_sorted_and_the_last_of_a_name_wins() {
+        let pairs = [("b", "2"), ("a", "1"), ("b", "3")]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .to_vec();
+        let properties = Properties::from(pairs);
+        assert_eq!(
+            properties.as_slice(),
+            [
+                ("a".to_owned(), "1".to_owned()),
+                ("b".to_owned(), "3".to_owned())
+            ]
+        );
+        let properties = properties.with("a".into(), "9".into());
+        assert_eq!(properties["a"], "9");
+        assert_eq!(properties.len(), 2);
+        assert!(Properties::from(Vec::new()).is_empty());
     }
 }

@@ -110,7 +110,7 @@ impl Topic {
         self.store.messages.push(StoredMessage {
             id,
             payload: message.payload.into(),
-            properties: message.properties.into(),
+            properties: message.properties,
             key: message.key,
             publish_time: now,
             batch_size,

@@ -198,6 +198,14 @@ async fn run<S: Send + Sync + 'static>(
 /// The property `--publish` sets on each message: `FILE:LINE` of the line it came from.
 pub const SOURCE_PROPERTY: &str = "source";
 
+/// `FILE:LINE`, in one allocation (`format!` guessed too little room and grew it).
+fn source_of(file: &str, line: usize) -> String {
+    use std::fmt::Write;
+    let mut source = String::with_capacity(file.len() + 1 + 20);
+    let _ = write!(source, "{file}:{line}");
+    source
+}
+
 async fn publish_file(app: &RunningApp, topic: &str, file: &str) -> Result<(), String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read `{file}` for --publish {topic}={file}: {e}"))?;
@@ -208,7 +216,7 @@ async fn publish_file(app: &RunningApp, topic: &str, file: &str) -> Result<(), S
             continue;
         }
         // Where the message came from, for the handler to log or trace back.
-        let source = vec![(SOURCE_PROPERTY.to_owned(), format!("{file}:{}", n + 1))];
+        let source = vec![(SOURCE_PROPERTY.to_owned(), source_of(file, n + 1))];
         app.publish(topic, line.as_bytes().to_vec(), source, None)
             .await
             .map_err(|e| format!("{file}:{}: cannot publish to `{topic}`: {e}", n + 1))?;

@@ -5,7 +5,8 @@
 #   start.sh WORKDIR
 #
 # Writes WORKDIR/standalone.conf, WORKDIR/pulsar.pid, WORKDIR/pulsar.log; data under WORKDIR/data.
-# Exit 0 once the broker port accepts connections and the namespace public/default exists;
+# Exit 0 once the broker port accepts connections, the namespace public/default exists and a
+# topic can be created in it (which needs a writable bookie);
 # non-zero (with the log tail on stderr) otherwise.
 #
 # Environment (all optional):
@@ -162,7 +163,18 @@ EOF
     echo $! > "$PIDFILE"
 fi
 
-# ---- 5. readiness: binary port open, admin answers, public/default exists ------------------------
+# Whether a topic can be created in public/default: that takes a ledger, so a writable bookie.
+# A bookie whose disk is more than 95 % full registers read-only, and then every new topic
+# fails with "Not enough non-faulty bookies" while the ports and the admin API answer; clients
+# such as pulsar-rs retry that for ever. (409: created by an earlier start on this folder.)
+ledger_ok() {
+    local code
+    code="$(curl -s -o /dev/null -w '%{http_code}' -m 30 -X PUT \
+        "$ADMIN/persistent/public/default/ruststream-ready" 2>/dev/null || true)"
+    [[ "$code" == 204 || "$code" == 409 ]]
+}
+
+# ---- 5. readiness: binary port open, admin answers, public/default exists and takes topics -------
 PID="$(cat "$PIDFILE")"
 deadline=$((SECONDS + TIMEOUT))
 while :; do
@@ -175,12 +187,17 @@ while :; do
     # (tenants first: asking for a namespace of a tenant not yet created logs an ERROR in Pulsar)
     if port_open "$PORT" \
         && curl -fsS -m 5 "$ADMIN/tenants" 2>/dev/null | grep -q '"public"' \
-        && curl -fsS -m 5 "$ADMIN/namespaces/public" 2>/dev/null | grep -q '"public/default"'; then
+        && curl -fsS -m 5 "$ADMIN/namespaces/public" 2>/dev/null | grep -q '"public/default"' \
+        && ledger_ok; then
         echo "start.sh: Pulsar ready in ${SECONDS}s (pid $PID, pulsar://127.0.0.1:$PORT, http://127.0.0.1:$HTTP_PORT)" >&2
         exit 0
     fi
     if (( SECONDS >= deadline )); then
         echo "start.sh: Pulsar not ready after ${TIMEOUT}s; stopping pid $PID; last lines of $LOG:" >&2
+        if grep -q "DiskChecker" "$LOG"; then
+            echo "start.sh: its bookie is read-only because the disk holding $WORKDIR is more than" \
+                "95 % full (DiskChecker in the log); free some space and start again" >&2
+        fi
         tail -n 60 "$LOG" >&2
         "$HERE/stop.sh" "$WORKDIR" >&2 || true
         exit 1

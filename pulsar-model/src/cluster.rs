@@ -38,6 +38,13 @@ pub struct Cluster {
     read: Vec<u64>,
     /// [`Cluster::next_deadline`]'s answer while nothing that moves a deadline happened.
     next_deadline: DeadlineCache,
+    /// How many connected consumers have an ack timeout: with none, and no delayed message
+    /// ever published, no timer can exist and [`Cluster::next_deadline`] answers at once.
+    /// Most services use neither, and every call asks.
+    timed_consumers: usize,
+    /// Whether a message with a delivery time was ever published (kept once set: its entry
+    /// may wait on any subscription, read later or not).
+    delayed_published: bool,
 }
 
 impl Cluster {
@@ -106,6 +113,7 @@ impl Cluster {
         self.last_consumer_id += 1;
         let id = ConsumerId(self.last_consumer_id);
         let consumer = Consumer::new(id, topic.clone(), subscription.into(), options, now);
+        self.timed_consumers += usize::from(consumer.unacked.is_some());
         self.consumers.insert(id, consumer);
         let consumers = &self.consumers;
         let sub = self
@@ -149,6 +157,7 @@ impl Cluster {
     ) -> Result<MessageId, ModelError> {
         self.handle_timeouts(now);
         require_persistent(topic)?;
+        self.delayed_published |= message.deliver_at.is_some();
         let id = self.topic_mut(topic).append(message, now);
         self.pump(now);
         Ok(id)
@@ -169,6 +178,7 @@ impl Cluster {
         if messages.is_empty() {
             return Ok(Vec::new());
         }
+        self.delayed_published |= messages.iter().any(|m| m.deliver_at.is_some());
         let ids = self.topic_mut(topic).append_batch(messages, now);
         self.pump(now);
         Ok(ids)
@@ -266,6 +276,7 @@ impl Cluster {
             .consumers
             .remove(&consumer)
             .ok_or(ModelError::UnknownConsumer { consumer })?;
+        self.timed_consumers -= usize::from(state.unacked.is_some());
         let consumers = &self.consumers;
         if let Some(sub) = self
             .topics
@@ -328,6 +339,9 @@ impl Cluster {
     /// has an expired ack timeout, or the earliest delayed delivery coming due. `None` when
     /// nothing is waiting.
     pub fn next_deadline(&self) -> Option<Instant> {
+        if self.timed_consumers == 0 && !self.delayed_published {
+            return None;
+        }
         self.next_deadline.get_or(|| self.compute_next_deadline())
     }
 
@@ -442,6 +456,7 @@ impl Cluster {
                 }
             }
             for (topic, message) in dead_letters {
+                self.delayed_published |= message.deliver_at.is_some();
                 self.topic_mut(&topic).append(message, now);
                 progress = true;
             }

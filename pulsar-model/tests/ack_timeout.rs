@@ -150,3 +150,24 @@ fn a_closed_consumer_has_no_timer() {
     cluster.close(c, at(1)).unwrap();
     assert_eq!(cluster.next_deadline(), None);
 }
+
+#[test]
+fn closing_one_timed_consumer_keeps_the_other_ones_timer() {
+    let mut cluster = Cluster::new();
+    let t = topic("refunds");
+    let first = consumer(&mut cluster, &t, Shared, with_timeout(2), 10, at(0));
+    let second = consumer(&mut cluster, &t, Shared, with_timeout(2), 10, at(0));
+    publish(&mut cluster, &t, "m", at(0));
+    let holder = if cluster.pending_for(first) == 1 {
+        first
+    } else {
+        second
+    };
+    let other = if holder == first { second } else { first };
+    cluster.close(other, at(1)).unwrap();
+    assert_eq!(cluster.next_deadline(), Some(at(2500)));
+    assert_eq!(
+        cluster.receive(holder, at(1)).map(|d| d.redelivery_count),
+        Some(0)
+    );
+}

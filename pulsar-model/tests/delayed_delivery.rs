@@ -61,3 +61,17 @@ fn exclusive_ignores_the_delay() {
     assert_eq!(bodies(&drain(&mut cluster, c, at(0))), ["later"]);
     assert_eq!(cluster.next_deadline(), None);
 }
+
+#[test]
+fn a_delayed_message_in_a_batch_holds_its_entry_until_its_time() {
+    let mut cluster = Cluster::new();
+    let t = topic("orders");
+    let c = consumer(&mut cluster, &t, Shared, earliest(), 100, at(0));
+    cluster
+        .publish_batch(&t, vec![delayed("a", 2_000), delayed("b", 2_000)], at(0))
+        .unwrap();
+    assert!(drain(&mut cluster, c, at(0)).is_empty());
+    assert_eq!(cluster.next_deadline(), Some(at(2_000)));
+    cluster.handle_timeouts(at(2_000));
+    assert_eq!(bodies(&drain(&mut cluster, c, at(2_000))), ["a", "b"]);
+}

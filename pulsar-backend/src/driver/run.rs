@@ -280,7 +280,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     key,
                     completion,
                     took: None,
-                    span: tracing::Span::current(),
+                    span: own,
                 };
             }
             let incoming = Incoming::new(&received.payload, &received.headers, &received.topic)
@@ -350,7 +350,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 key,
                 completion,
                 took: Some(took),
-                span: tracing::Span::current(),
+                // The delivery's own span (what `Span::current()` is in here, without the
+                // thread-local look-up).
+                span: own,
             }
         }
         .instrument(span)

@@ -1,5 +1,6 @@
 //! A driver's consumer on the in-process Pulsar.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -84,16 +85,17 @@ impl InProcessConsumer {
 
     /// Forget one hold of `id`; whether there was one.
     fn unhold(&mut self, id: &MessageId) -> bool {
-        match self.held.get_mut(id) {
-            Some(n) if *n > 1 => {
-                *n -= 1;
+        // One look-up either way.
+        match self.held.entry(*id) {
+            Entry::Occupied(mut held) if *held.get() > 1 => {
+                *held.get_mut() -= 1;
                 true
             }
-            Some(_) => {
-                self.held.remove(id);
+            Entry::Occupied(held) => {
+                held.remove();
                 true
             }
-            None => false,
+            Entry::Vacant(_) => false,
         }
     }
 }

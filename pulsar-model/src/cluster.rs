@@ -45,6 +45,8 @@ pub struct Cluster {
     /// Whether a message with a delivery time was ever published (kept once set: its entry
     /// may wait on any subscription, read later or not).
     delayed_published: bool,
+    /// Deliveries queued for all consumers, [`Cluster::queued`].
+    queued: usize,
 }
 
 impl Cluster {
@@ -191,7 +193,9 @@ impl Cluster {
     /// delivery at the limit never reaches this queue.
     pub fn receive(&mut self, consumer: ConsumerId, now: Instant) -> Option<Delivery> {
         self.handle_timeouts(now);
-        self.consumers.get_mut(&consumer)?.queue.pop_front()
+        let delivery = self.consumers.get_mut(&consumer)?.queue.pop_front()?;
+        self.queued -= 1;
+        Some(delivery)
     }
 
     /// Acknowledge a message through `consumer`: pulsar-rs `ack_with_id`.
@@ -277,6 +281,7 @@ impl Cluster {
             .remove(&consumer)
             .ok_or(ModelError::UnknownConsumer { consumer })?;
         self.timed_consumers -= usize::from(state.unacked.is_some());
+        self.queued -= state.queue.len();
         let consumers = &self.consumers;
         if let Some(sub) = self
             .topics
@@ -304,6 +309,21 @@ impl Cluster {
     /// on the client side. 0 for an unknown consumer.
     pub fn pending_for(&self, consumer: ConsumerId) -> usize {
         self.consumers.get(&consumer).map_or(0, |c| c.queue.len())
+    }
+
+    /// Deliveries queued for all consumers that their applications have not received: the sum
+    /// of [`Cluster::pending_for`] over every consumer, kept as a count (asked after every
+    /// change by whoever waits for nothing to be in flight).
+    pub fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// The permits `consumer` has left plus its queued deliveries (in one look-up): what a
+    /// client counts as asked for and not yet received. `None` if it is unknown.
+    pub fn outstanding(&self, consumer: ConsumerId) -> Option<u64> {
+        self.consumers
+            .get(&consumer)
+            .map(|c| c.permits + c.queue.len() as u64)
     }
 
     /// The permits `consumer` has left, or `None` if it is unknown.
@@ -451,6 +471,7 @@ impl Cluster {
                         now,
                         dead_letters: &mut dead_letters,
                         read: &mut self.read,
+                        queued: &mut self.queued,
                     };
                     progress |= dispatch.run(sub);
                 }

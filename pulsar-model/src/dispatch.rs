@@ -55,6 +55,8 @@ pub(crate) struct Dispatch<'a> {
     pub(crate) dead_letters: &'a mut Vec<(TopicName, OutgoingMessage)>,
     /// The entries of one read, kept between passes so that a read allocates nothing.
     pub(crate) read: &'a mut Vec<u64>,
+    /// Deliveries queued for every consumer of the cluster, counted up as they are queued.
+    pub(crate) queued: &'a mut usize,
 }
 
 impl Dispatch<'_> {
@@ -342,6 +344,7 @@ impl Dispatch<'_> {
             return;
         }
 
+        *self.queued += 1;
         consumer.queue.push_back(Delivery {
             consumer: to,
             message_id: message.id,

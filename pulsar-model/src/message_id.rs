@@ -43,6 +43,7 @@ impl MessageId {
 /// consumer's held ids, pending acknowledgements). Equal ids write equal words; distinct ids
 /// rarely collide, as ledgers and entries stay far below 2^32 in practice.
 impl std::hash::Hash for MessageId {
+    #[inline]
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         state.write_u64(self.ledger_id.rotate_left(32) ^ self.entry_id);
         // `None` as 0, index i as i + 1 (wrapping: -1 is not an index Pulsar gives).

@@ -289,3 +289,22 @@ fn two_spellings_of_a_topic_are_one_topic() {
     assert_eq!(cluster.topic_messages(&short).len(), 1);
     assert_eq!(cluster.topic_messages(&full)[0].id.partition, -1);
 }
+
+#[test]
+fn the_queued_count_is_the_sum_over_consumers_through_receive_and_close() {
+    let mut cluster = Cluster::new();
+    let t = topic("orders");
+    let first = consumer(&mut cluster, &t, Shared, earliest(), 3, at(0));
+    let second = consumer(&mut cluster, &t, Shared, earliest(), 3, at(0));
+    for n in 0..5 {
+        publish(&mut cluster, &t, &format!("m{n}"), at(0));
+    }
+    let sum = |cluster: &Cluster| cluster.pending_for(first) + cluster.pending_for(second);
+    assert_eq!((cluster.queued(), sum(&cluster)), (5, 5));
+    assert_eq!(cluster.outstanding(first), Some(3));
+    cluster.receive(first, at(1)).unwrap();
+    assert_eq!((cluster.queued(), sum(&cluster)), (4, 4));
+    cluster.close(second, at(2)).unwrap();
+    assert_eq!(cluster.queued(), cluster.pending_for(first));
+    assert_eq!(cluster.outstanding(second), None);
+}

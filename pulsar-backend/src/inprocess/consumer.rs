@@ -51,8 +51,7 @@ impl InProcessConsumer {
     /// queue, which is why this counts a level rather than adding one permit per receive.
     /// Whether it asked for more.
     fn top_up(&self, inner: &mut Inner, now: ruststream::Instant) -> bool {
-        let outstanding =
-            inner.cluster.permits(self.id).unwrap_or(0) + inner.cluster.pending_for(self.id) as u64;
+        let outstanding = inner.cluster.outstanding(self.id).unwrap_or(0);
         let want = self.prefetch as u64;
         if outstanding >= want.div_ceil(2) {
             return false;

@@ -54,12 +54,8 @@ pub(crate) struct Inner {
 
 impl Inner {
     pub(crate) fn in_flight(&self) -> usize {
-        self.held
-            + self
-                .consumers
-                .keys()
-                .map(|c| self.cluster.pending_for(*c))
-                .sum::<usize>()
+        // Every consumer of the cluster is one of ours.
+        self.held + self.cluster.queued()
     }
 
     /// After any change: wake every driver that may have something to receive, the timer task
@@ -71,7 +67,6 @@ impl Inner {
             }
         }
         self.arm_timer();
-        // Counting what is in flight visits every consumer: only when someone waits for none.
         if !self.idle_waiters.is_empty() && self.in_flight() == 0 {
             for w in self.idle_waiters.drain(..) {
                 w.wake();

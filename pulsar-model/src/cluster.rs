@@ -220,20 +220,34 @@ impl Cluster {
         if let Some(tracker) = state.unacked.as_mut() {
             tracker.acknowledged(message);
         }
-        let (topic, subscription) = (state.topic.clone(), state.subscription.clone());
-        let acknowledged = self.topics.get_mut(&topic).is_some_and(|t| {
-            let entry = t.entry_of(message);
-            match (entry, t.subscriptions.get_mut(&*subscription)) {
-                (Some(entry), Some(sub)) => sub.acknowledge(entry, &mut self.consumers),
+        let mut unblocks = false;
+        let acknowledged = match self.topics.get_mut(&state.topic) {
+            Some(t) => match (
+                t.entry_of(message),
+                t.subscriptions.get_mut(&*state.subscription),
+            ) {
+                (Some(entry), Some(sub)) => {
+                    // Only on KeyShared can an acknowledgement let the broker send more: it
+                    // may end another consumer's hold on a key ("draining hashes"). Elsewhere
+                    // it frees no permit and adds no entry, so there is nothing to dispatch.
+                    unblocks = sub.kind == SubscriptionType::KeyShared;
+                    sub.acknowledge(entry, &mut self.consumers)
+                }
                 _ => false,
-            }
-        });
+            },
+            None => false,
+        };
         let outcome = if acknowledged {
             Acknowledgement::Acknowledged
         } else {
             Acknowledgement::Ignored
         };
-        self.pump(now);
+        if unblocks {
+            self.pump(now);
+        } else {
+            // The ack timeout of the message ended.
+            self.next_deadline.forget();
+        }
         Ok(outcome)
     }
 

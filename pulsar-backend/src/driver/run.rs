@@ -45,6 +45,19 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) topic: Arc<str>,
 }
 
+/// What every handler invocation of a driver uses, shared: one reference count per delivery
+/// rather than one per part.
+struct Invocation<S> {
+    handler: Arc<dyn Handler<S>>,
+    state: Arc<S>,
+    runtime: Arc<dyn Runtime>,
+    observer: Option<Arc<dyn Observer>>,
+    publisher: Option<Arc<dyn ruststream::handler::Publish>>,
+    dead_letter: Option<DeadLetter>,
+    subscription: Arc<str>,
+    key_ordered: bool,
+}
+
 /// A delivery as the settler knows it: the transport's id, and its place in a batched entry
 /// (whose entry the id tells, [`ConsumerPort::entry`]). Kept small: a delivery waiting in
 /// `retry_after` is one of these in the settler.
@@ -109,6 +122,7 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
     late_copies: Vec<C::Id>,
     keys: KeyOrder<String, Received<C::Id>>,
     key_ordered: bool,
+    invocation: Arc<Invocation<S>>,
     /// The sleep for the settler's next deadline, with that deadline. A fired sleep is moved
     /// on only after the calls it released were made: what `RunningBroker::in_flight` promises
     /// (work a fired sleep releases counts as in flight until the sleep is let go).
@@ -126,7 +140,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let rules = config.rules.clone();
         let key_ordered = rules.kind() == SubscriptionType::KeyShared;
         let instruments = Instruments::new(config.handler.name());
+        let invocation = Arc::new(Invocation {
+            handler: config.handler.clone(),
+            state: config.state.clone(),
+            runtime: config.runtime.clone(),
+            observer: config.observer.clone(),
+            publisher: config.publisher.clone(),
+            dead_letter: config.dead_letter.clone(),
+            subscription: rules.subscription_name(),
+            key_ordered,
+        });
         Driver {
+            invocation,
             instruments,
             consumer,
             settler: Settler::new(rules),
@@ -230,11 +255,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 return None;
             }
         }
-        let key = if self.key_ordered {
-            received.key.clone()
-        } else {
-            None
-        };
+        if !self.key_ordered {
+            return Some(received);
+        }
+        let key = received.key.clone();
         self.keys.arrive(key, received)
     }
 
@@ -243,15 +267,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         &mut self,
         received: Received<C::Id>,
     ) -> impl Future<Output = Finished<Delivered<C::Id>>> + Send + 'static {
-        let handler = self.config.handler.clone();
         self.instruments.deliveries.increment(1);
         self.config.handled.bump();
-        let state = self.config.state.clone();
-        let runtime = self.config.runtime.clone();
-        let observer = self.config.observer.clone();
-        let publisher = self.config.publisher.clone();
-        let dead_letter = self.config.dead_letter.clone();
-        let subscription = self.config.rules.subscription_name();
+        let invocation = self.invocation.clone();
+        let handler = &self.config.handler;
         // DEBUG: at the default level a successful delivery creates no span at all. Error
         // lines still name their delivery (`report_context`).
         let span = tracing::debug_span!(
@@ -263,8 +282,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         );
         crate::trace_context::continue_from(&span, &received.headers);
         let own = span.clone();
-        let key_ordered = self.key_ordered;
         async move {
+            let Invocation {
+                handler,
+                state,
+                runtime,
+                observer,
+                publisher,
+                dead_letter,
+                subscription,
+                key_ordered,
+            } = &*invocation;
+            let key_ordered = *key_ordered;
             let id = Delivered {
                 id: received.id.clone(),
                 batch: received.batch.map(BatchSlot::place),
@@ -290,7 +319,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 .with_message_id(&received.id)
                 .with_times(received.publish_time, received.event_time);
             let at = runtime.now();
-            let result = AssertUnwindSafe(handler.call(incoming, &state))
+            let result = AssertUnwindSafe(handler.call(incoming, state))
                 .catch_unwind()
                 .await;
             let took = runtime.now().saturating_duration_since(at);
@@ -306,7 +335,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 }
                 Ok(Err(error)) => {
                     let _context = report::context(&own, handler.name(), &received.topic, &received.id);
-                    match (error, &dead_letter) {
+                    match (error, dead_letter) {
                         (HandlerError::Decode { .. }, Some(dead_letter)) => tracing::error!(
                             %error,
                             dead_letter_topic = %dead_letter.topic,
@@ -323,15 +352,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     Completion::Panicked
                 }
             };
-            if let (Ok(Err(HandlerError::Decode { .. })), Some(dead_letter)) =
-                (&result, &dead_letter)
+            if let (Ok(Err(HandlerError::Decode { .. })), Some(dead_letter)) = (&result, dead_letter)
             {
                 completion = move_to_dead_letter(dead_letter, &received, "undecodable", (&own, handler.name())).await;
             }
             if let Some(observer) = observer {
                 observer.called(CallRecord {
                     handler: handler.name(),
-                    subscription,
+                    subscription: subscription.clone(),
                     topic: received.topic.to_string(),
                     message_id: received.id.to_string(),
                     payload: received.payload.to_vec(),
@@ -409,6 +437,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             self.to_release.push(delivered.id);
         }
         self.instruments.waiting.set(self.settler.waiting() as f64);
+        if !self.key_ordered {
+            return None;
+        }
         self.keys.finish(done.key.as_ref())
     }
 

@@ -146,9 +146,7 @@ impl ConsumerPort for InProcessConsumer {
                     cx.waker().wake_by_ref();
                     return Poll::Pending;
                 }
-                if let Some(slot) = inner.consumers.get_mut(&self.id) {
-                    *slot = Some(cx.waker().clone());
-                }
+                inner.park(self.id, cx.waker());
                 Poll::Pending
             }
         }
@@ -191,7 +189,7 @@ impl InProcessConsumer {
         let mut inner = self.pulsar.lock();
         let now = self.runtime.now();
         let _ = inner.cluster.close(self.id, now);
-        inner.consumers.remove(&self.id);
+        inner.detach(self.id);
         let still_held: usize = self.held.values().sum();
         inner.held -= still_held;
         self.held.clear();

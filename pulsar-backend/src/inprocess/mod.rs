@@ -35,8 +35,12 @@ pub struct InProcessPulsar {
 #[derive(Default)]
 pub(crate) struct Inner {
     pub(crate) cluster: Cluster,
-    /// Attached consumers and the waker of the driver waiting on each.
-    pub(crate) consumers: BTreeMap<ConsumerId, Option<Waker>>,
+    /// Attached consumers and the waker of the driver waiting on each
+    /// ([`Inner::park`], [`Inner::detach`]).
+    consumers: BTreeMap<ConsumerId, Option<Waker>>,
+    /// How many of `consumers` hold a waker: a busy driver never waits, and then a change has
+    /// no one to wake.
+    parked: usize,
     /// Deliveries taken by a driver and not yet settled by a call or released.
     pub(crate) held: usize,
     idle_waiters: Vec<Waker>,
@@ -61,9 +65,12 @@ impl Inner {
     /// After any change: wake every driver that may have something to receive, the timer task
     /// (the next deadline may have moved), and idle waiters if nothing is in flight.
     pub(crate) fn notify(&mut self) {
-        for waker in self.consumers.values_mut() {
-            if let Some(w) = waker.take() {
-                w.wake();
+        if self.parked > 0 {
+            self.parked = 0;
+            for waker in self.consumers.values_mut() {
+                if let Some(w) = waker.take() {
+                    w.wake();
+                }
             }
         }
         self.arm_timer();
@@ -71,6 +78,22 @@ impl Inner {
             for w in self.idle_waiters.drain(..) {
                 w.wake();
             }
+        }
+    }
+
+    /// The driver of `consumer` waits for a delivery: wake it at the next change.
+    pub(crate) fn park(&mut self, consumer: ConsumerId, waker: &Waker) {
+        if let Some(slot) = self.consumers.get_mut(&consumer) {
+            if slot.replace(waker.clone()).is_none() {
+                self.parked += 1;
+            }
+        }
+    }
+
+    /// `consumer` left.
+    pub(crate) fn detach(&mut self, consumer: ConsumerId) {
+        if let Some(Some(_)) = self.consumers.remove(&consumer) {
+            self.parked -= 1;
         }
     }
 

@@ -38,6 +38,9 @@ struct Slot<F> {
 #[derive(Default)]
 struct Woken {
     slots: Mutex<Vec<usize>>,
+    /// Whether `slots` has any, set under its lock: the driver looks at every turn, and most
+    /// turns nothing woke.
+    any: AtomicBool,
     driver: AtomicWaker,
 }
 
@@ -56,11 +59,13 @@ impl Wake for SlotWaker {
 
     fn wake_by_ref(self: &Arc<Self>) {
         if !self.queued.swap(true, Ordering::AcqRel) {
-            self.woken
+            let mut slots = self
+                .woken
                 .slots
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(self.index);
+                .unwrap_or_else(PoisonError::into_inner);
+            slots.push(self.index);
+            self.woken.any.store(true, Ordering::Release);
         }
         self.woken.driver.wake();
     }
@@ -112,12 +117,13 @@ impl<F: Future> Slots<F> {
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
         self.woken.driver.register(cx.waker());
         loop {
-            if self.due.is_empty() {
+            if self.due.is_empty() && self.woken.any.load(Ordering::Acquire) {
                 let mut woken = self
                     .woken
                     .slots
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
+                self.woken.any.store(false, Ordering::Relaxed);
                 std::mem::swap(&mut *woken, &mut self.due);
                 // Polled in the order they woke.
                 self.due.reverse();

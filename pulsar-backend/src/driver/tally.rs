@@ -1,6 +1,6 @@
 //! How many deliveries the drivers of one broker handed to handlers.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::task::Waker;
 
@@ -9,6 +9,9 @@ use std::task::Waker;
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
     count: AtomicU64,
+    /// Whether `waiters` has any: every delivery bumps the count, and the lock is taken only
+    /// when someone waits.
+    waited: AtomicBool,
     waiters: Mutex<Vec<Waker>>,
 }
 
@@ -16,7 +19,16 @@ impl Tally {
     /// One more delivery was handed to a handler.
     pub(crate) fn bump(&self) {
         self.count.fetch_add(1, Ordering::SeqCst);
-        let waiters = std::mem::take(&mut *self.waiters.lock().unwrap_or_else(|e| e.into_inner()));
+        // Both sides are SeqCst: a waiter that registers after this load saw `false` reads
+        // the new count when it checks again after registering, as callers do.
+        if !self.waited.load(Ordering::SeqCst) {
+            return;
+        }
+        let waiters = {
+            let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+            self.waited.store(false, Ordering::SeqCst);
+            std::mem::take(&mut *waiters)
+        };
         for w in waiters {
             w.wake();
         }
@@ -33,6 +45,7 @@ impl Tally {
         if !waiters.iter().any(|w| w.will_wake(waker)) {
             waiters.push(waker.clone());
         }
+        self.waited.store(true, Ordering::SeqCst);
     }
 }
 
@@ -62,5 +75,12 @@ mod tests {
         tally.bump();
         assert_eq!(woken.0.load(Ordering::SeqCst), 1);
         assert_eq!(tally.count(), 2);
+        tally.wake_on_next(&waker);
+        tally.bump();
+        assert_eq!(
+            woken.0.load(Ordering::SeqCst),
+            2,
+            "a waiter after a bump is woken too"
+        );
     }
 }

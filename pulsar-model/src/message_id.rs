@@ -52,13 +52,36 @@ impl std::hash::Hash for MessageId {
     }
 }
 
+impl MessageId {
+    /// Append the id as [`Display`](fmt::Display) writes it, without `core::fmt`: an
+    /// in-process publish returns its id printed, and `write!` cost about 780 instructions of
+    /// a publish's 3,400.
+    pub fn push_to(&self, out: &mut String) {
+        self.pieces(|piece| {
+            out.push_str(piece);
+            Ok(())
+        })
+        .unwrap_or(());
+    }
+
+    fn pieces(&self, mut write: impl FnMut(&str) -> fmt::Result) -> fmt::Result {
+        let mut number = itoa::Buffer::new();
+        write(number.format(self.ledger_id))?;
+        write(":")?;
+        write(number.format(self.entry_id))?;
+        write(":")?;
+        write(number.format(self.partition))?;
+        if let Some(index) = self.batch_index {
+            write(":")?;
+            write(number.format(index))?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for MessageId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.ledger_id, self.entry_id, self.partition)?;
-        match self.batch_index {
-            Some(index) => write!(f, ":{index}"),
-            None => Ok(()),
-        }
+        self.pieces(|piece| f.write_str(piece))
     }
 }
 
@@ -80,6 +103,9 @@ mod tests {
             ..id
         };
         assert_eq!(batched.to_string(), "7:42:-1:3");
+        let mut pushed = String::from("id ");
+        batched.push_to(&mut pushed);
+        assert_eq!(pushed, "id 7:42:-1:3");
         assert_eq!(batched.entry(), id);
     }
 

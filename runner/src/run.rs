@@ -198,11 +198,15 @@ async fn run<S: Send + Sync + 'static>(
 /// The property `--publish` sets on each message: `FILE:LINE` of the line it came from.
 pub const SOURCE_PROPERTY: &str = "source";
 
-/// `FILE:LINE`, in one allocation (`format!` guessed too little room and grew it).
+/// `FILE:LINE`, in one allocation and without `core::fmt` (which cost about 600 instructions
+/// a line).
 fn source_of(file: &str, line: usize) -> String {
-    use std::fmt::Write;
-    let mut source = String::with_capacity(file.len() + 1 + 20);
-    let _ = write!(source, "{file}:{line}");
+    let mut number = itoa::Buffer::new();
+    let line = number.format(line);
+    let mut source = String::with_capacity(file.len() + 1 + line.len());
+    source.push_str(file);
+    source.push(':');
+    source.push_str(line);
     source
 }
 
@@ -249,5 +253,17 @@ impl Spawn for SpawnOf {
 
     fn flavor(&self) -> ruststream::runtime::Flavor {
         self.0.flavor()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_is_file_colon_line_in_a_string_of_its_exact_size() {
+        let source = source_of("orders.jsonl", 1234);
+        assert_eq!(source, "orders.jsonl:1234");
+        assert_eq!(source.capacity(), source.len());
     }
 }

@@ -354,10 +354,9 @@ impl InProcessPulsar {
 /// `id` as the broker prints it, in one allocation: `to_string` starts from an empty string
 /// and grows it, which took a second allocation for most ids.
 fn printable(id: ruststream_pulsar_model::MessageId) -> String {
-    use std::fmt::Write;
     // Room for `ledger:entry:partition:index` with numbers of ordinary sizes.
     let mut text = String::with_capacity(32);
-    let _ = write!(text, "{id}");
+    id.push_to(&mut text);
     text
 }
 

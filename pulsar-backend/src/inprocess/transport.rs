@@ -87,6 +87,10 @@ impl Transport for InProcessTransport {
         self.publisher.clone()
     }
 
+    fn publish_port(&self) -> &dyn Publish {
+        &*self.publisher
+    }
+
     fn publish_batch<'a>(
         &'a self,
         topic: &'a str,

@@ -230,6 +230,10 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
         self.publisher.clone()
     }
 
+    fn publish_port(&self) -> &dyn Publish {
+        &*self.publisher
+    }
+
     fn publish_batch<'a>(
         &'a self,
         topic: &'a str,

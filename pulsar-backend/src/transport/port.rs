@@ -29,6 +29,10 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// How handlers and the dead-letter step publish: each call waits for the receipt.
     fn publisher(&self) -> Arc<dyn Publish>;
 
+    /// The same publisher, borrowed: the app's own publish returns its boxed future as it
+    /// is, rather than boxing a future that awaits it (one allocation per message less).
+    fn publish_port(&self) -> &dyn Publish;
+
     /// Publish `records` to `topic` as one batched entry.
     fn publish_batch<'a>(
         &'a self,

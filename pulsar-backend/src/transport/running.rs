@@ -30,7 +30,7 @@ impl<T: Transport> RunningBroker for RunningPulsar<T> {
         topic: &'a str,
         record: Record,
     ) -> BoxFuture<'a, Result<String, PublishError>> {
-        Box::pin(async move { self.transport.publisher().publish(topic, record).await })
+        self.transport.publish_port().publish(topic, record)
     }
 
     fn publish_batch<'a>(

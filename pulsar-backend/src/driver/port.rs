@@ -73,8 +73,11 @@ pub(crate) struct Received<Id> {
 
 /// A subscription's consumer, owned by exactly one driver task.
 ///
-/// The in-process consumer also accounts for work in flight, which is why the driver tells it
-/// when a delivery leaves its hands without a call ([`ConsumerPort::release`]).
+/// A consumer also accounts for work in flight: a delivery counts from the moment it is
+/// received until the driver releases it ([`ConsumerPort::release`]), exactly once, after
+/// the calls made for it at that time. Settlement calls do not count: a message can be
+/// settled after its release (a `retry_after` wait's nack, a batched entry acknowledged with
+/// its last message), and no map of ids is needed to tell a first call from a later one.
 pub(crate) trait ConsumerPort: Send + 'static {
     /// The transport's message id. It prints as the broker prints it
     /// (`ledger:entry:partition`, plus `:index` for a message of a batch), when something
@@ -111,8 +114,9 @@ pub(crate) trait ConsumerPort: Send + 'static {
     /// `nack_with_id`.
     fn nack(&mut self, id: &Self::Id) -> impl Future<Output = Result<(), BoxError>> + Send;
 
-    /// The delivery stays unsettled on purpose (a `retry_after` wait, or no outcome): no call
-    /// is made now.
+    /// The delivery `id` left the driver's hands: it no longer counts as in flight. Called
+    /// exactly once per delivery received (per copy, where one id is received twice), after
+    /// the settlement calls due for it then, if any.
     fn release(&mut self, id: &Self::Id);
 
     /// Close the consumer; its unacknowledged messages go back to the subscription.

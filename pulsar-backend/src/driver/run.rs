@@ -129,9 +129,11 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
     timer: Option<(Instant, Sleep)>,
     /// The handler's metric handles.
     instruments: Instruments,
-    /// Deliveries left unsettled on purpose (a wait, or no outcome), told to the consumer only
-    /// once the timer is armed: until then the delivery still counts as in flight, so that
-    /// "nothing in flight" implies every deadline has its sleep (`RunningBroker::in_flight`).
+    /// Deliveries out of the driver's hands (settled, waiting, left, or never handed over),
+    /// each released once ([`ConsumerPort::release`]) after the flush that makes its due
+    /// calls and once the timer is armed: until then it still counts as in flight, so that
+    /// "nothing in flight" implies every call was made and every deadline has its sleep
+    /// (`RunningBroker::in_flight`).
     to_release: Vec<C::Id>,
 }
 
@@ -248,10 +250,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     already = ?arrival,
                     "not handed over again: its batch came back for a sibling"
                 );
-                match arrival {
-                    Arrival::Finished => self.late_copies.push(received.id),
-                    _ => self.to_release.push(received.id),
+                if arrival == Arrival::Finished {
+                    self.late_copies.push(received.id.clone());
                 }
+                self.to_release.push(received.id);
                 return None;
             }
         }
@@ -403,16 +405,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let delivered = done.id.clone();
         // Logged in the delivery's span, so that a refusal names its topic and message id.
         let span_guard = done.span.enter();
-        let released = match self.settler.complete(done.id, done.completion, now) {
+        // Whether the message is let go of without a call, so that its batched entry's
+        // redelivery may hand it over again.
+        let put_back = match self.settler.complete(done.id, done.completion, now) {
             Ok(settlement) => {
                 tracing::debug!(?settlement, "settled");
-                use ruststream::Settlement;
-                match settlement {
-                    // Still in hand: a batched sibling's redelivery must not hand it over.
-                    Settlement::NackAt(_) => Some(false),
-                    Settlement::Leave => Some(true),
-                    _ => None,
-                }
+                // A `NackAt` is still in hand: a batched sibling's redelivery must not hand it
+                // over.
+                settlement == ruststream::Settlement::Leave
             }
             Err(error) => {
                 let _context = report::context(
@@ -423,19 +423,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 );
                 tracing::error!(%error, "outcome refused");
                 self.instruments.refused.increment(1);
-                Some(true)
+                true
             }
         };
         drop(span_guard);
-        if let Some(put_back) = released {
-            if put_back {
-                if let Some(place) = delivered.batch {
-                    self.batches
-                        .put_back(place.in_entry(C::entry(&delivered.id)));
-                }
+        if put_back {
+            if let Some(place) = delivered.batch {
+                self.batches
+                    .put_back(place.in_entry(C::entry(&delivered.id)));
             }
-            self.to_release.push(delivered.id);
         }
+        // Released after the calls the next flush makes for it, whatever the settlement.
+        self.to_release.push(delivered.id);
         self.instruments.waiting.set(self.settler.waiting() as f64);
         if !self.key_ordered {
             return None;
@@ -476,7 +475,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                                     self.consumer.ack_batch_index(&id, slot, ack_set).await;
                                 self.count_call("ack_index", &result);
                             }
-                            self.consumer.release(&id);
                         }
                     }
                 }
@@ -484,7 +482,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     if batch.is_some_and(|place| !self.batches.retry(place.in_entry(C::entry(&id))))
                     {
                         // Its entry is already on its way back.
-                        self.consumer.release(&id);
                         continue;
                     }
                     let result = self.consumer.nack(&id).await;

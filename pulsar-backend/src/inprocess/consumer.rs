@@ -1,11 +1,8 @@
 //! A driver's consumer on the in-process Pulsar.
 
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use foldhash::fast::FixedState;
 use ruststream::app::BoxError;
 use ruststream::runtime::Runtime;
 use ruststream_pulsar_model::{Cluster, ConsumerId, MessageId, ModelError};
@@ -20,10 +17,8 @@ pub(crate) struct InProcessConsumer {
     runtime: Arc<dyn Runtime>,
     closed: bool,
     prefetch: usize,
-    /// Deliveries received and not yet settled or released, counted per id (a rewind on
-    /// Exclusive/Failover can deliver one id twice). Hashed: ids arrive in order and leave in
-    /// order, which makes a B-tree allocate a node every few deliveries.
-    held: HashMap<MessageId, usize, FixedState>,
+    /// Deliveries received and not yet released.
+    held: usize,
 }
 
 impl InProcessConsumer {
@@ -39,7 +34,7 @@ impl InProcessConsumer {
             runtime,
             closed: false,
             prefetch,
-            held: HashMap::default(),
+            held: 0,
         }
     }
 
@@ -60,7 +55,7 @@ impl InProcessConsumer {
         inner.cluster.flow(self.id, more, now).is_ok()
     }
 
-    /// Make a settlement call on the model, and stop counting the delivery as held.
+    /// Make a settlement call on the model.
     fn settle(
         &mut self,
         id: &MessageId,
@@ -71,31 +66,11 @@ impl InProcessConsumer {
             ruststream::Instant,
         ) -> Result<(), ModelError>,
     ) -> Result<(), BoxError> {
-        let was_held = self.unhold(id);
         let mut inner = self.pulsar.lock();
         let now = self.runtime.now();
         let result = call(&mut inner.cluster, self.id, id, now);
-        if was_held {
-            inner.held -= 1;
-        }
         inner.notify();
         result.map_err(Into::into)
-    }
-
-    /// Forget one hold of `id`; whether there was one.
-    fn unhold(&mut self, id: &MessageId) -> bool {
-        // One look-up either way.
-        match self.held.entry(*id) {
-            Entry::Occupied(mut held) if *held.get() > 1 => {
-                *held.get_mut() -= 1;
-                true
-            }
-            Entry::Occupied(held) => {
-                held.remove();
-                true
-            }
-            Entry::Vacant(_) => false,
-        }
     }
 }
 
@@ -121,7 +96,7 @@ impl ConsumerPort for InProcessConsumer {
                 // Counted as held in the same critical section that takes it off the queue, so
                 // the in-flight count never dips to zero in between.
                 inner.held += 1;
-                *self.held.entry(d.message_id).or_default() += 1;
+                self.held += 1;
                 self.top_up(&mut inner, now);
                 // Receiving may have dead-lettered messages (published elsewhere) or moved
                 // deadlines.
@@ -164,12 +139,12 @@ impl ConsumerPort for InProcessConsumer {
         })
     }
 
-    fn release(&mut self, id: &MessageId) {
-        if self.unhold(id) {
-            let mut inner = self.pulsar.lock();
-            inner.held -= 1;
-            inner.notify();
-        }
+    fn release(&mut self, _id: &MessageId) {
+        debug_assert!(self.held > 0, "released more deliveries than were received");
+        self.held = self.held.saturating_sub(1);
+        let mut inner = self.pulsar.lock();
+        inner.held = inner.held.saturating_sub(1);
+        inner.wake_if_idle();
     }
 
     async fn close(mut self) {
@@ -190,9 +165,7 @@ impl InProcessConsumer {
         let now = self.runtime.now();
         let _ = inner.cluster.close(self.id, now);
         inner.detach(self.id);
-        let still_held: usize = self.held.values().sum();
-        inner.held -= still_held;
-        self.held.clear();
+        inner.held -= std::mem::take(&mut self.held);
         inner.notify();
     }
 }

@@ -74,6 +74,12 @@ impl Inner {
             }
         }
         self.arm_timer();
+        self.wake_if_idle();
+    }
+
+    /// Wake whoever waits for nothing to be in flight, if nothing is: all a release can
+    /// change (it moves no message and no deadline).
+    pub(crate) fn wake_if_idle(&mut self) {
         if !self.idle_waiters.is_empty() && self.in_flight() == 0 {
             for w in self.idle_waiters.drain(..) {
                 w.wake();

@@ -1,6 +1,5 @@
 //! A driver's consumer on a Pulsar server, through pulsar-rs.
 
-use std::collections::BTreeMap;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -36,22 +35,10 @@ pub(crate) struct RemoteConsumer<Exe: Executor> {
     runtime: std::sync::Arc<dyn ruststream::runtime::Runtime>,
     /// [`PulsarBroker::batch_index_acknowledgement`](crate::PulsarBroker::batch_index_acknowledgement).
     batch_index_acks: bool,
-    /// Deliveries held, by id, so that a settlement after a release does not count twice.
-    held: BTreeMap<HeldKey, usize>,
+    /// Deliveries received and not yet released.
+    held: usize,
     /// The last message's topic, shared by the messages after it that have the same one.
     topic: Option<std::sync::Arc<str>>,
-}
-
-/// A message id as the held map keys it: ledger, entry, partition, batch index.
-type HeldKey = (u64, u64, i32, i32);
-
-fn held_key(id: &MessageIdData) -> HeldKey {
-    (
-        id.ledger_id,
-        id.entry_id,
-        id.partition.unwrap_or(-1),
-        id.batch_index.unwrap_or(-1),
-    )
 }
 
 impl<Exe: Executor> RemoteConsumer<Exe> {
@@ -66,19 +53,8 @@ impl<Exe: Executor> RemoteConsumer<Exe> {
             activity,
             runtime,
             batch_index_acks,
-            held: BTreeMap::new(),
+            held: 0,
             topic: None,
-        }
-    }
-
-    fn unhold(&mut self, id: &RemoteId) {
-        let key = held_key(&id.id);
-        if let Some(n) = self.held.get_mut(&key) {
-            *n -= 1;
-            if *n == 0 {
-                self.held.remove(&key);
-            }
-            self.activity.end();
         }
     }
 }
@@ -124,7 +100,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
             match self.consumer.poll_next_unpin(cx) {
                 Poll::Ready(Some(Ok(message))) => {
                     let id = message.message_id().clone();
-                    *self.held.entry(held_key(&id)).or_default() += 1;
+                    self.held += 1;
                     let topic = match &self.topic {
                         Some(topic) if **topic == *message.topic => topic.clone(),
                         _ => {
@@ -179,7 +155,6 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
 
     async fn ack(&mut self, id: &RemoteId) -> Result<(), BoxError> {
         let result = self.consumer.ack_with_id(&id.topic, id.id.clone()).await;
-        self.unhold(id);
         result.map_err(Into::into)
     }
 
@@ -208,19 +183,20 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
 
     async fn nack(&mut self, id: &RemoteId) -> Result<(), BoxError> {
         let result = self.consumer.nack_with_id(&id.topic, id.id.clone()).await;
-        self.unhold(id);
         result.map_err(Into::into)
     }
 
-    fn release(&mut self, id: &RemoteId) {
-        self.unhold(id);
+    fn release(&mut self, _id: &RemoteId) {
+        debug_assert!(self.held > 0, "released more deliveries than were received");
+        if self.held > 0 {
+            self.held -= 1;
+            self.activity.end();
+        }
     }
 
     async fn close(mut self) {
-        for (_, n) in std::mem::take(&mut self.held) {
-            for _ in 0..n {
-                self.activity.end();
-            }
+        for _ in 0..std::mem::take(&mut self.held) {
+            self.activity.end();
         }
         // pulsar-rs's `close` asks the consumer engine for its connection, and the engine
         // answers only between two messages: while it waits for room in the receive queue (a

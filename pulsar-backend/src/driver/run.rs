@@ -305,7 +305,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 .as_ref()
                 .filter(|d| d.out_of_attempts(received.redelivery_count))
             {
-                let completion = move_to_dead_letter(dead_letter, &received, "out of attempts", (&own, handler.name())).await;
+                // Boxed: a rare path, whose publish would otherwise enlarge every delivery's
+                // future (and each copy of it).
+                let completion = Box::pin(move_to_dead_letter(dead_letter, &received, "out of attempts", (&own, handler.name()))).await;
                 return Finished {
                     id,
                     key,
@@ -356,7 +358,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             };
             if let (Ok(Err(HandlerError::Decode { .. })), Some(dead_letter)) = (&result, dead_letter)
             {
-                completion = move_to_dead_letter(dead_letter, &received, "undecodable", (&own, handler.name())).await;
+                completion = Box::pin(move_to_dead_letter(dead_letter, &received, "undecodable", (&own, handler.name()))).await;
             }
             if let Some(observer) = observer {
                 observer.called(CallRecord {

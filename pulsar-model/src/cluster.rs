@@ -372,8 +372,9 @@ impl Cluster {
     /// ([`UNACKED_REDELIVERY_TICK`](crate::UNACKED_REDELIVERY_TICK)) at which some consumer
     /// has an expired ack timeout, or the earliest delayed delivery coming due. `None` when
     /// nothing is waiting.
+    #[inline]
     pub fn next_deadline(&self) -> Option<Instant> {
-        if self.timed_consumers == 0 && !self.delayed_published {
+        if !self.may_have_timers() {
             return None;
         }
         self.next_deadline.get_or(|| self.compute_next_deadline())
@@ -396,7 +397,21 @@ impl Cluster {
     /// messages coming due join their subscription's replay set, the consumers whose tick
     /// comes ask for their expired messages again, with the same effect per type as
     /// [`Cluster::nack`], and the broker dispatches.
+    #[inline]
     pub fn handle_timeouts(&mut self, now: Instant) {
+        // Every call starts here: the common case, no timer at all, without a call.
+        if self.may_have_timers() {
+            self.run_timers(now);
+        }
+    }
+
+    /// Whether any timer can exist: a consumer with an ack timeout, or a delayed message.
+    #[inline]
+    fn may_have_timers(&self) -> bool {
+        self.timed_consumers > 0 || self.delayed_published
+    }
+
+    fn run_timers(&mut self, now: Instant) {
         while let Some(tick) = self.next_deadline().filter(|&t| t <= now) {
             for topic in self.topics.values_mut() {
                 for sub in topic.subscriptions.values_mut() {

@@ -405,9 +405,10 @@ impl Cluster {
         }
     }
 
-    /// Whether any timer can exist: a consumer with an ack timeout, or a delayed message.
+    /// Whether any timer can exist: a consumer with an ack timeout is connected, or a delayed
+    /// message was ever published. While not, no call runs a timer or moves a deadline.
     #[inline]
-    fn may_have_timers(&self) -> bool {
+    pub fn may_have_timers(&self) -> bool {
         self.timed_consumers > 0 || self.delayed_published
     }
 

@@ -97,10 +97,14 @@ impl ConsumerPort for InProcessConsumer {
                 // the in-flight count never dips to zero in between.
                 inner.held += 1;
                 self.held += 1;
-                self.top_up(&mut inner, now);
-                // Receiving may have dead-lettered messages (published elsewhere) or moved
-                // deadlines.
-                inner.notify();
+                let asked = self.top_up(&mut inner, now);
+                // Receiving may have run timers or dispatched after asking for more, which can
+                // dead-letter messages (published elsewhere) or move deadlines. Taking a
+                // delivery off the queue alone changes nothing another task waits for (it
+                // stays in flight).
+                if asked || inner.cluster.may_have_timers() {
+                    inner.notify();
+                }
                 Poll::Ready(Some(Received {
                     id: d.message_id,
                     payload: Payload::Shared(d.payload),

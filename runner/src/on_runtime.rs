@@ -45,7 +45,8 @@ pub fn smol_with<A: App>(app: impl FnOnce() -> A, flags: Option<ServiceFlags>) -
     launch(app, adapter, ::smol::block_on, flags)
 }
 
-/// Run `app` as a process on async-std's global runtime.
+/// Run `app` as a process on async-std's global runtime, whose executor runs one thread unless
+/// `ASYNC_STD_THREAD_COUNT` names a count (see `ruststream_async_std::start_global_executor`).
 #[cfg(feature = "async-std")]
 pub fn async_std<A: App>(app: impl FnOnce() -> A) -> ExitCode {
     async_std_with(app, None)
@@ -54,6 +55,8 @@ pub fn async_std<A: App>(app: impl FnOnce() -> A) -> ExitCode {
 /// [`async_std()`], with the service's own flags.
 #[cfg(feature = "async-std")]
 pub fn async_std_with<A: App>(app: impl FnOnce() -> A, flags: Option<ServiceFlags>) -> ExitCode {
+    // Before anything spawns: the executor keeps the thread count it starts with.
+    ruststream_async_std::start_global_executor();
     let adapter = std::sync::Arc::new(ruststream_async_std::AsyncStdRuntime::new());
     launch(app, adapter, ::async_std::task::block_on, flags)
 }

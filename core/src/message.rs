@@ -181,4 +181,15 @@ pub trait Publish: Send + Sync {
         topic: &'a str,
         record: Record,
     ) -> BoxFuture<'a, Result<String, PublishError>>;
+
+    /// Publish `record` to `topic`, awaiting the broker's receipt, for a caller that does not
+    /// read the message id: a broker that prints ids on demand need not print this one.
+    /// Overriding it is optional; this default publishes and drops the id.
+    fn publish_without_id<'a>(
+        &'a self,
+        topic: &'a str,
+        record: Record,
+    ) -> BoxFuture<'a, Result<(), PublishError>> {
+        alloc::boxed::Box::pin(async move { self.publish(topic, record).await.map(drop) })
+    }
 }

@@ -112,7 +112,11 @@ impl RunningApp {
         let mut record = crate::message::Record::new(payload);
         record.headers = headers;
         record.key = key;
-        self.publish_record(topic, record).await.map(|_| ())
+        // No id is returned, so none is asked for: printing it was one allocation a message.
+        match self.brokers.first() {
+            Some(b) => b.publish_without_id(topic, record).await,
+            None => Err(PublishError::NoBroker),
+        }
     }
 
     /// Publish `record` (payload and options) to `topic` through the first broker; the

@@ -50,6 +50,17 @@ pub trait RunningBroker: Send + Sync {
         record: crate::message::Record,
     ) -> BoxFuture<'a, Result<String, PublishError>>;
 
+    /// Publish `record` to `topic`, waiting for the broker's receipt, for a caller that does
+    /// not read the message id (see [`Publish::publish_without_id`](crate::handler::Publish)).
+    /// Overriding it is optional; this default publishes and drops the id.
+    fn publish_without_id<'a>(
+        &'a self,
+        topic: &'a str,
+        record: crate::message::Record,
+    ) -> BoxFuture<'a, Result<(), PublishError>> {
+        alloc::boxed::Box::pin(async move { self.publish(topic, record).await.map(drop) })
+    }
+
     /// Publish `records` to `topic` as one batch, as a batching producer does (on Pulsar they
     /// share one entry), waiting for the broker's receipt. Returns each message's id as the
     /// broker prints it.

@@ -240,6 +240,19 @@ mod tests {
         assert_eq!(record.deliver_at, None);
     }
 
+    #[test]
+    fn publishing_without_the_id_publishes_the_same_record_by_default() {
+        let keep = Keep::default();
+        let mut record = Record::new(b"{}".to_vec());
+        record.key = Some("card-7".to_owned());
+        futures_lite_block_on(keep.publish_without_id("refunds", record)).expect("published");
+        let kept = keep.0.lock();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].0, "refunds");
+        assert_eq!(kept[0].1.payload, b"{}");
+        assert_eq!(kept[0].1.key.as_deref(), Some("card-7"));
+    }
+
     /// Polls a future that completes at once (the test port never waits).
     fn futures_lite_block_on<F: core::future::Future>(future: F) -> F::Output {
         let mut future = core::pin::pin!(future);

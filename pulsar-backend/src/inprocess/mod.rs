@@ -179,6 +179,15 @@ impl InProcessPulsar {
         topic: &TopicName,
         record: Record,
     ) -> Result<String, PublishError> {
+        self.store(topic, record).map(printable)
+    }
+
+    /// Publish to a topic whose name is resolved already; the model's id, not printed.
+    pub(crate) fn store(
+        &self,
+        topic: &TopicName,
+        record: Record,
+    ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
         let mut inner = self.lock();
         let now = inner.now();
         let id = inner
@@ -187,7 +196,7 @@ impl InProcessPulsar {
             .map_err(|e| PublishError::broker(topic.to_string(), e))?;
         inner.notify();
         drop(inner);
-        Ok(printable(id))
+        Ok(id)
     }
 
     /// Publish `records` to `topic` as one batch: one entry, each message with its batch

@@ -62,6 +62,22 @@ impl Publish for InProcessPublisher {
             self.pulsar.publish_to(&topic, record)
         })
     }
+
+    fn publish_without_id<'a>(
+        &'a self,
+        topic: &'a str,
+        record: Record,
+    ) -> BoxFuture<'a, Result<(), PublishError>> {
+        let mut record = record;
+        crate::trace_context::inject(&mut record.headers);
+        Box::pin(async move {
+            let topic = self
+                .topics
+                .get(topic)
+                .map_err(PublishError::invalid_topic)?;
+            self.pulsar.store(&topic, record).map(drop)
+        })
+    }
 }
 
 impl Transport for InProcessTransport {

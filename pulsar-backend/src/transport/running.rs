@@ -33,6 +33,16 @@ impl<T: Transport> RunningBroker for RunningPulsar<T> {
         self.transport.publish_port().publish(topic, record)
     }
 
+    fn publish_without_id<'a>(
+        &'a self,
+        topic: &'a str,
+        record: Record,
+    ) -> BoxFuture<'a, Result<(), PublishError>> {
+        self.transport
+            .publish_port()
+            .publish_without_id(topic, record)
+    }
+
     fn publish_batch<'a>(
         &'a self,
         topic: &'a str,

@@ -170,16 +170,7 @@ impl InProcessPulsar {
     /// A delivery time is on the app's clock: `deliver_at` counts from when it started.
     pub fn publish_record(&self, topic: &str, record: Record) -> Result<String, PublishError> {
         let topic = TopicName::parse(topic).map_err(PublishError::invalid_topic)?;
-        self.publish_to(&topic, record)
-    }
-
-    /// Publish to a topic whose name is resolved already.
-    pub(crate) fn publish_to(
-        &self,
-        topic: &TopicName,
-        record: Record,
-    ) -> Result<String, PublishError> {
-        self.store(topic, record).map(printable)
+        self.store(&topic, record).map(printable)
     }
 
     /// Publish to a topic whose name is resolved already; the model's id, not printed.

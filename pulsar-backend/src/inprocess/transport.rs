@@ -46,6 +46,21 @@ impl InProcessTransport {
     }
 }
 
+impl InProcessPublisher {
+    /// Store `record` on `topic` (a short name is in the broker's namespace); the model's id.
+    fn store(
+        &self,
+        topic: &str,
+        record: Record,
+    ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
+        let topic = self
+            .topics
+            .get(topic)
+            .map_err(PublishError::invalid_topic)?;
+        self.pulsar.store(&topic, record)
+    }
+}
+
 impl Publish for InProcessPublisher {
     fn publish<'a>(
         &'a self,
@@ -54,13 +69,7 @@ impl Publish for InProcessPublisher {
     ) -> BoxFuture<'a, Result<String, PublishError>> {
         let mut record = record;
         crate::trace_context::inject(&mut record.headers);
-        Box::pin(async move {
-            let topic = self
-                .topics
-                .get(topic)
-                .map_err(PublishError::invalid_topic)?;
-            self.pulsar.publish_to(&topic, record)
-        })
+        Box::pin(async move { self.store(topic, record).map(super::printable) })
     }
 
     fn publish_without_id<'a>(
@@ -70,13 +79,7 @@ impl Publish for InProcessPublisher {
     ) -> BoxFuture<'a, Result<(), PublishError>> {
         let mut record = record;
         crate::trace_context::inject(&mut record.headers);
-        Box::pin(async move {
-            let topic = self
-                .topics
-                .get(topic)
-                .map_err(PublishError::invalid_topic)?;
-            self.pulsar.store(&topic, record).map(drop)
-        })
+        Box::pin(async move { self.store(topic, record).map(drop) })
     }
 }
 

@@ -1,7 +1,7 @@
 //! On a real broker: CPU per message and throughput of a raw pulsar-rs consume+ack loop (on
 //! tokio, and on async-std) and of the framework on tokio, smol and async-std, all draining the
-//! same backlog, interleaved and repeated. Every consumer asks the broker for pulsar-rs's default 1,000 permits (its
-//! `batch_size`); the receiver queue (the channel from pulsar-rs's consumer engine to the app)
+//! same backlog, interleaved and repeated. Every consumer asks the broker for pulsar-rs's
+//! default 1,000 permits (its `batch_size`); the receiver queue (the channel from pulsar-rs's consumer engine to the app)
 //! is 1,000 for the raw loop and for `tokio-queue-1000`, and the concurrency (32) for the
 //! framework's defaults. Then a handler that awaits 1 ms, at the default concurrency and at 64, against a
 //! sequential raw loop doing the same.
@@ -376,28 +376,28 @@ fn print_run(contender: &str, repeat: u64, messages: u64, run: Run) {
 /// the raw loop's and the framework on tokio's. On a shared machine other work only adds CPU
 /// time (cache misses, migrations), so the fastest round is the least disturbed; compare both.
 fn summarize(runs: &[(&str, Run)], messages: u64) {
-    let sorted = |contender: &str| -> Vec<f64> {
+    // (median, fastest round) of a contender.
+    let figures = |contender: &str| -> (f64, f64) {
         let mut cpu: Vec<f64> = runs
             .iter()
             .filter(|(c, _)| *c == contender)
             .map(|(_, r)| r.cpu.as_secs_f64() * 1e6 / messages as f64)
             .collect();
         cpu.sort_by(f64::total_cmp);
-        cpu
+        (cpu[cpu.len() / 2], cpu[0])
     };
-    let median = |contender: &str| sorted(contender)[sorted(contender).len() / 2];
-    let fastest = |contender: &str| sorted(contender)[0];
     let against = |cpu: f64, base: f64| (cpu / base - 1.0) * 100.0;
+    let (raw, tokio) = (figures("raw"), figures("tokio"));
     for contender in CONTENDERS {
-        let (m, f) = (median(contender), fastest(contender));
+        let (m, f) = figures(contender);
         println!(
             "summary {contender}: median CPU {m:.2} us/message, {:+.1}% against the raw loop, \
              {:+.1}% against the framework on tokio; fastest round {f:.2} us/message, {:+.1}% \
              and {:+.1}%",
-            against(m, median("raw")),
-            against(m, median("tokio")),
-            against(f, fastest("raw")),
-            against(f, fastest("tokio")),
+            against(m, raw.0),
+            against(m, tokio.0),
+            against(f, raw.1),
+            against(f, tokio.1),
         );
     }
 }

@@ -113,10 +113,15 @@ impl RunningApp {
         record.headers = headers;
         record.key = key;
         // No id is returned, so none is asked for: printing it was one allocation a message.
-        match self.brokers.first() {
-            Some(b) => b.publish_without_id(topic, record).await,
-            None => Err(PublishError::NoBroker),
-        }
+        self.first_broker()?.publish_without_id(topic, record).await
+    }
+
+    /// The broker the app's publish calls go through.
+    fn first_broker(&self) -> Result<&dyn RunningBroker, PublishError> {
+        self.brokers
+            .first()
+            .map(|b| &**b)
+            .ok_or(PublishError::NoBroker)
     }
 
     /// Publish `record` (payload and options) to `topic` through the first broker; the
@@ -126,10 +131,7 @@ impl RunningApp {
         topic: &str,
         record: crate::message::Record,
     ) -> Result<String, PublishError> {
-        match self.brokers.first() {
-            Some(b) => b.publish(topic, record).await,
-            None => Err(PublishError::NoBroker),
-        }
+        self.first_broker()?.publish(topic, record).await
     }
 
     /// Publish `records` to `topic` as one batch through the app's first broker (see
@@ -139,10 +141,7 @@ impl RunningApp {
         topic: &str,
         records: Vec<crate::message::Record>,
     ) -> Result<Vec<String>, PublishError> {
-        match self.brokers.first() {
-            Some(b) => b.publish_batch(topic, records).await,
-            None => Err(PublishError::NoBroker),
-        }
+        self.first_broker()?.publish_batch(topic, records).await
     }
 
     /// Completes once no broker has anything in flight.

@@ -47,17 +47,23 @@ impl InProcessTransport {
 }
 
 impl InProcessPublisher {
-    /// Store `record` on `topic` (a short name is in the broker's namespace); the model's id.
-    fn store(
-        &self,
-        topic: &str,
-        record: Record,
-    ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
-        let topic = self
-            .topics
-            .get(topic)
-            .map_err(PublishError::invalid_topic)?;
-        self.pulsar.store(&topic, record)
+    /// Store `record` on `topic` (a short name is in the broker's namespace) when polled; what
+    /// `id` makes of the model's id.
+    fn publishing<'a, T: Send + 'a>(
+        &'a self,
+        topic: &'a str,
+        mut record: Record,
+        id: fn(ruststream_pulsar_model::MessageId) -> T,
+    ) -> BoxFuture<'a, Result<T, PublishError>> {
+        // Here, not in the future: the caller's span is the current one now.
+        crate::trace_context::inject(&mut record.headers);
+        Box::pin(async move {
+            let topic = self
+                .topics
+                .get(topic)
+                .map_err(PublishError::invalid_topic)?;
+            self.pulsar.store(&topic, record).map(id)
+        })
     }
 }
 
@@ -67,9 +73,7 @@ impl Publish for InProcessPublisher {
         topic: &'a str,
         record: Record,
     ) -> BoxFuture<'a, Result<String, PublishError>> {
-        let mut record = record;
-        crate::trace_context::inject(&mut record.headers);
-        Box::pin(async move { self.store(topic, record).map(super::printable) })
+        self.publishing(topic, record, super::printable)
     }
 
     fn publish_without_id<'a>(
@@ -77,9 +81,7 @@ impl Publish for InProcessPublisher {
         topic: &'a str,
         record: Record,
     ) -> BoxFuture<'a, Result<(), PublishError>> {
-        let mut record = record;
-        crate::trace_context::inject(&mut record.headers);
-        Box::pin(async move { self.store(topic, record).map(drop) })
+        self.publishing(topic, record, drop)
     }
 }
 

@@ -194,14 +194,4 @@ impl<Exe: Executor> ruststream::handler::Publish for Publisher<Exe> {
         crate::trace_context::inject(&mut record.headers);
         Box::pin(Publisher::publish(self, topic, record))
     }
-
-    fn publish_without_id<'a>(
-        &'a self,
-        topic: &'a str,
-        record: Record,
-    ) -> ruststream::handler::BoxFuture<'a, Result<(), PublishError>> {
-        let mut record = record;
-        crate::trace_context::inject(&mut record.headers);
-        Box::pin(async move { Publisher::publish(self, topic, record).await.map(drop) })
-    }
 }

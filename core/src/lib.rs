@@ -35,6 +35,7 @@ pub mod outcome;
 pub mod outgoing;
 pub mod params;
 mod publish_error;
+mod publishing;
 pub mod registration;
 pub mod runtime;
 pub mod state;

@@ -5,8 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use crate::boxed::BoxFuture;
-use crate::publish_error::PublishError;
+pub use crate::publishing::Publishing;
 
 /// Message headers: name/value pairs, in the order the message carries them. For Pulsar these
 /// are the message properties, so other clients read and write the same values.
@@ -174,22 +173,21 @@ impl<'a> Incoming<'a> {
 
 /// What a broker offers handlers for publishing: one message to one topic, awaiting the
 /// broker's receipt. Returns the message id as the broker prints it.
+///
+/// An implementation that stores the message at the call (an in-process broker) returns
+/// [`Publishing::done`], and the message is published even if the future is never awaited;
+/// one that waits for a receipt returns [`Publishing::waiting`].
 pub trait Publish: Send + Sync {
     /// Publish `record` to `topic`.
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
-        record: Record,
-    ) -> BoxFuture<'a, Result<String, PublishError>>;
+    fn publish<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, String>;
 
     /// Publish `record` to `topic`, awaiting the broker's receipt, for a caller that does not
     /// read the message id: a broker that prints ids on demand need not print this one.
     /// Overriding it is optional; this default publishes and drops the id.
-    fn publish_without_id<'a>(
-        &'a self,
-        topic: &'a str,
-        record: Record,
-    ) -> BoxFuture<'a, Result<(), PublishError>> {
-        alloc::boxed::Box::pin(async move { self.publish(topic, record).await.map(drop) })
+    fn publish_without_id<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, ()> {
+        let publishing = self.publish(topic, record);
+        Publishing::waiting(alloc::boxed::Box::pin(
+            async move { publishing.await.map(drop) },
+        ))
     }
 }

@@ -9,6 +9,7 @@ use core::task::Waker;
 use super::{HealthCheck, SettingSpec, StartContext, StartError};
 use crate::boxed::BoxFuture;
 use crate::publish_error::PublishError;
+use crate::publishing::Publishing;
 
 pub use crate::boxed::BoxError;
 
@@ -48,7 +49,7 @@ pub trait RunningBroker: Send + Sync {
         &'a self,
         topic: &'a str,
         record: crate::message::Record,
-    ) -> BoxFuture<'a, Result<String, PublishError>>;
+    ) -> Publishing<'a, String>;
 
     /// Publish `record` to `topic`, waiting for the broker's receipt, for a caller that does
     /// not read the message id (see [`Publish::publish_without_id`](crate::handler::Publish)).
@@ -57,8 +58,9 @@ pub trait RunningBroker: Send + Sync {
         &'a self,
         topic: &'a str,
         record: crate::message::Record,
-    ) -> BoxFuture<'a, Result<(), PublishError>> {
-        alloc::boxed::Box::pin(async move { self.publish(topic, record).await.map(drop) })
+    ) -> Publishing<'a, ()> {
+        let publishing = self.publish(topic, record);
+        Publishing::waiting(Box::pin(async move { publishing.await.map(drop) }))
     }
 
     /// Publish `records` to `topic` as one batch, as a batching producer does (on Pulsar they

@@ -13,7 +13,7 @@ mod payload;
 mod publisher;
 
 pub use crate::boxed::BoxFuture;
-pub use crate::message::Publish;
+pub use crate::message::{Publish, Publishing};
 pub use error::HandlerError;
 pub use extract::Extract;
 pub use handler::{Described, Handler};

@@ -173,7 +173,6 @@ impl<S> Extract<S> for Publisher {
 mod tests {
     use super::*;
     use alloc::borrow::ToOwned;
-    use alloc::boxed::Box;
     use alloc::vec;
     use spin::Mutex;
 
@@ -186,9 +185,9 @@ mod tests {
             &'a self,
             topic: &'a str,
             record: Record,
-        ) -> crate::boxed::BoxFuture<'a, Result<String, PublishError>> {
+        ) -> crate::message::Publishing<'a, String> {
             self.0.lock().push((topic.to_owned(), record));
-            Box::pin(async { Ok("1:0:-1".to_owned()) })
+            crate::message::Publishing::done(Ok("1:0:-1".to_owned()))
         }
     }
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ruststream::app::{Health, HealthCheck, StartError};
-use ruststream::handler::{BoxFuture, Publish};
+use ruststream::handler::{BoxFuture, Publish, Publishing};
 use ruststream::message::Record;
 use ruststream::runtime::Runtime;
 use ruststream::PublishError;
@@ -47,41 +47,31 @@ impl InProcessTransport {
 }
 
 impl InProcessPublisher {
-    /// Store `record` on `topic` (a short name is in the broker's namespace) when polled; what
-    /// `id` makes of the model's id.
-    fn publishing<'a, T: Send + 'a>(
-        &'a self,
-        topic: &'a str,
+    /// Store `record` on `topic` (a short name is in the broker's namespace) now, as the
+    /// caller's span is the current one and no receipt is to wait for; what `id` makes of
+    /// the model's id.
+    fn store<T>(
+        &self,
+        topic: &str,
         mut record: Record,
         id: fn(ruststream_pulsar_model::MessageId) -> T,
-    ) -> BoxFuture<'a, Result<T, PublishError>> {
-        // Here, not in the future: the caller's span is the current one now.
+    ) -> Result<T, PublishError> {
         crate::trace_context::inject(&mut record.headers);
-        Box::pin(async move {
-            let topic = self
-                .topics
-                .get(topic)
-                .map_err(PublishError::invalid_topic)?;
-            self.pulsar.store(&topic, record).map(id)
-        })
+        let topic = self
+            .topics
+            .get(topic)
+            .map_err(PublishError::invalid_topic)?;
+        self.pulsar.store(&topic, record).map(id)
     }
 }
 
 impl Publish for InProcessPublisher {
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
-        record: Record,
-    ) -> BoxFuture<'a, Result<String, PublishError>> {
-        self.publishing(topic, record, super::printable)
+    fn publish<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, String> {
+        Publishing::done(self.store(topic, record, super::printable))
     }
 
-    fn publish_without_id<'a>(
-        &'a self,
-        topic: &'a str,
-        record: Record,
-    ) -> BoxFuture<'a, Result<(), PublishError>> {
-        self.publishing(topic, record, drop)
+    fn publish_without_id<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, ()> {
+        Publishing::done(self.store(topic, record, drop))
     }
 }
 

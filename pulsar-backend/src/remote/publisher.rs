@@ -188,10 +188,10 @@ impl<Exe: Executor> ruststream::handler::Publish for Publisher<Exe> {
         &'a self,
         topic: &'a str,
         record: Record,
-    ) -> ruststream::handler::BoxFuture<'a, Result<String, PublishError>> {
+    ) -> ruststream::handler::Publishing<'a, String> {
         // Here, not in the future: the caller's span is the current one now.
         let mut record = record;
         crate::trace_context::inject(&mut record.headers);
-        Box::pin(Publisher::publish(self, topic, record))
+        ruststream::handler::Publishing::waiting(Box::pin(Publisher::publish(self, topic, record)))
     }
 }

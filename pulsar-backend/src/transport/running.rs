@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
 use ruststream::app::{HealthCheck, RunningBroker};
-use ruststream::handler::BoxFuture;
+use ruststream::handler::{BoxFuture, Publishing};
 use ruststream::message::Record;
 use ruststream::PublishError;
 
@@ -25,19 +25,11 @@ impl<T: Transport> RunningPulsar<T> {
 }
 
 impl<T: Transport> RunningBroker for RunningPulsar<T> {
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
-        record: Record,
-    ) -> BoxFuture<'a, Result<String, PublishError>> {
+    fn publish<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, String> {
         self.transport.publish_port().publish(topic, record)
     }
 
-    fn publish_without_id<'a>(
-        &'a self,
-        topic: &'a str,
-        record: Record,
-    ) -> BoxFuture<'a, Result<(), PublishError>> {
+    fn publish_without_id<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, ()> {
         self.transport
             .publish_port()
             .publish_without_id(topic, record)

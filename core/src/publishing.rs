@@ -1,0 +1,101 @@
+//! The future a publishing port returns: already done, or waiting for the broker.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use crate::boxed::BoxFuture;
+use crate::publish_error::PublishError;
+
+/// A publish in progress, as [`Publish`](crate::handler::Publish) and
+/// [`RunningBroker`](crate::app::RunningBroker) return it.
+///
+/// A broker that stores a message at the call (the in-process Pulsar) returns it
+/// [`done`](Publishing::done), which costs no allocation; a broker that waits for a receipt
+/// over the network returns its future [`waiting`](Publishing::waiting).
+#[must_use = "a publish that waits for the broker does nothing until awaited"]
+pub struct Publishing<'a, T>(State<'a, T>);
+
+enum State<'a, T> {
+    /// The result, until it is taken by the one poll that completes.
+    Done(Option<Result<T, PublishError>>),
+    /// The broker's receipt, awaited.
+    Waiting(BoxFuture<'a, Result<T, PublishError>>),
+}
+
+impl<'a, T> Publishing<'a, T> {
+    /// A publish that already has its result: the message is stored (or refused) at the call.
+    pub fn done(result: Result<T, PublishError>) -> Self {
+        Publishing(State::Done(Some(result)))
+    }
+
+    /// A publish whose result comes from `receipt`.
+    pub fn waiting(receipt: BoxFuture<'a, Result<T, PublishError>>) -> Self {
+        Publishing(State::Waiting(receipt))
+    }
+}
+
+impl<'a, T> From<BoxFuture<'a, Result<T, PublishError>>> for Publishing<'a, T> {
+    fn from(receipt: BoxFuture<'a, Result<T, PublishError>>) -> Self {
+        Publishing::waiting(receipt)
+    }
+}
+
+impl<T: Unpin> Future for Publishing<'_, T> {
+    type Output = Result<T, PublishError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().0 {
+            State::Done(result) => Poll::Ready(
+                result
+                    .take()
+                    .expect("a publish is polled again after it completed"),
+            ),
+            State::Waiting(receipt) => receipt.as_mut().poll(cx),
+        }
+    }
+}
+
+impl<T> core::fmt::Debug for Publishing<'_, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self.0 {
+            State::Done(_) => "Publishing::Done",
+            State::Waiting(_) => "Publishing::Waiting",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::boxed::Box;
+    use alloc::string::String;
+    use core::task::Waker;
+
+    fn poll_once<T: Unpin>(publishing: &mut Publishing<'_, T>) -> Poll<Result<T, PublishError>> {
+        let mut cx = Context::from_waker(Waker::noop());
+        Pin::new(publishing).poll(&mut cx)
+    }
+
+    #[test]
+    fn a_done_publish_is_ready_at_the_first_poll() {
+        let mut done = Publishing::done(Ok(String::from("1:2:-1")));
+        assert!(matches!(poll_once(&mut done), Poll::Ready(Ok(id)) if id == "1:2:-1"));
+    }
+
+    #[test]
+    fn a_waiting_publish_is_ready_when_its_receipt_is() {
+        let mut waits = 1;
+        let receipt = core::future::poll_fn(move |cx| {
+            if waits == 0 {
+                return Poll::Ready(Ok(7u32));
+            }
+            waits -= 1;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        });
+        let mut waiting: Publishing<'_, u32> = Publishing::waiting(Box::pin(receipt));
+        assert!(poll_once(&mut waiting).is_pending());
+        assert!(matches!(poll_once(&mut waiting), Poll::Ready(Ok(7))));
+    }
+}

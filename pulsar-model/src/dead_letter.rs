@@ -59,7 +59,7 @@ pub(crate) fn dead_letter_copy(
     source: &TopicName,
     id: MessageId,
 ) -> OutgoingMessage {
-    let mut properties: BTreeMap<String, String> = message.properties.to_map();
+    let mut properties: BTreeMap<String, String> = message.properties().to_map();
     properties
         .entry(REAL_TOPIC.to_owned())
         .or_insert_with(|| source.to_string());
@@ -67,7 +67,7 @@ pub(crate) fn dead_letter_copy(
         .entry(ORIGIN_MESSAGE_ID.to_owned())
         .or_insert_with(|| id.to_string());
     OutgoingMessage {
-        payload: message.payload.to_vec(),
+        payload: message.payload().to_vec(),
         properties: properties.into(),
         key: message.key.clone(),
         event_time: message.event_time,
@@ -110,8 +110,10 @@ mod tests {
         };
         let stored = StoredMessage {
             id,
-            payload: b"x".to_vec().into(),
-            properties: BTreeMap::from([(REAL_TOPIC.to_owned(), "elsewhere".to_owned())]).into(),
+            content: std::sync::Arc::new(crate::Content::new(
+                b"x".to_vec(),
+                BTreeMap::from([(REAL_TOPIC.to_owned(), "elsewhere".to_owned())]).into(),
+            )),
             key: Some("k".into()),
             publish_time: Instant::ZERO,
             batch_size: None,

@@ -43,8 +43,8 @@
 //! cluster.nack(c, &id, now)?;
 //! assert_eq!(cluster.receive(c, now), None);
 //! let dead = &cluster.topic_messages(&dlq)[0];
-//! assert_eq!(dead.properties[REAL_TOPIC], "persistent://public/default/refunds");
-//! assert_eq!(dead.properties[ORIGIN_MESSAGE_ID], id.to_string());
+//! assert_eq!(dead.properties()[REAL_TOPIC], "persistent://public/default/refunds");
+//! assert_eq!(dead.properties()[ORIGIN_MESSAGE_ID], id.to_string());
 //! assert_eq!(cluster.backlog(&topic, "refunds"), Some(0));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -68,6 +68,7 @@ pub mod active_consumer;
 pub mod cluster;
 pub mod consumer;
 pub mod consumer_options;
+mod content;
 pub mod dead_letter;
 mod deadline_cache;
 mod deadlines;
@@ -88,6 +89,7 @@ pub use ack_timeout::UNACKED_REDELIVERY_TICK;
 pub use cluster::Cluster;
 pub use consumer::ConsumerId;
 pub use consumer_options::{ConsumerOptions, InitialPosition};
+pub use content::Content;
 pub use dead_letter::{DeadLetterPolicy, ORIGIN_MESSAGE_ID, REAL_TOPIC};
 pub use error::{ModelError, TopicNameError, TopicNameErrorKind, TopicNamePart};
 pub use message::{Delivery, OutgoingMessage, StoredMessage};

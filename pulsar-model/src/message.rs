@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ruststream::Instant;
 
-use crate::{ConsumerId, MessageId, Properties, TopicName};
+use crate::{ConsumerId, Content, MessageId, Properties, TopicName};
 
 /// A message to publish: what a pulsar-rs `producer::Message` carries that the model keeps.
 ///
@@ -62,10 +62,8 @@ impl OutgoingMessage {
 pub struct StoredMessage {
     /// Its position in the topic.
     pub id: MessageId,
-    /// The body; shared, so deliveries clone it cheaply.
-    pub payload: Arc<[u8]>,
-    /// The properties, shared with every delivery.
-    pub properties: Properties,
+    /// Body and properties, shared with every delivery.
+    pub content: Arc<Content>,
     /// The partition key.
     pub key: Option<String>,
     /// When it was published (the `now` of the publishing call).
@@ -88,10 +86,8 @@ pub struct Delivery {
     pub message_id: MessageId,
     /// The topic it came from.
     pub topic: TopicName,
-    /// The body.
-    pub payload: Arc<[u8]>,
-    /// The properties, shared with the stored message.
-    pub properties: Properties,
+    /// Body and properties, shared with the stored message.
+    pub content: Arc<Content>,
     /// The partition key.
     pub key: Option<String>,
     /// How many times the broker redelivered this message on this subscription before this
@@ -106,4 +102,28 @@ pub struct Delivery {
     /// entry's `num_messages_in_batch` with every message of it). Acknowledging any of them
     /// acknowledges the whole entry; redelivering any of them redelivers the whole entry.
     pub batch_size: Option<u32>,
+}
+
+impl StoredMessage {
+    /// The body.
+    pub fn payload(&self) -> &[u8] {
+        self.content.payload()
+    }
+
+    /// The properties, sorted by name.
+    pub fn properties(&self) -> &Properties {
+        self.content.properties()
+    }
+}
+
+impl Delivery {
+    /// The body.
+    pub fn payload(&self) -> &[u8] {
+        self.content.payload()
+    }
+
+    /// The properties, sorted by name.
+    pub fn properties(&self) -> &Properties {
+        self.content.properties()
+    }
 }

@@ -1,84 +1,68 @@
-//! A stored message's properties, shared by every delivery of it.
+//! A message's properties: the name/value list a topic keeps with it.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// Name/value pairs sorted by name, each name once: what a topic keeps of a message's
 /// properties.
 ///
-/// Every delivery of a message hands its consumer the same list, so it is shared rather than
-/// copied: a delivery costs no allocation for its properties, however many it has. No
-/// properties take no allocation either.
+/// A stored message keeps them in its [`Content`](crate::Content), which every delivery of it
+/// shares: a delivery costs no allocation for its properties, however many it has. The list
+/// is the one the publisher built, sorted in place, so keeping it costs no allocation either.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Properties(Option<Arc<[(String, String)]>>);
+pub struct Properties(Vec<(String, String)>);
 
 impl Properties {
     /// The value of property `name`.
     pub fn get(&self, name: &str) -> Option<&str> {
-        let pairs = self.as_slice();
-        pairs
+        self.0
             .binary_search_by(|(k, _)| k.as_str().cmp(name))
             .ok()
-            .map(|i| pairs[i].1.as_str())
+            .map(|i| self.0[i].1.as_str())
     }
 
     /// How many properties there are.
     pub fn len(&self) -> usize {
-        self.as_slice().len()
+        self.0.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_none()
+        self.0.is_empty()
     }
 
     /// The pairs, sorted by name.
     pub fn as_slice(&self) -> &[(String, String)] {
-        self.0.as_deref().unwrap_or(&[])
-    }
-
-    /// The shared list, `None` when there are no properties.
-    pub fn shared(&self) -> Option<Arc<[(String, String)]>> {
-        self.0.clone()
+        &self.0
     }
 
     /// A map of them, to change (a dead-letter copy adds its own).
     pub fn to_map(&self) -> BTreeMap<String, String> {
-        self.as_slice().iter().cloned().collect()
+        self.0.iter().cloned().collect()
     }
 }
 
 impl From<BTreeMap<String, String>> for Properties {
     fn from(map: BTreeMap<String, String>) -> Self {
-        if map.is_empty() {
-            return Properties(None);
-        }
         // A map's pairs come sorted by name, each name once.
-        Properties(Some(map.into_iter().collect()))
+        Properties(map.into_iter().collect())
     }
 }
 
 impl From<Vec<(String, String)>> for Properties {
     /// Sorted by name in place; of pairs with the same name the last is kept, as inserting
-    /// them into a map one by one would. One allocation for the shared list.
+    /// them into a map one by one would. The list itself is kept: no allocation.
     fn from(mut pairs: Vec<(String, String)>) -> Self {
-        if pairs.is_empty() {
-            return Properties(None);
-        }
         // Stable: pairs with the same name keep their order, so the last given is the last.
         pairs.sort_by(|(a, _), (b, _)| a.cmp(b));
-        let mut kept: Vec<(String, String)> = Vec::new();
-        let sorted_unique = pairs.windows(2).all(|w| w[0].0 != w[1].0);
-        if !sorted_unique {
-            for pair in pairs.drain(..) {
-                match kept.last_mut() {
-                    Some(last) if last.0 == pair.0 => *last = pair,
-                    _ => kept.push(pair),
-                }
+        // Of each run of one name, the last pair moves to the run's first place.
+        pairs.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(later, kept);
             }
-            pairs = kept;
-        }
-        Properties(Some(pairs.into_iter().collect()))
+            same
+        });
+        Properties(pairs)
     }
 }
 
@@ -91,7 +75,7 @@ impl FromIterator<(String, String)> for Properties {
 impl Properties {
     /// The same properties with `name` set to `value` (replacing any value it had).
     pub fn with(self, name: String, value: String) -> Self {
-        let mut pairs = self.as_slice().to_vec();
+        let mut pairs = self.0;
         pairs.push((name, value));
         Properties::from(pairs)
     }
@@ -102,9 +86,8 @@ impl std::ops::Index<&str> for Properties {
 
     /// The value of property `name`; panics if there is none, as a map does.
     fn index(&self, name: &str) -> &String {
-        let pairs = self.as_slice();
-        match pairs.binary_search_by(|(k, _)| k.as_str().cmp(name)) {
-            Ok(i) => &pairs[i].1,
+        match self.0.binary_search_by(|(k, _)| k.as_str().cmp(name)) {
+            Ok(i) => &self.0[i].1,
             Err(_) => panic!("no property `{name}`"),
         }
     }

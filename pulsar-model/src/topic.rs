@@ -2,11 +2,12 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use ruststream::Instant;
 
 use crate::subscription::Subscription;
-use crate::{MessageId, OutgoingMessage, StoredMessage};
+use crate::{Content, MessageId, OutgoingMessage, StoredMessage};
 
 /// One persistent topic. Pulsar creates topics on first use (`allowAutoTopicCreation`
 /// defaults to true), and so does the model, on a publish or a subscribe.
@@ -109,8 +110,7 @@ impl Topic {
         };
         self.store.messages.push(StoredMessage {
             id,
-            payload: message.payload.into(),
-            properties: message.properties,
+            content: Arc::new(Content::new(message.payload, message.properties)),
             key: message.key,
             publish_time: now,
             batch_size,

@@ -148,7 +148,7 @@ fn pulsar_rs_dead_letters_every_message_of_an_entry_at_the_limit() {
     let dead = cluster.topic_messages(&dlq);
     assert_eq!(
         dead.iter()
-            .map(|m| m.properties[ORIGIN_MESSAGE_ID].as_str())
+            .map(|m| m.properties()[ORIGIN_MESSAGE_ID].as_str())
             .collect::<Vec<_>>(),
         ["1:0:-1:0", "1:0:-1:1"]
     );

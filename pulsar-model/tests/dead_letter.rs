@@ -45,11 +45,11 @@ fn at_the_limit_the_message_moves_to_the_dead_letter_topic_with_both_properties(
     let dead = cluster.topic_messages(&dlq);
     assert_eq!(dead.len(), 1);
     let dead = &dead[0];
-    assert_eq!(dead.payload.as_ref(), br#"{"id":7}"#);
+    assert_eq!(dead.payload(), br#"{"id":7}"#);
     assert_eq!(dead.key.as_deref(), Some("card-1"));
     assert_eq!(dead.publish_time, at(20));
     assert_eq!(
-        dead.properties,
+        *dead.properties(),
         [
             ("content-type".to_owned(), "application/json".to_owned()),
             (
@@ -61,7 +61,7 @@ fn at_the_limit_the_message_moves_to_the_dead_letter_topic_with_both_properties(
         .into_iter()
         .collect::<std::collections::BTreeMap<_, _>>()
     );
-    assert_eq!(dead.properties[ORIGIN_MESSAGE_ID], id.to_string());
+    assert_eq!(dead.properties()[ORIGIN_MESSAGE_ID], id.to_string());
     // The original is acknowledged: gone from the subscription.
     assert_eq!(cluster.backlog(&t, "sub"), Some(0));
     assert_eq!(cluster.pending_for(c), 0);
@@ -106,7 +106,7 @@ fn the_dead_letter_topic_is_an_ordinary_topic() {
     let got = drain(&mut cluster, review, at(0));
     assert_eq!(bodies(&got), ["m"]);
     assert_eq!(got[0].redelivery_count, 0);
-    assert_eq!(got[0].properties[ORIGIN_MESSAGE_ID], id.to_string());
+    assert_eq!(got[0].properties()[ORIGIN_MESSAGE_ID], id.to_string());
 }
 
 #[test]

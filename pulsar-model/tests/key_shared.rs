@@ -34,7 +34,7 @@ fn a_key_always_goes_to_the_same_consumer() {
             order
                 .entry(key)
                 .or_default()
-                .push(String::from_utf8(d.payload.to_vec()).unwrap());
+                .push(String::from_utf8(d.payload().to_vec()).unwrap());
         }
     }
     assert_eq!(owner.len(), 20);
@@ -134,5 +134,5 @@ fn a_joining_consumer_gets_a_key_only_after_the_old_owner_acknowledged_it() {
     assert_eq!(cluster.pending_for(b), 50 - kept_by_a);
     assert!(drain(&mut cluster, b, at(2))
         .iter()
-        .all(|d| d.payload.as_ref() == b"second"));
+        .all(|d| d.payload() == b"second"));
 }

@@ -22,6 +22,6 @@ pub(crate) use batch::{BatchSlot, EntryPosition};
 pub(crate) use dead_letter::DeadLetter;
 pub(crate) use handle::DriverHandle;
 pub use instruments::metric;
-pub(crate) use port::{ConsumerPort, Headers, Payload, Received};
+pub(crate) use port::{ConsumerPort, Headers, Payload, Received, SharedMessage};
 pub(crate) use run::{Driver, DriverConfig};
 pub(crate) use tally::Tally;

@@ -9,6 +9,15 @@ use std::sync::Arc;
 
 use super::batch::{BatchSlot, EntryPosition};
 
+/// A message's body and headers that the transport keeps and shares with each delivery of it
+/// (the in-process Pulsar's stored message): handing a delivery over copies neither.
+pub(crate) trait SharedMessage: std::fmt::Debug + Send + Sync {
+    /// The body.
+    fn payload(&self) -> &[u8];
+    /// The headers.
+    fn headers(&self) -> &[(String, String)];
+}
+
 /// A delivery's payload as the transport holds it: moved from the client's buffer, or shared
 /// with the in-process Pulsar's stored message. Either way no copy is made to hand it over.
 #[derive(Debug, Clone)]
@@ -16,7 +25,7 @@ pub(crate) enum Payload {
     /// The client's own buffer (pulsar-rs).
     Owned(Vec<u8>),
     /// Shared with the stored message (in process).
-    Shared(Arc<[u8]>),
+    Shared(Arc<dyn SharedMessage>),
 }
 
 impl std::ops::Deref for Payload {
@@ -25,7 +34,7 @@ impl std::ops::Deref for Payload {
     fn deref(&self) -> &[u8] {
         match self {
             Payload::Owned(bytes) => bytes,
-            Payload::Shared(bytes) => bytes,
+            Payload::Shared(message) => message.payload(),
         }
     }
 }
@@ -37,7 +46,7 @@ pub(crate) enum Headers {
     /// Built for this delivery (pulsar-rs), or none.
     Owned(Vec<(String, String)>),
     /// Shared with the stored message (in process).
-    Shared(Arc<[(String, String)]>),
+    Shared(Arc<dyn SharedMessage>),
 }
 
 impl std::ops::Deref for Headers {
@@ -46,7 +55,7 @@ impl std::ops::Deref for Headers {
     fn deref(&self) -> &[(String, String)] {
         match self {
             Headers::Owned(pairs) => pairs,
-            Headers::Shared(pairs) => pairs,
+            Headers::Shared(message) => message.headers(),
         }
     }
 }

@@ -5,10 +5,12 @@ use std::task::{Context, Poll};
 
 use ruststream::app::BoxError;
 use ruststream::runtime::Runtime;
-use ruststream_pulsar_model::{Cluster, ConsumerId, MessageId, ModelError};
+use ruststream_pulsar_model::{Cluster, ConsumerId, Content, MessageId, ModelError};
 
 use super::{InProcessPulsar, Inner};
-use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Headers, Payload, Received};
+use crate::driver::{
+    BatchSlot, ConsumerPort, EntryPosition, Headers, Payload, Received, SharedMessage,
+};
 
 /// One subscription's consumer on the in-process Pulsar.
 pub(crate) struct InProcessConsumer {
@@ -107,11 +109,8 @@ impl ConsumerPort for InProcessConsumer {
                 }
                 Poll::Ready(Some(Received {
                     id: d.message_id,
-                    payload: Payload::Shared(d.payload),
-                    headers: match d.properties.shared() {
-                        Some(pairs) => Headers::Shared(pairs),
-                        None => Headers::Owned(Vec::new()),
-                    },
+                    payload: Payload::Shared(d.content.clone()),
+                    headers: Headers::Shared(d.content),
                     topic: d.topic.shared(),
                     key: d.key,
                     redelivery_count: Some(d.redelivery_count),
@@ -187,4 +186,14 @@ fn batch_slot(id: &MessageId, batch_size: Option<u32>) -> Option<BatchSlot> {
         index: u32::try_from(id.batch_index?).ok()?,
         size: std::num::NonZeroU32::new(batch_size?)?,
     })
+}
+
+impl SharedMessage for Content {
+    fn payload(&self) -> &[u8] {
+        Content::payload(self)
+    }
+
+    fn headers(&self) -> &[(String, String)] {
+        self.properties().as_slice()
+    }
 }

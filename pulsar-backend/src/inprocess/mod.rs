@@ -228,8 +228,8 @@ impl InProcessPulsar {
             .iter()
             .map(|m| TopicMessage {
                 message_id: m.id.to_string(),
-                payload: m.payload.to_vec(),
-                properties: m.properties.as_slice().to_vec(),
+                payload: m.payload().to_vec(),
+                properties: m.properties().as_slice().to_vec(),
                 key: m.key.clone(),
                 published_at: m.publish_time,
             })

@@ -75,7 +75,7 @@ pub fn drain(cluster: &mut Cluster, c: ConsumerId, now: Instant) -> Vec<Delivery
 pub fn bodies(deliveries: &[Delivery]) -> Vec<String> {
     deliveries
         .iter()
-        .map(|d| String::from_utf8(d.payload.to_vec()).unwrap())
+        .map(|d| String::from_utf8(d.payload().to_vec()).unwrap())
         .collect()
 }
 

@@ -76,6 +76,9 @@ struct Finished<Id> {
     completion: Completion,
     /// The delivery's span, to log its settlement in.
     span: tracing::Span,
+    /// When the handler ended: the time its outcome is settled at (a `retry_after` wait
+    /// counts from it), read once for the duration metric and the settlement.
+    ended: Instant,
 }
 
 /// Publish `received` to the dead-letter topic; acknowledged once the broker confirmed the
@@ -134,6 +137,10 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
     /// "nothing in flight" implies every call was made and every deadline has its sleep
     /// (`RunningBroker::in_flight`).
     to_release: Vec<C::Id>,
+    /// The latest time read while handling the current event (a handler's end), for the
+    /// flush that follows it: a time read a moment ago is never later than now, so no deadline
+    /// fires early, and one that came due meanwhile has its timer fire at once.
+    read_at: Option<Instant>,
 }
 
 impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
@@ -164,6 +171,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             key_ordered,
             timer: None,
             to_release: Vec::new(),
+            read_at: None,
         }
     }
 
@@ -334,6 +342,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     key,
                     completion,
                     span: own,
+                    ended: runtime.now(),
                 };
             }
             let incoming = Incoming::new(&received.payload, &received.headers, &received.topic)
@@ -348,7 +357,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 .await;
             // Recorded here rather than carried out: what a finished invocation carries is
             // moved several times, and stays small enough to move without a `memcpy` call.
-            duration.record(runtime.now().saturating_duration_since(at).as_secs_f64());
+            let mut ended = runtime.now();
+            duration.record(ended.saturating_duration_since(at).as_secs_f64());
             let mut completion = match &result {
                 Ok(Ok(outcome)) => {
                     match outcome {
@@ -381,6 +391,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             if let (Ok(Err(HandlerError::Decode { .. })), Some(dead_letter)) = (&result, dead_letter)
             {
                 completion = Box::pin(move_to_dead_letter(dead_letter, &received, "undecodable", (&own, handler.name()))).await;
+                ended = runtime.now();
             }
             if let Some(observer) = observer {
                 observer.called(CallRecord {
@@ -406,6 +417,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                 // The delivery's own span (what `Span::current()` is in here, without the
                 // thread-local look-up).
                 span: own,
+                ended,
             }
         }
         .instrument(span)
@@ -418,7 +430,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         done: Finished<Delivered<C::Id>>,
         running: usize,
     ) -> Option<Received<C::Id>> {
-        let now = self.config.runtime.now();
+        let now = done.ended;
+        self.read_at = Some(self.read_at.map_or(now, |read| read.max(now)));
         self.instruments.in_flight.set(running as f64);
         let outcome = done.completion.label();
         self.instruments.outcome(outcome).increment(1);
@@ -465,7 +478,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     /// Make every call that is due. A message of a batched entry is acknowledged at the
     /// broker only with the last of its entry; until then its acknowledgement is held.
     async fn flush(&mut self) {
-        let now = self.config.runtime.now();
+        let now = match self.read_at.take() {
+            Some(read) => read,
+            None => self.config.runtime.now(),
+        };
         for id in std::mem::take(&mut self.late_copies) {
             let result = self.consumer.ack(&id).await;
             self.count_call("ack", &result);

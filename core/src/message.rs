@@ -185,9 +185,6 @@ pub trait Publish: Send + Sync {
     /// read the message id: a broker that prints ids on demand need not print this one.
     /// Overriding it is optional; this default publishes and drops the id.
     fn publish_without_id<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, ()> {
-        let publishing = self.publish(topic, record);
-        Publishing::waiting(alloc::boxed::Box::pin(
-            async move { publishing.await.map(drop) },
-        ))
+        self.publish(topic, record).map(drop)
     }
 }

@@ -35,9 +35,16 @@ impl<'a, T> Publishing<'a, T> {
     }
 }
 
-impl<'a, T> From<BoxFuture<'a, Result<T, PublishError>>> for Publishing<'a, T> {
-    fn from(receipt: BoxFuture<'a, Result<T, PublishError>>) -> Self {
-        Publishing::waiting(receipt)
+impl<'a, T: Send + Unpin + 'a> Publishing<'a, T> {
+    /// The same publish, its result passed through `f`: at once if it is done (no
+    /// allocation), once the receipt comes if it waits.
+    pub fn map<U: 'a>(self, f: fn(T) -> U) -> Publishing<'a, U> {
+        match self.0 {
+            State::Done(result) => Publishing(State::Done(result.map(|r| r.map(f)))),
+            State::Waiting(receipt) => {
+                Publishing::waiting(alloc::boxed::Box::pin(async move { receipt.await.map(f) }))
+            }
+        }
     }
 }
 
@@ -97,5 +104,20 @@ mod tests {
         let mut waiting: Publishing<'_, u32> = Publishing::waiting(Box::pin(receipt));
         assert!(poll_once(&mut waiting).is_pending());
         assert!(matches!(poll_once(&mut waiting), Poll::Ready(Ok(7))));
+    }
+
+    #[test]
+    fn a_mapped_publish_passes_its_result_through_whether_done_or_waiting() {
+        let mut done = Publishing::done(Ok(String::from("1:2:-1"))).map(|id| id.len());
+        assert!(matches!(poll_once(&mut done), Poll::Ready(Ok(6))));
+        let mut refused =
+            Publishing::<String>::done(Err(PublishError::NoBroker)).map(|id| id.len());
+        assert!(matches!(
+            poll_once(&mut refused),
+            Poll::Ready(Err(PublishError::NoBroker))
+        ));
+        let receipt = core::future::ready(Ok(String::from("3:4:-1")));
+        let mut waiting = Publishing::waiting(Box::pin(receipt)).map(drop);
+        assert!(matches!(poll_once(&mut waiting), Poll::Ready(Ok(()))));
     }
 }

@@ -55,7 +55,7 @@
 //! |---|---|
 //! | topic names as Pulsar resolves them | [`topic_name`] |
 //! | message ids, and their `ORIGIN_MESSAGE_ID` form | [`message_id`] |
-//! | published, stored and delivered messages | [`message`] |
+//! | published, stored and delivered messages, and the [`Content`] they share | [`message`] |
 //! | consumer settings (ack timeout, dead-letter policy, initial position) | [`consumer_options`] |
 //! | pulsar-rs's ack timeout and its 500 ms ticker | [`ack_timeout`] |
 //! | pulsar-rs's dead-letter policy | [`dead_letter`] |

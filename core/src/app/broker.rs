@@ -59,8 +59,7 @@ pub trait RunningBroker: Send + Sync {
         topic: &'a str,
         record: crate::message::Record,
     ) -> Publishing<'a, ()> {
-        let publishing = self.publish(topic, record);
-        Publishing::waiting(Box::pin(async move { publishing.await.map(drop) }))
+        self.publish(topic, record).map(drop)
     }
 
     /// Publish `records` to `topic` as one batch, as a batching producer does (on Pulsar they

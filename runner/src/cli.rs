@@ -16,10 +16,14 @@ pub struct Cli {
     /// the service is idle; the process ends once nothing is left to do.
     #[arg(long)]
     pub embedded: bool,
-    /// Publish each line of FILE (one payload per line) to TOPIC after startup, with the
-    /// property `source=FILE:LINE`. Repeatable.
+    /// Publish each line of FILE (one payload per line) to TOPIC after startup, as it is, with
+    /// no properties. Repeatable.
     #[arg(long, value_name = "TOPIC=FILE", value_parser = split_publish)]
     pub publish: Vec<(String, String)>,
+    /// With --publish: set the property `source=FILE:LINE` on each message, naming the line
+    /// it came from.
+    #[arg(long, requires = "publish")]
+    pub publish_source: bool,
     /// Serve /healthz, /readyz and /metrics (Prometheus) on ADDR, e.g. 127.0.0.1:9090.
     #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDR", env = "RUSTSTREAM_HTTP_ADDR")]
@@ -137,6 +141,7 @@ mod tests {
         ])
         .unwrap();
         assert!(parsed.cli.embedded);
+        assert!(!parsed.cli.publish_source, "off unless asked for");
         assert_eq!(
             parsed.cli.publish,
             [
@@ -156,6 +161,8 @@ mod tests {
         let error = parse_args(&["serve"]).unwrap_err().to_string();
         assert!(error.contains("invalid value 'serve'"), "{error}");
         assert!(error.contains("[possible values: run]"), "{error}");
+        let error = parse_args(&["--publish-source"]).unwrap_err().to_string();
+        assert!(error.contains("--publish <TOPIC=FILE>"), "{error}");
         let error = parse_args(&["--publish", "refunds"])
             .unwrap_err()
             .to_string();

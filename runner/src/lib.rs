@@ -14,6 +14,7 @@
 //!                           virtual clock that skips ahead whenever the service is idle; the
 //!                           process ends once nothing is left to do
 //!   --publish <TOPIC=FILE>  publish every line of FILE to TOPIC after startup
+//!   --publish-source        with --publish: set the property source=FILE:LINE on each
 //!   --pulsar-url <VALUE>    [env: RUSTSTREAM_PULSAR_URL] and every other setting the app's
 //!                           brokers declare (`Broker::settings`); the app's values are defaults
 //!   -h, --help / -V, --version

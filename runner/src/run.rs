@@ -143,7 +143,7 @@ async fn run<S: Send + Sync + 'static>(
         endpoint.set_readiness(Some(app.health()));
     }
     for (topic, file) in &cli.publish {
-        if let Err(e) = publish_file(&app, topic, file).await {
+        if let Err(e) = publish_file(&app, topic, file, cli.publish_source).await {
             eprintln!("{name}: {e}");
             app.stop().await;
             return ExitCode::FAILURE;
@@ -195,7 +195,8 @@ async fn run<S: Send + Sync + 'static>(
     }
 }
 
-/// The property `--publish` sets on each message: `FILE:LINE` of the line it came from.
+/// The property `--publish-source` sets on each message `--publish` sends: `FILE:LINE` of the
+/// line it came from.
 pub const SOURCE_PROPERTY: &str = "source";
 
 /// `FILE:LINE`, in one allocation and without `core::fmt` (which cost about 600 instructions
@@ -210,7 +211,15 @@ fn source_of(file: &str, line: usize) -> String {
     source
 }
 
-async fn publish_file(app: &RunningApp, topic: &str, file: &str) -> Result<(), String> {
+/// Publish each line of `file` to `topic`, the line as it is; with `source`, with the property
+/// [`SOURCE_PROPERTY`] too. Off by default: it costs three allocations and about 1,500
+/// instructions a message (docs/performance.md), and a replayed line is published as it was.
+async fn publish_file(
+    app: &RunningApp,
+    topic: &str,
+    file: &str,
+    source: bool,
+) -> Result<(), String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read `{file}` for --publish {topic}={file}: {e}"))?;
     let mut published = 0usize;
@@ -219,9 +228,13 @@ async fn publish_file(app: &RunningApp, topic: &str, file: &str) -> Result<(), S
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        // Where the message came from, for the handler to log or trace back.
-        let source = vec![(SOURCE_PROPERTY.to_owned(), source_of(file, n + 1))];
-        app.publish(topic, line.as_bytes().to_vec(), source, None)
+        let properties = if source {
+            // Where the message came from, for the handler to log or trace back.
+            vec![(SOURCE_PROPERTY.to_owned(), source_of(file, n + 1))]
+        } else {
+            Vec::new()
+        };
+        app.publish(topic, line.as_bytes().to_vec(), properties, None)
             .await
             .map_err(|e| format!("{file}:{}: cannot publish to `{topic}`: {e}", n + 1))?;
         tracing::debug!(%topic, payload = line, "published");

@@ -4,7 +4,7 @@
 //! Busy (rate limited) waits 30 s, Unavailable retries at once up to the attempt cap, Declined
 //! drops the refund. Refunds out of attempts land on `refunds-dlq`, which `review` reads.
 //!
-//! `cargo run -p refunds -- run --embedded --publish refunds=examples/refunds/samples.jsonl`
+//! `cargo run -p refunds -- run --embedded --publish refunds=examples/refunds/samples.jsonl --publish-source`
 //! runs it on the in-process Pulsar with the sample refunds; without `--embedded` it connects
 //! to the broker in `app()`.
 
@@ -35,7 +35,7 @@ async fn process_refund(
     id: MessageId,
     properties: Properties,
 ) -> HandlerOutcome {
-    // Which message this is, and where it came from (`--publish` sets `source`).
+    // Which message this is, and where it came from (`--publish-source` sets `source`).
     tracing::info!(
         refund.id,
         message_id = %id,

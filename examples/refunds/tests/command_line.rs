@@ -28,6 +28,7 @@ fn help_lists_the_broker_settings_with_their_environment_variables() {
     for expected in [
         "--embedded",
         "--publish <TOPIC=FILE>",
+        "--publish-source",
         "--pulsar-url <VALUE>",
         "RUSTSTREAM_PULSAR_URL",
         "RUSTSTREAM_PULSAR_TOKEN",

@@ -9,6 +9,7 @@ fn the_embedded_run_handles_each_sample_refund_as_the_guide_says() {
     let output = Command::new(env!("CARGO_BIN_EXE_refunds"))
         .args(["run", "--embedded", "--publish"])
         .arg(format!("refunds={samples}"))
+        .arg("--publish-source")
         // Each delivery's outcome is logged at DEBUG by the driver.
         .env("RUST_LOG", "info,ruststream_pulsar=debug")
         .output()
@@ -22,7 +23,7 @@ fn the_embedded_run_handles_each_sample_refund_as_the_guide_says() {
             .any(|l| l.starts_with(time) && words.iter().all(|w| l.contains(w)))
     };
     assert!(has("t=+  0.000s", &["refunded", "refund.id=1"]), "{log}");
-    // The handler logs the message id and the `source` property `--publish` set.
+    // The handler logs the message id and the `source` property `--publish-source` set.
     assert!(
         has(
             "t=+  0.000s",
@@ -76,6 +77,14 @@ fn at_the_default_log_level_the_framework_writes_no_line_per_successful_delivery
             .any(|l| l.contains("refunded") && l.contains("refund.id=1")),
         "{log}"
     );
+    // Without `--publish-source` a line is published as it is, with no properties.
+    assert!(
+        log.lines().any(|l| l.contains("refund received")
+            && l.contains("refund.id=1")
+            && l.contains("source=\"unknown\"")),
+        "{log}"
+    );
+    assert!(!log.contains("samples.jsonl:"), "{log}");
     // ...and none of the driver's per-delivery lines.
     let per_delivery: Vec<&str> = log
         .lines()

@@ -37,7 +37,8 @@ impl<'a, T> Publishing<'a, T> {
 
 impl<'a, T: Send + Unpin + 'a> Publishing<'a, T> {
     /// The same publish, its result passed through `f`: at once if it is done (no
-    /// allocation), once the receipt comes if it waits.
+    /// allocation), once the receipt comes if it waits (in a second box around the receipt,
+    /// which a waiting broker avoids by mapping inside its own future).
     pub fn map<U: 'a>(self, f: fn(T) -> U) -> Publishing<'a, U> {
         match self.0 {
             State::Done(result) => Publishing(State::Done(result.map(|r| r.map(f)))),

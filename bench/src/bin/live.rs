@@ -1,10 +1,10 @@
 //! On a real broker: CPU per message and throughput of a raw pulsar-rs consume+ack loop (on
 //! tokio, and on async-std) and of the framework on tokio, smol and async-std, all draining the
 //! same backlog, interleaved and repeated. Every consumer asks the broker for pulsar-rs's
-//! default 1,000 permits (its `batch_size`); the receiver queue (the channel from pulsar-rs's consumer engine to the app)
-//! is 1,000 for the raw loop and for `tokio-queue-1000`, and the concurrency (32) for the
-//! framework's defaults. Then a handler that awaits 1 ms, at the default concurrency and at 64, against a
-//! sequential raw loop doing the same.
+//! default 1,000 permits (its `batch_size`); the receiver queue (the channel from pulsar-rs's
+//! consumer engine to the app) is 1,000 for the raw loop and for `tokio-queue-1000`, and the
+//! concurrency (32) for the framework's defaults. Then a handler that awaits 1 ms, at the
+//! default concurrency and at 64, against a sequential raw loop doing the same.
 //!
 //! `live <messages> <repeats> <slow-messages>`. Starts Apache Pulsar standalone on 127.0.0.1
 //! unless `RUSTSTREAM_BENCH_URL` names a broker. Prints one `key=value` line per run and a

@@ -189,9 +189,27 @@ impl<Exe: Executor> ruststream::handler::Publish for Publisher<Exe> {
         topic: &'a str,
         record: Record,
     ) -> ruststream::handler::Publishing<'a, String> {
-        // Here, not in the future: the caller's span is the current one now.
-        let mut record = record;
-        crate::trace_context::inject(&mut record.headers);
+        let record = traced(record);
         ruststream::handler::Publishing::waiting(Box::pin(Publisher::publish(self, topic, record)))
     }
+
+    /// The id dropped inside the one boxed future: the trait's default would box the receipt
+    /// a second time to map it.
+    fn publish_without_id<'a>(
+        &'a self,
+        topic: &'a str,
+        record: Record,
+    ) -> ruststream::handler::Publishing<'a, ()> {
+        let record = traced(record);
+        ruststream::handler::Publishing::waiting(Box::pin(async move {
+            Publisher::publish(self, topic, record).await.map(drop)
+        }))
+    }
+}
+
+/// `record` with the caller's trace context in its headers: taken at the call, not in the
+/// future, while the caller's span is the current one.
+fn traced(mut record: Record) -> Record {
+    crate::trace_context::inject(&mut record.headers);
+    record
 }

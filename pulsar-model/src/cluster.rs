@@ -47,6 +47,8 @@ pub struct Cluster {
     delayed_published: bool,
     /// Deliveries queued for all consumers, [`Cluster::queued`].
     queued: usize,
+    /// Partitioned topics and the names of their partitions, in index order.
+    partitioned: BTreeMap<TopicName, Vec<TopicName>>,
 }
 
 impl Cluster {
@@ -76,6 +78,7 @@ impl Cluster {
     ) -> Result<ConsumerId, ModelError> {
         self.handle_timeouts(now);
         require_persistent(topic)?;
+        self.require_not_partitioned(topic)?;
         if let Some(policy) = &options.dead_letter {
             require_persistent(&policy.dead_letter_topic)?;
         }
@@ -133,6 +136,86 @@ impl Cluster {
         Ok(id)
     }
 
+    /// Create `topic` as a partitioned topic of `partitions` partitions, each an ordinary topic
+    /// named `<topic>-partition-<i>`: Pulsar's `PUT /admin/v2/persistent/{tenant}/{namespace}/
+    /// {topic}/partitions`. The partitions exist from now on (a pattern consumer finds them).
+    ///
+    /// Refused as Pulsar refuses it: where a topic or partitioned topic of that name exists
+    /// ([`ModelError::TopicExists`]), with no partitions or on a partition's own name
+    /// ([`ModelError::InvalidPartitioning`]), on a non-persistent topic.
+    pub fn create_partitioned_topic(
+        &mut self,
+        topic: &TopicName,
+        partitions: u32,
+    ) -> Result<(), ModelError> {
+        require_persistent(topic)?;
+        let invalid = |why| ModelError::InvalidPartitioning {
+            topic: topic.clone(),
+            partitions,
+            why,
+        };
+        if partitions == 0 {
+            return Err(invalid("a partitioned topic has at least one partition"));
+        }
+        if topic.partition_index().is_some() {
+            return Err(invalid(
+                "the name is that of a partition (it ends in `-partition-<n>`); name the \
+                 partitioned topic without that suffix",
+            ));
+        }
+        let existing = match self.partitioned.get(topic) {
+            Some(names) => Some(format!("a partitioned topic of {} partitions", names.len())),
+            None => self
+                .topics
+                .contains_key(topic)
+                .then(|| "a topic".to_owned()),
+        };
+        if let Some(existing) = existing {
+            return Err(ModelError::TopicExists {
+                topic: topic.clone(),
+                partitions,
+                existing,
+            });
+        }
+        let names: Vec<TopicName> = (0..partitions).map(|i| topic.partition(i)).collect();
+        for name in &names {
+            self.topic_mut(name);
+        }
+        self.partitioned.insert(topic.clone(), names);
+        Ok(())
+    }
+
+    /// How many partitions `topic` has, if it is a partitioned topic.
+    pub fn partitions(&self, topic: &TopicName) -> Option<u32> {
+        self.partition_names(topic).map(|names| names.len() as u32)
+    }
+
+    /// The partitions of `topic`, in index order, if it is a partitioned topic.
+    #[inline]
+    pub fn partition_names(&self, topic: &TopicName) -> Option<&[TopicName]> {
+        if self.partitioned.is_empty() {
+            return None;
+        }
+        self.partitioned.get(topic).map(Vec::as_slice)
+    }
+
+    /// Every persistent topic of namespace `tenant/namespace`, partitions included (not the
+    /// partitioned topics' own names, which hold no messages), in name order: Pulsar's
+    /// `CommandGetTopicsOfNamespace`, what a pattern consumer lists.
+    pub fn topics_of_namespace(&self, namespace: &str) -> Vec<TopicName> {
+        self.topics
+            .keys()
+            .filter(|t| t.is_persistent() && t.namespace_name() == namespace)
+            .cloned()
+            .collect()
+    }
+
+    /// The ledger that holds `topic`'s messages (the first number of their ids), if the topic
+    /// exists.
+    pub fn ledger_of(&self, topic: &TopicName) -> Option<u64> {
+        self.topics.get(topic).map(|t| t.ledger_id)
+    }
+
     /// Give `consumer` `permits` more messages' worth of room: Pulsar's `Flow` command.
     pub fn flow(
         &mut self,
@@ -159,6 +242,7 @@ impl Cluster {
     ) -> Result<MessageId, ModelError> {
         self.handle_timeouts(now);
         require_persistent(topic)?;
+        self.require_not_partitioned(topic)?;
         self.delayed_published |= message.deliver_at.is_some();
         let id = self.topic_mut(topic).append(message, now);
         self.pump(now);
@@ -177,6 +261,7 @@ impl Cluster {
     ) -> Result<Vec<MessageId>, ModelError> {
         self.handle_timeouts(now);
         require_persistent(topic)?;
+        self.require_not_partitioned(topic)?;
         if messages.is_empty() {
             return Ok(Vec::new());
         }
@@ -528,6 +613,20 @@ impl Cluster {
             *last_ledger_id += 1;
             Topic::new(*last_ledger_id, topic.partition_index().unwrap_or(-1))
         })
+    }
+}
+
+impl Cluster {
+    /// Refuse a partitioned topic's own name where a partition's is needed.
+    #[inline]
+    fn require_not_partitioned(&self, topic: &TopicName) -> Result<(), ModelError> {
+        match self.partitions(topic) {
+            Some(partitions) => Err(ModelError::PartitionedTopic {
+                topic: topic.clone(),
+                partitions,
+            }),
+            None => Ok(()),
+        }
     }
 }
 

@@ -207,4 +207,55 @@ pub enum ModelError {
         /// The topic.
         topic: TopicName,
     },
+    /// A message published to, or a consumer subscribed to, the name of a partitioned topic
+    /// itself: its messages live in its partitions, and a client routes each message to one of
+    /// them and subscribes to every one.
+    #[error(
+        "{topic} is a partitioned topic of {partitions} partitions: publish each message to          one of them (`{topic}-partition-<n>`, chosen by `routing::choose_partition`) and          subscribe to each (`TopicsConsumer` does)"
+    )]
+    PartitionedTopic {
+        /// The partitioned topic.
+        topic: TopicName,
+        /// How many partitions it has.
+        partitions: u32,
+    },
+    /// A partitioned topic created where a topic of that name exists already; Pulsar answers
+    /// `409 Conflict`.
+    #[error(
+        "cannot create {topic} with {partitions} partitions: a topic of that name exists          already ({existing}); create partitioned topics before anything publishes to or          subscribes to the name, or use another name"
+    )]
+    TopicExists {
+        /// The topic.
+        topic: TopicName,
+        /// The partitions asked for.
+        partitions: u32,
+        /// What exists: "a topic" or "a partitioned topic of N partitions".
+        existing: String,
+    },
+    /// A partitioned topic asked for with no partitions, or on a name that is itself a
+    /// partition's.
+    #[error("cannot create {topic} with {partitions} partitions: {why}")]
+    InvalidPartitioning {
+        /// The topic.
+        topic: TopicName,
+        /// The partitions asked for.
+        partitions: u32,
+        /// What is wrong.
+        why: &'static str,
+    },
+}
+
+/// A topic pattern that cannot be used: what was written and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid topic pattern `{pattern}`: {reason}")]
+pub struct TopicPatternError {
+    pub(crate) pattern: String,
+    pub(crate) reason: String,
+}
+
+impl TopicPatternError {
+    /// The pattern as written.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
 }

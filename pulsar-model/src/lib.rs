@@ -61,6 +61,9 @@
 //! | pulsar-rs's dead-letter policy | [`dead_letter`] |
 //! | dispatch per subscription type, permits, redelivery counts | [`dispatch`] |
 //! | Failover's active consumer, KeyShared's key ownership | [`active_consumer`], [`sticky_key`] |
+//! | partitioned topics: which partition a producer picks | [`routing`] |
+//! | a pattern over a namespace's topics | [`topic_pattern`] |
+//! | a consumer of several topics, partitions or a pattern (pulsar-rs's `MultiTopicConsumer`) | [`topics_consumer`] |
 //! | the cluster and its calls | [`cluster`] |
 
 pub mod ack_timeout;
@@ -80,10 +83,13 @@ pub mod message_id;
 pub mod outcome;
 pub mod properties;
 mod roster;
+pub mod routing;
 pub mod sticky_key;
 mod subscription;
 mod topic;
 pub mod topic_name;
+pub mod topic_pattern;
+pub mod topics_consumer;
 
 pub use ack_timeout::UNACKED_REDELIVERY_TICK;
 pub use cluster::Cluster;
@@ -91,9 +97,12 @@ pub use consumer::ConsumerId;
 pub use consumer_options::{ConsumerOptions, InitialPosition};
 pub use content::Content;
 pub use dead_letter::{DeadLetterPolicy, ORIGIN_MESSAGE_ID, REAL_TOPIC};
-pub use error::{ModelError, TopicNameError, TopicNameErrorKind, TopicNamePart};
+pub use error::{ModelError, TopicNameError, TopicNameErrorKind, TopicNamePart, TopicPatternError};
 pub use message::{Delivery, OutgoingMessage, StoredMessage};
 pub use message_id::MessageId;
 pub use outcome::{Acknowledgement, Redelivery};
 pub use properties::Properties;
+pub use routing::{choose_partition, partition_for_key, HashingScheme, RoundRobin};
 pub use topic_name::{TopicDomain, TopicName};
+pub use topic_pattern::TopicPattern;
+pub use topics_consumer::{TopicSelection, TopicsConsumer};

@@ -225,6 +225,33 @@ impl TopicName {
         &self.full[self.local_name..]
     }
 
+    /// `tenant/namespace`: the namespace this topic is in.
+    pub fn namespace_name(&self) -> &str {
+        &self.full[self.tenant.0..self.namespace.1]
+    }
+
+    /// Partition `index` of this topic, `<name>-partition-<index>`: how Pulsar names the
+    /// topics a partitioned topic is made of.
+    pub fn partition(&self, index: u32) -> TopicName {
+        let full: Arc<str> = format!("{}{PARTITION_SUFFIX}{index}", self.full).into();
+        TopicName { full, ..*self }
+    }
+
+    /// The topic this one is a partition of (its name without `-partition-<n>`), or the name
+    /// itself when it is not a partition: Pulsar's `getPartitionedTopicName`.
+    pub fn partitioned_name(&self) -> &str {
+        match self.partition_index() {
+            Some(_) => {
+                let (base, _) = self
+                    .full
+                    .rsplit_once(PARTITION_SUFFIX)
+                    .expect("a partition's name has the suffix");
+                base
+            }
+            None => &self.full,
+        }
+    }
+
     /// The partition this topic is, if its name ends in `-partition-<n>`: Pulsar's
     /// `TopicName.getPartitionIndex`, which accepts only a canonical non-negative decimal
     /// (`-partition-01` and `-partition--1` are not partitions). Message ids of a partition

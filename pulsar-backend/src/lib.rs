@@ -48,8 +48,10 @@ pub use driver::metric;
 pub use inprocess::{InProcessPulsar, TopicMessage};
 pub use observe::CallRecord;
 pub use registration::Mounted;
-pub use ruststream_pulsar_model::{TopicName, TopicNameError};
-pub use subscription::{PulsarDescriptor, PulsarSubscription, DEFAULT_CONCURRENCY};
+pub use ruststream_pulsar_model::{HashingScheme, InitialPosition, TopicName, TopicNameError};
+pub use subscription::{
+    PulsarDescriptor, PulsarSubscription, DEFAULT_CONCURRENCY, DEFAULT_PATTERN_REFRESH,
+};
 pub use translate::sub_type;
 pub use url::BadUrl;
 

@@ -1,6 +1,6 @@
 //! Everything a service needs, in one import: `use ruststream_pulsar::prelude::*;`.
 
-pub use crate::{PulsarBroker, PulsarSubscription};
+pub use crate::{InitialPosition, PulsarBroker, PulsarSubscription};
 pub use ruststream::app::App;
 pub use ruststream::params::{
     EventTime, MessageId, MessageKey, Properties, PublishTime, RedeliveryCount, Topic,

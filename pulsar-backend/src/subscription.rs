@@ -3,8 +3,10 @@
 use std::time::Duration;
 
 use ruststream::SubscriptionType;
+use ruststream_pulsar_model::InitialPosition;
 
-/// A Pulsar subscription for `#[subscriber(..)]`: a topic, a subscription name and its options.
+/// A Pulsar subscription for `#[subscriber(..)]`: which topics, a subscription name and its
+/// options.
 ///
 /// ```
 /// use std::time::Duration;
@@ -14,46 +16,112 @@ use ruststream::SubscriptionType;
 /// async fn process_refund(id: &u64) -> HandlerOutcome {
 ///     HandlerOutcome::ack()
 /// }
+///
+/// // Every topic of the namespace whose name starts with `orders-`, those created later
+/// // included, from their first message.
+/// #[subscriber(
+///     PulsarSubscription::pattern("orders-.*", "audit").initial_position(InitialPosition::Earliest)
+/// )]
+/// async fn audit(order: &u64) -> HandlerOutcome {
+///     HandlerOutcome::ack()
+/// }
 /// ```
 ///
 /// A handler can also be mounted by a bare topic name (`#[subscriber("refunds")]`); it then
 /// joins the broker's default subscription (see `PulsarBroker::default_subscription`), Shared.
+///
+/// A partitioned topic is mounted by its name, like any other: the handler receives from
+/// every partition (`docs/topics.md`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PulsarSubscription {
-    pub(crate) topic: String,
+    pub(crate) topics: Topics,
     pub(crate) subscription: Option<String>,
     pub(crate) kind: SubscriptionType,
     pub(crate) ack_timeout: Option<Duration>,
     pub(crate) concurrency: Option<usize>,
     pub(crate) receiver_queue: Option<usize>,
+    pub(crate) initial_position: InitialPosition,
+    pub(crate) pattern_refresh: Duration,
+    pub(crate) key_ordered: bool,
 }
 
+/// The topics a subscription reads, as written (resolved when the app starts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Topics {
+    /// One or several topics, each short or fully qualified.
+    Named(Vec<String>),
+    /// A regular expression over the topics of one namespace.
+    Pattern(String),
+}
+
+impl Topics {
+    /// As written, for error messages.
+    pub(crate) fn written(&self) -> String {
+        match self {
+            Topics::Named(topics) => topics.join(", "),
+            Topics::Pattern(pattern) => format!("pattern {pattern}"),
+        }
+    }
+}
+
+/// How often a pattern subscription lists its namespace's topics again, unless
+/// [`PulsarSubscription::pattern_refresh`] says otherwise: a topic created later is read
+/// within this long. pulsar-rs's own default (the Java client's is one minute).
+pub const DEFAULT_PATTERN_REFRESH: Duration = Duration::from_secs(30);
+
 impl PulsarSubscription {
-    /// Subscription `subscription` on `topic`, Shared, without ack timeout.
-    ///
-    /// `topic` may be short (`refunds`, meaning `persistent://public/default/refunds`) or fully
-    /// qualified; it is checked when the app starts.
-    pub fn new(topic: impl Into<String>, subscription: impl Into<String>) -> Self {
+    fn with_topics(topics: Topics, subscription: Option<String>) -> Self {
         PulsarSubscription {
-            topic: topic.into(),
-            subscription: Some(subscription.into()),
+            topics,
+            subscription,
             kind: SubscriptionType::Shared,
             ack_timeout: None,
             concurrency: None,
             receiver_queue: None,
+            initial_position: InitialPosition::Latest,
+            pattern_refresh: DEFAULT_PATTERN_REFRESH,
+            key_ordered: false,
         }
+    }
+
+    /// Subscription `subscription` on `topic`, Shared, without ack timeout.
+    ///
+    /// `topic` may be short (`refunds`, meaning `persistent://public/default/refunds`) or fully
+    /// qualified; it is checked when the app starts. A partitioned topic is read from all its
+    /// partitions.
+    pub fn new(topic: impl Into<String>, subscription: impl Into<String>) -> Self {
+        Self::with_topics(Topics::Named(vec![topic.into()]), Some(subscription.into()))
+    }
+
+    /// Subscription `subscription` on each of `topics` (as [`PulsarSubscription::new`] takes
+    /// one): one handler reads them all, each topic keeping its own subscription, backlog and
+    /// order. An empty list is refused when the app starts.
+    pub fn topics<T: Into<String>>(
+        topics: impl IntoIterator<Item = T>,
+        subscription: impl Into<String>,
+    ) -> Self {
+        Self::with_topics(
+            Topics::Named(topics.into_iter().map(Into::into).collect()),
+            Some(subscription.into()),
+        )
+    }
+
+    /// Subscription `subscription` on every persistent topic of one namespace whose name
+    /// `regex` matches as a whole (a partitioned topic by its own name), now and as they are
+    /// created: the namespace is listed again every [`PulsarSubscription::pattern_refresh`].
+    ///
+    /// `regex` is bare (`orders-.*`, in the broker's namespace) or names its namespace
+    /// (`tenant/namespace/orders-.*`, `persistent://tenant/namespace/orders-.*`). With the
+    /// default [`InitialPosition::Latest`], what a new topic receives before the refresh that
+    /// finds it is not delivered: use [`InitialPosition::Earliest`] to read it from its first
+    /// message.
+    pub fn pattern(regex: impl Into<String>, subscription: impl Into<String>) -> Self {
+        Self::with_topics(Topics::Pattern(regex.into()), Some(subscription.into()))
     }
 
     /// The broker's default subscription on `topic` (what a bare topic name means).
     pub fn topic(topic: impl Into<String>) -> Self {
-        PulsarSubscription {
-            topic: topic.into(),
-            subscription: None,
-            kind: SubscriptionType::Shared,
-            ack_timeout: None,
-            concurrency: None,
-            receiver_queue: None,
-        }
+        Self::with_topics(Topics::Named(vec![topic.into()]), None)
     }
 
     /// A delivery neither acknowledged nor negatively acknowledged within `timeout` is asked
@@ -70,11 +138,42 @@ impl PulsarSubscription {
         self
     }
 
+    /// Where the subscription starts when it does not exist yet: [`InitialPosition::Latest`]
+    /// (the default, as in pulsar-rs and the Java client) delivers only what is published
+    /// after it is created, [`InitialPosition::Earliest`] everything the topic still holds.
+    /// A subscription that exists keeps its position whatever this says.
+    pub fn initial_position(mut self, position: InitialPosition) -> Self {
+        self.initial_position = position;
+        self
+    }
+
+    /// How often a [`PulsarSubscription::pattern`] subscription lists its namespace's topics
+    /// again (default [`DEFAULT_PATTERN_REFRESH`]): a topic created later is read within this
+    /// long. No effect on named topics.
+    pub fn pattern_refresh(mut self, every: Duration) -> Self {
+        self.pattern_refresh = every;
+        self
+    }
+
     /// How many handlers of this subscription may run at once (default
-    /// [`DEFAULT_CONCURRENCY`]). Also the receiver queue, unless
-    /// [`PulsarSubscription::receiver_queue`] says otherwise.
+    /// [`DEFAULT_CONCURRENCY`], and 1 on Exclusive and Failover, which exist to keep the
+    /// broker's order). Also the receiver queue, unless [`PulsarSubscription::receiver_queue`]
+    /// says otherwise.
+    ///
+    /// On Exclusive and Failover more than one is a choice to give up that order: handlers
+    /// then overlap, unless [`PulsarSubscription::key_ordered`] keeps each key's messages in
+    /// order.
     pub fn concurrency(mut self, limit: usize) -> Self {
         self.concurrency = Some(limit.max(1));
+        self
+    }
+
+    /// Run the messages of one key one at a time, in the order they were received, while
+    /// messages of other keys run concurrently (up to the concurrency); messages without a
+    /// key are not held. Always so on KeyShared; for Exclusive and Failover with
+    /// [`PulsarSubscription::concurrency`] above 1 it keeps per-key order.
+    pub fn key_ordered(mut self) -> Self {
+        self.key_ordered = true;
         self
     }
 
@@ -92,7 +191,8 @@ impl PulsarSubscription {
     }
 }
 
-/// Handlers of one subscription running at once when the registration does not say.
+/// Handlers of one Shared or KeyShared subscription running at once when the registration
+/// does not say (Exclusive and Failover run one at a time).
 ///
 /// High enough that I/O-bound handlers keep a consumer busy, low enough that a stuck
 /// dependency does not start thousands of handlers at once. It is also the default receiver

@@ -44,6 +44,23 @@ pub enum TopicSelection {
     },
 }
 
+impl std::fmt::Display for TopicSelection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TopicSelection::Topics(topics) => {
+                for (i, topic) in topics.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{topic}")?;
+                }
+                Ok(())
+            }
+            TopicSelection::Pattern { pattern, .. } => write!(f, "pattern {pattern}"),
+        }
+    }
+}
+
 /// One topic a [`TopicsConsumer`] reads, and the model consumer reading it.
 #[derive(Debug, Clone)]
 struct Member {

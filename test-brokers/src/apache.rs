@@ -4,7 +4,7 @@
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::BrokerError;
@@ -136,7 +136,9 @@ impl ApacheStandalone {
             self.http,
             "PUT",
             &format!("/admin/v2/namespaces/{namespace}"),
-        )?;
+            None,
+        )?
+        .status;
         // 204: created; 409: already there.
         if status != 204 && status != 409 {
             return Err(BrokerError::ApacheUnavailable {
@@ -146,7 +148,7 @@ impl ApacheStandalone {
         let lookup = format!("/lookup/v2/topic/persistent/{namespace}/ruststream-ready");
         let started = Instant::now();
         loop {
-            let status = http(self.http, "GET", &lookup)?;
+            let status = http(self.http, "GET", &lookup, None)?.status;
             if status == 200 {
                 eprintln!(
                     "namespace {namespace} serves topics after {} ms",
@@ -166,6 +168,194 @@ impl ApacheStandalone {
             std::thread::sleep(Duration::from_millis(200));
         }
     }
+
+    /// Create the partitioned topic `topic`, fully qualified
+    /// (`persistent://tenant/namespace/name`), with `partitions` partitions, through the admin
+    /// API (`PUT /admin/v2/persistent/{tenant}/{namespace}/{name}/partitions`). Its namespace
+    /// must exist ([`Self::create_namespace`]; `public/default` always does).
+    ///
+    /// A partitioned topic of that name with as many partitions is fine (the call is
+    /// idempotent); one with another count, or a non-partitioned topic of that name (0
+    /// partitions), is an error naming both counts.
+    pub fn create_partitioned_topic(
+        &self,
+        topic: &str,
+        partitions: u32,
+    ) -> Result<(), BrokerError> {
+        create_partitioned_topic(self.http, topic, partitions)
+    }
+
+    /// The Java classpath of Apache Pulsar [`APACHE_PULSAR_VERSION`] that `start.sh` resolved
+    /// with Maven and cached (`:`-separated jar paths; it holds the Java client,
+    /// `pulsar-client-original`, and log4j2), for running the official Java client beside this
+    /// broker ([`crate::java_keyed_partitions`]).
+    ///
+    /// The file is found the way `start.sh` names it:
+    /// `${PULSAR_M2_REPO:-$HOME/.m2/repository}/../ruststream-pulsar-standalone/classpath-<sum>.txt`,
+    /// `<sum>` being the first 16 hex digits of the SHA-256 of `pom.xml` followed by
+    /// `settings.xml` (computed with `sha256sum`, as `start.sh` does). Change both together.
+    pub fn java_classpath(&self) -> Result<String, BrokerError> {
+        cached_classpath(&self.launcher)
+    }
+}
+
+/// [`ApacheStandalone::create_partitioned_topic`] on the admin API at `admin`.
+fn create_partitioned_topic(
+    admin: SocketAddr,
+    topic: &str,
+    partitions: u32,
+) -> Result<(), BrokerError> {
+    let refused = |detail: String| BrokerError::ApacheUnavailable { detail };
+    let rest = topic
+        .strip_prefix("persistent://")
+        .filter(|rest| {
+            let parts: Vec<&str> = rest.split('/').collect();
+            parts.len() == 3 && parts.iter().all(|part| !part.is_empty())
+        })
+        .ok_or_else(|| {
+            refused(format!(
+                "cannot create partitioned topic {topic:?}: it is not a fully qualified \
+                 persistent topic name; write it as persistent://tenant/namespace/name, for \
+                 example persistent://public/default/orders"
+            ))
+        })?;
+    if partitions == 0 {
+        return Err(refused(format!(
+            "cannot create partitioned topic {topic} with 0 partitions: a partitioned topic \
+             has at least 1 (for a non-partitioned topic, just use its name: the broker \
+             creates it on first use)"
+        )));
+    }
+    let path = format!("/admin/v2/persistent/{rest}/partitions");
+    let created = http(admin, "PUT", &path, Some(&partitions.to_string()))?;
+    match created.status {
+        204 => Ok(()),
+        409 => {
+            let existing = http(admin, "GET", &path, None)?;
+            let found = (existing.status == 200)
+                .then(|| serde_json::from_str::<serde_json::Value>(&existing.body).ok())
+                .flatten()
+                .and_then(|answer| answer.get("partitions")?.as_u64());
+            match found {
+                Some(found) if found == u64::from(partitions) => Ok(()),
+                Some(0) => Err(refused(format!(
+                    "cannot create partitioned topic {topic} with {partitions} partitions: a \
+                     non-partitioned topic (0 partitions) of that name exists; use another \
+                     topic name, or delete it first (DELETE /admin/v2/persistent/{rest})"
+                ))),
+                Some(found) => Err(refused(format!(
+                    "cannot create partitioned topic {topic} with {partitions} partitions: it \
+                     already exists with {found} partitions; use another topic name, or \
+                     delete it first (DELETE /admin/v2/persistent/{rest}/partitions)"
+                ))),
+                None => Err(refused(format!(
+                    "partitioned topic {topic} already exists (HTTP 409), and asking for its \
+                     partition count (GET {path}) answered HTTP {} with {:?}, not \
+                     {{\"partitions\":N}}",
+                    existing.status,
+                    excerpt(&existing.body)
+                ))),
+            }
+        }
+        404 => Err(refused(format!(
+            "cannot create partitioned topic {topic}: its namespace does not exist (HTTP 404: \
+             {:?}); create it first with ApacheStandalone::create_namespace",
+            excerpt(&created.body)
+        ))),
+        status => Err(refused(format!(
+            "creating partitioned topic {topic} with {partitions} partitions (PUT {path}) \
+             answered HTTP {status}: {:?}",
+            excerpt(&created.body)
+        ))),
+    }
+}
+
+/// [`ApacheStandalone::java_classpath`] for the launcher folder `launcher`.
+fn cached_classpath(launcher: &Path) -> Result<String, BrokerError> {
+    let missing = |detail: String| BrokerError::ApacheUnavailable { detail };
+    let repo = match std::env::var_os("PULSAR_M2_REPO").filter(|repo| !repo.is_empty()) {
+        Some(repo) => PathBuf::from(repo),
+        None => std::env::var_os("HOME")
+            .map(|home| Path::new(&home).join(".m2").join("repository"))
+            .ok_or_else(|| {
+                missing(
+                    "cannot find the Java classpath start.sh caches: neither PULSAR_M2_REPO \
+                     nor HOME is set; set PULSAR_M2_REPO to the Maven repository start.sh used"
+                        .to_owned(),
+                )
+            })?,
+    };
+    let mut poms = Vec::new();
+    for name in ["pom.xml", "settings.xml"] {
+        let file = launcher.join(name);
+        let bytes = std::fs::read(&file).map_err(|error| {
+            missing(format!(
+                "cannot read {} to name the cached Java classpath: {error}",
+                file.display()
+            ))
+        })?;
+        poms.extend_from_slice(&bytes);
+    }
+    let sum = sha256_hex(&poms)?;
+    let file = repo
+        .join("..")
+        .join("ruststream-pulsar-standalone")
+        .join(format!("classpath-{}.txt", &sum[..16]));
+    let classpath = std::fs::read_to_string(&file).map_err(|error| {
+        missing(format!(
+            "cannot read the Java classpath start.sh caches, {} ({error}); start the \
+             standalone once with ApacheStandalone::start (start.sh resolves it with Maven), \
+             with the same PULSAR_M2_REPO and HOME as this process; if start.sh changed how it \
+             names the file, change ApacheStandalone::java_classpath to match",
+            file.display()
+        ))
+    })?;
+    let classpath = classpath.trim_end().to_owned();
+    let client = format!("pulsar-client-original-{APACHE_PULSAR_VERSION}.jar");
+    if !classpath.split(':').any(|jar| jar.ends_with(&client)) {
+        return Err(missing(format!(
+            "the Java classpath cached in {} has no {client}; delete that file and start the \
+             standalone again (start.sh resolves it anew)",
+            file.display()
+        )));
+    }
+    Ok(classpath)
+}
+
+/// The SHA-256 of `bytes` in hex, by `sha256sum` (as start.sh computes it).
+fn sha256_hex(bytes: &[u8]) -> Result<String, BrokerError> {
+    let failed = |detail: String| BrokerError::ApacheUnavailable {
+        detail: format!(
+            "cannot name the cached Java classpath: {detail}; start.sh needs `sha256sum` \
+             (GNU coreutils) on PATH too"
+        ),
+    };
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| failed(format!("running sha256sum failed ({error})")))?;
+    // A few kilobytes: they fit in the pipe, so writing before reading cannot block.
+    let written = child
+        .stdin
+        .take()
+        .map(|mut stdin| stdin.write_all(bytes))
+        .transpose();
+    let output = child
+        .wait_with_output()
+        .map_err(|error| failed(format!("waiting for sha256sum failed ({error})")))?;
+    written.map_err(|error| failed(format!("writing to sha256sum failed ({error})")))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let sum = text.split_whitespace().next().unwrap_or("");
+    if !output.status.success() || sum.len() != 64 {
+        return Err(failed(format!(
+            "sha256sum exited with {} and printed {text:?} ({})",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )));
+    }
+    Ok(sum.to_owned())
 }
 
 impl Drop for ApacheStandalone {
@@ -189,25 +379,89 @@ fn free_port() -> Result<SocketAddr, BrokerError> {
     })
 }
 
-/// A bodyless HTTP/1.1 request (`PUT` or `GET`); returns the status code.
-fn http(addr: SocketAddr, method: &str, path: &str) -> Result<u16, BrokerError> {
+/// What the admin API answered.
+#[derive(Debug)]
+struct AdminAnswer {
+    status: u16,
+    body: String,
+}
+
+/// An HTTP/1.1 request (`PUT`, `GET`, `DELETE`) with an optional JSON `body`; returns the
+/// status code and the body (de-chunked).
+fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> Result<AdminAnswer, BrokerError> {
     let io = |source| BrokerError::Bridge {
         what: "call the Apache Pulsar admin API",
         source,
     };
+    let body = body.unwrap_or("");
     let mut stream = TcpStream::connect(addr).map_err(io)?;
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
     )
     .map_err(io)?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).map_err(io)?;
-    answer
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).map_err(io)?;
+    let unreadable = || BrokerError::ApacheUnavailable {
+        detail: format!(
+            "unreadable admin answer to {method} {path}: {:.200}",
+            String::from_utf8_lossy(&answer)
+        ),
+    };
+    let split = answer
+        .windows(4)
+        .position(|window| window == b"\r\n\r\n")
+        .ok_or_else(unreadable)?;
+    let head = String::from_utf8_lossy(&answer[..split]);
+    let raw = &answer[split + 4..];
+    let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|code| code.parse().ok())
-        .ok_or_else(|| BrokerError::ApacheUnavailable {
-            detail: format!("unreadable admin answer: {answer:.200}"),
+        .ok_or_else(unreadable)?;
+    let chunked = head.lines().any(|line| {
+        line.split_once(':').is_some_and(|(name, value)| {
+            name.trim().eq_ignore_ascii_case("transfer-encoding")
+                && value.trim().eq_ignore_ascii_case("chunked")
         })
+    });
+    let body = if chunked {
+        dechunk(raw).ok_or_else(unreadable)?
+    } else {
+        raw.to_vec()
+    };
+    Ok(AdminAnswer {
+        status,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    })
+}
+
+/// The body of a `Transfer-Encoding: chunked` answer, or `None` if it is malformed.
+fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = raw.windows(2).position(|window| window == b"\r\n")?;
+        let size = std::str::from_utf8(&raw[..line_end]).ok()?;
+        let size = usize::from_str_radix(size.split(';').next()?.trim(), 16).ok()?;
+        let rest = &raw[line_end + 2..];
+        if size == 0 {
+            return Some(body);
+        }
+        body.extend_from_slice(rest.get(..size)?);
+        raw = rest.get(size..)?.strip_prefix(b"\r\n")?;
+    }
+}
+
+/// `text`, cut at 300 characters for an error message.
+fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(300) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_owned(),
+    }
 }

@@ -13,6 +13,9 @@
 //! one handle a test needs. [`require_broker`] is the policy a live test follows: a missing
 //! broker fails the test, it never skips it.
 //!
+//! [`python_keyed_partitions`] and [`java_keyed_partitions`] run the official Python and Java
+//! clients against the same broker, so that a live test can compare ruststream with them.
+//!
 //! What was measured with both brokers, and which case runs on which, is in
 //! `docs/live-brokers.md`.
 
@@ -25,6 +28,7 @@ mod frame_error;
 mod frame_fixer;
 mod live_broker;
 mod live_broker_error;
+mod other_clients;
 mod policy;
 mod pulsar_lite;
 mod pulsar_lite_binary;
@@ -39,6 +43,7 @@ pub use frame_error::FrameError;
 pub use frame_fixer::FrameFixer;
 pub use live_broker::{LiveBroker, EXTERNAL_URL_ENV};
 pub use live_broker_error::BrokerError;
+pub use other_clients::{java_keyed_partitions, python_keyed_partitions};
 pub use policy::require_broker;
 pub use pulsar_lite::PulsarLite;
 pub use pulsar_lite_binary::{PULSAR_LITE_BIN_ENV, PULSAR_LITE_VERSION};

@@ -81,6 +81,14 @@ pub enum BrokerError {
         /// What the launcher or the API said.
         detail: String,
     },
+    /// An official Pulsar client, run as a child process to compare ruststream with it
+    /// ([`crate::python_keyed_partitions`], [`crate::java_keyed_partitions`]), failed.
+    OtherClient {
+        /// Which client, for instance `the Python client (pulsar-client 3.13.0)`.
+        client: &'static str,
+        /// What failed, how to fix it, and the end of the child's stderr.
+        detail: String,
+    },
     /// [`crate::require_broker`] found no broker; a live test must fail, never skip.
     Unavailable {
         /// Whether `CI` is set, which changes the advice.
@@ -153,6 +161,9 @@ impl fmt::Display for BrokerError {
                  tests/brokers/pulsar-standalone/start.sh; it needs java 17+, mvn and curl, \
                  and Maven Central for the first download"
             ),
+            Self::OtherClient { client, detail } => {
+                write!(f, "{client} could not be run for comparison: {detail}")
+            }
             Self::StartupPanicked => write!(
                 f,
                 "the thread starting pulsar-lite panicked; its panic message is above"

@@ -15,6 +15,7 @@ pub use overrides::PulsarOverrides;
 use crate::registration::{Mounted, Registration};
 use crate::remote::Connection;
 use crate::subscription::PulsarDescriptor;
+use crate::HashingScheme;
 
 /// The Pulsar broker of an app, with the handlers mounted on it.
 ///
@@ -30,6 +31,7 @@ pub struct PulsarBroker<S> {
     shutdown_grace: std::time::Duration,
     connect_timeout: std::time::Duration,
     batch_index_acks: bool,
+    key_hashing: HashingScheme,
 }
 
 /// How long a stopping service lets running handlers finish, unless
@@ -81,6 +83,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             batch_index_acks: false,
+            key_hashing: HashingScheme::default(),
         }
     }
 
@@ -100,6 +103,18 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
     /// is settled either way (`docs/delivery-guarantees.md`).
     pub fn batch_index_acknowledgement(mut self, enabled: bool) -> Self {
         self.batch_index_acks = enabled;
+        self
+    }
+
+    /// How a message with a key published to a partitioned topic picks its partition
+    /// (default [`HashingScheme::JavaString`], the Java and Go clients' default): the same key
+    /// always goes to the same partition, so its messages keep their order. Use the scheme the
+    /// other producers of the topic use, for their messages and this service's of one key to
+    /// share a partition: [`HashingScheme::Boost`] for the Python, C++ and Node.js clients'
+    /// default, [`HashingScheme::Murmur3_32`] where every producer was set to it. Messages
+    /// without a key take the partitions in turn (`docs/topics.md`).
+    pub fn key_hashing(mut self, scheme: HashingScheme) -> Self {
+        self.key_hashing = scheme;
         self
     }
 

@@ -68,8 +68,12 @@ pub(super) async fn start<S: Send + Sync + 'static>(
             .get::<InProcessPulsar>()
             .cloned()
             .unwrap_or_default();
-        let transport =
-            InProcessTransport::start(pulsar, launch.runtime.clone(), broker.namespace.clone());
+        let transport = InProcessTransport::start(
+            pulsar,
+            launch.runtime.clone(),
+            broker.namespace.clone(),
+            broker.key_hashing,
+        );
         return start_on(transport, checked, state, launch).await;
     }
     let settings = RemoteSettings {
@@ -77,6 +81,7 @@ pub(super) async fn start<S: Send + Sync + 'static>(
         namespace: broker.namespace,
         connect_timeout: broker.connect_timeout,
         batch_index_acks: broker.batch_index_acks,
+        key_hashing: broker.key_hashing,
     };
     crate::remote::start(settings, checked, state, launch).await
 }

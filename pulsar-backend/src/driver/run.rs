@@ -12,7 +12,7 @@ use ruststream::dispatch::KeyOrder;
 use ruststream::handler::HandlerError;
 use ruststream::message::Incoming;
 use ruststream::runtime::{Runtime, Sleep};
-use ruststream::{Handler, Instant, SubscriptionType};
+use ruststream::{Handler, Instant};
 use tracing::Instrument;
 
 use super::batch::{Arrival, BatchLedger, BatchPlace, BatchSlot};
@@ -41,8 +41,10 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) shutdown_grace: std::time::Duration,
     /// Where messages out of attempts go, when the registration declared it.
     pub(crate) dead_letter: Option<DeadLetter>,
-    /// The subscribed topic, for the lines that name a delivery.
+    /// The subscribed topics, for the lines that name a delivery.
     pub(crate) topic: Arc<str>,
+    /// Whether deliveries of one key run one at a time, in order.
+    pub(crate) key_ordered: bool,
 }
 
 /// What every handler invocation of a driver uses, shared: one reference count per delivery
@@ -146,7 +148,7 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
 impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     pub(crate) fn new(consumer: C, config: DriverConfig<S>) -> Self {
         let rules = config.rules.clone();
-        let key_ordered = rules.kind() == SubscriptionType::KeyShared;
+        let key_ordered = config.key_ordered;
         let instruments = Instruments::new(config.handler.name());
         let invocation = Arc::new(Invocation {
             handler: config.handler.clone(),

@@ -4,18 +4,27 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use ruststream::app::BoxError;
-use ruststream::runtime::Runtime;
-use ruststream_pulsar_model::{Cluster, ConsumerId, Content, MessageId, ModelError};
+use ruststream::runtime::{Runtime, Sleep};
+use ruststream::Instant;
+use ruststream_pulsar_model::{
+    Cluster, ConsumerId, Content, MessageId, ModelError, TopicsConsumer,
+};
 
 use super::{InProcessPulsar, Inner};
 use crate::driver::{
     BatchSlot, ConsumerPort, EntryPosition, Headers, Payload, Received, SharedMessage,
 };
 
-/// One subscription's consumer on the in-process Pulsar.
+/// One subscription's consumer on the in-process Pulsar: one model consumer per topic it
+/// reads (a partitioned topic's partitions, several topics, a pattern's matches), as pulsar-rs
+/// has one per topic behind its multi-topic consumer.
 pub(crate) struct InProcessConsumer {
     pulsar: InProcessPulsar,
-    id: ConsumerId,
+    topics: TopicsConsumer,
+    /// The sleep until a pattern's next refresh, with its deadline. A fired sleep is replaced
+    /// only after the refresh it asked for was made (the virtual clock counts it as not yet
+    /// observed until then).
+    refresh: Option<(Instant, Sleep)>,
     runtime: Arc<dyn Runtime>,
     closed: bool,
     prefetch: usize,
@@ -26,13 +35,17 @@ pub(crate) struct InProcessConsumer {
 impl InProcessConsumer {
     pub(crate) fn new(
         pulsar: InProcessPulsar,
-        id: ConsumerId,
+        topics: TopicsConsumer,
         runtime: Arc<dyn Runtime>,
         prefetch: usize,
     ) -> Self {
+        let refresh = topics
+            .next_refresh()
+            .map(|at| (at, runtime.sleep_until(at)));
         InProcessConsumer {
             pulsar,
-            id,
+            topics,
+            refresh,
             runtime,
             closed: false,
             prefetch,
@@ -48,16 +61,54 @@ impl InProcessConsumer {
     /// queue, which is why this counts a level rather than adding one permit per receive.
     /// Whether it asked for more.
     fn top_up(&self, inner: &mut Inner, now: ruststream::Instant) -> bool {
-        let outstanding = inner.cluster.outstanding(self.id).unwrap_or(0);
-        let want = self.prefetch as u64;
-        if outstanding >= want.div_ceil(2) {
-            return false;
+        let mut asked = false;
+        for consumer in self.topics.consumers() {
+            asked |= top_up_one(inner, consumer, self.prefetch, now);
         }
-        let more = u32::try_from(want - outstanding).unwrap_or(u32::MAX);
-        inner.cluster.flow(self.id, more, now).is_ok()
+        asked
     }
 
-    /// Make a settlement call on the model.
+    /// A pattern's refresh, if its sleep fired: subscribe the topics that appeared, give them
+    /// their permits, and wait for the next one. Whether anything changed.
+    fn poll_refresh(
+        topics: &mut TopicsConsumer,
+        refresh: &mut Option<(Instant, Sleep)>,
+        (runtime, prefetch): (&Arc<dyn Runtime>, usize),
+        inner: &mut Inner,
+        cx: &mut Context<'_>,
+    ) -> bool {
+        let Some((_, sleep)) = refresh else {
+            return false;
+        };
+        if sleep.as_mut().poll(cx).is_pending() {
+            return false;
+        }
+        let now = runtime.now();
+        let added = match topics.refresh(&mut inner.cluster, now) {
+            Ok(added) => added,
+            Err(error) => {
+                tracing::warn!(%error, "a topic the pattern matches could not be subscribed; \
+                    it is tried again at the next refresh");
+                Vec::new()
+            }
+        };
+        for &consumer in &added {
+            inner.attach(consumer);
+            top_up_one(inner, consumer, prefetch, now);
+        }
+        match topics.next_refresh() {
+            Some(next) => {
+                if let Some((at, sleep)) = refresh {
+                    *at = next;
+                    runtime.reset(sleep, next);
+                }
+            }
+            None => *refresh = None,
+        }
+        !added.is_empty()
+    }
+
+    /// Make a settlement call on the model, through the consumer that received `id`.
     fn settle(
         &mut self,
         id: &MessageId,
@@ -68,9 +119,15 @@ impl InProcessConsumer {
             ruststream::Instant,
         ) -> Result<(), ModelError>,
     ) -> Result<(), BoxError> {
+        let Some(consumer) = self.topics.consumer_of(id) else {
+            return Err(format!(
+                "message {id} was not received through this consumer: no topic it reads holds it"
+            )
+            .into());
+        };
         let mut inner = self.pulsar.lock();
         let now = self.runtime.now();
-        let result = call(&mut inner.cluster, self.id, id, now);
+        let result = call(&mut inner.cluster, consumer, id, now);
         inner.notify();
         result.map_err(Into::into)
     }
@@ -92,8 +149,19 @@ impl ConsumerPort for InProcessConsumer {
             return Poll::Ready(None);
         }
         let mut inner = self.pulsar.lock();
+        if self.refresh.is_some()
+            && Self::poll_refresh(
+                &mut self.topics,
+                &mut self.refresh,
+                (&self.runtime, self.prefetch),
+                &mut inner,
+                cx,
+            )
+        {
+            inner.notify();
+        }
         let now = self.runtime.now();
-        match inner.cluster.receive(self.id, now) {
+        match self.topics.receive(&mut inner.cluster, now) {
             Some(d) => {
                 // Counted as held in the same critical section that takes it off the queue, so
                 // the in-flight count never dips to zero in between.
@@ -124,7 +192,9 @@ impl ConsumerPort for InProcessConsumer {
                     cx.waker().wake_by_ref();
                     return Poll::Pending;
                 }
-                inner.park(self.id, cx.waker());
+                for consumer in self.topics.consumers() {
+                    inner.park(consumer, cx.waker());
+                }
                 Poll::Pending
             }
         }
@@ -164,10 +234,14 @@ impl InProcessConsumer {
             return;
         }
         self.closed = true;
-        let mut inner = self.pulsar.lock();
+        let pulsar = self.pulsar.clone();
+        let mut inner = pulsar.lock();
         let now = self.runtime.now();
-        let _ = inner.cluster.close(self.id, now);
-        inner.detach(self.id);
+        for consumer in self.topics.consumers() {
+            inner.detach(consumer);
+        }
+        self.topics.close(&mut inner.cluster, now);
+        self.refresh = None;
         inner.held -= std::mem::take(&mut self.held);
         inner.notify();
     }
@@ -177,6 +251,18 @@ impl Drop for InProcessConsumer {
     fn drop(&mut self) {
         self.disconnect();
     }
+}
+
+/// Keep up to `prefetch` messages asked for on one model consumer (see
+/// [`InProcessConsumer::top_up`]); whether it asked for more.
+fn top_up_one(inner: &mut Inner, consumer: ConsumerId, prefetch: usize, now: Instant) -> bool {
+    let outstanding = inner.cluster.outstanding(consumer).unwrap_or(0);
+    let want = prefetch as u64;
+    if outstanding >= want.div_ceil(2) {
+        return false;
+    }
+    let more = u32::try_from(want - outstanding).unwrap_or(u32::MAX);
+    inner.cluster.flow(consumer, more, now).is_ok()
 }
 
 /// The place of a delivered message in its batched entry, if it has one.

@@ -18,7 +18,8 @@ use ruststream::message::Record;
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Instant, PublishError};
 use ruststream_pulsar_model::{
-    Cluster, ConsumerId, ConsumerOptions, OutgoingMessage, TopicName, TopicNameError,
+    choose_partition, Cluster, ConsumerId, ConsumerOptions, HashingScheme, OutgoingMessage,
+    RoundRobin, TopicName, TopicNameError, TopicsConsumer,
 };
 
 pub(crate) use consumer::InProcessConsumer;
@@ -54,6 +55,8 @@ pub(crate) struct Inner {
     timer_users: usize,
     /// The clock of the runtime the broker started on.
     runtime: Option<Arc<dyn Runtime>>,
+    /// Where the next keyless message of each partitioned topic goes.
+    round_robin: BTreeMap<TopicName, RoundRobin>,
 }
 
 impl Inner {
@@ -96,6 +99,11 @@ impl Inner {
         }
     }
 
+    /// `consumer` joined: its driver is woken by changes from now on.
+    pub(crate) fn attach(&mut self, consumer: ConsumerId) {
+        self.consumers.insert(consumer, None);
+    }
+
     /// `consumer` left.
     pub(crate) fn detach(&mut self, consumer: ConsumerId) {
         if let Some(Some(_)) = self.consumers.remove(&consumer) {
@@ -127,6 +135,21 @@ impl Inner {
 
     pub(crate) fn now(&self) -> Instant {
         self.runtime.as_ref().map_or(Instant::ZERO, |rt| rt.now())
+    }
+
+    /// The partition of `topic` a message with `key` goes to, as a producer routing with
+    /// `hashing` picks it; `None` when `topic` is not partitioned.
+    fn route(
+        &mut self,
+        topic: &TopicName,
+        key: Option<&str>,
+        hashing: HashingScheme,
+    ) -> Option<TopicName> {
+        let partitions = self.cluster.partition_names(topic)?;
+        let count = partitions.len() as u32;
+        let round_robin = self.round_robin.entry(topic.clone()).or_default();
+        let index = choose_partition(hashing, key, count, round_robin);
+        Some(partitions[index as usize].clone())
     }
 }
 
@@ -167,20 +190,39 @@ impl InProcessPulsar {
     }
 
     /// Publish `record` (payload, properties, key, event time, delayed delivery) to `topic`.
-    /// A delivery time is on the app's clock: `deliver_at` counts from when it started.
+    /// A delivery time is on the app's clock: `deliver_at` counts from when it started. On a
+    /// partitioned topic the message goes to the partition its key picks with the Java client's
+    /// default hash ([`HashingScheme::JavaString`]), or to the next in turn without a key.
     pub fn publish_record(&self, topic: &str, record: Record) -> Result<String, PublishError> {
         let topic = TopicName::parse(topic).map_err(PublishError::invalid_topic)?;
-        self.store(&topic, record).map(printable)
+        self.store(&topic, record, HashingScheme::default())
+            .map(printable)
     }
 
-    /// Publish to a topic whose name is resolved already; the model's id, not printed.
+    /// Create `topic` (short or fully qualified) as a partitioned topic of `partitions`
+    /// partitions, as Pulsar's admin API does: handlers mounted on its name read every
+    /// partition, and publishing to its name routes each message to one of them. Refused where
+    /// a topic of that name exists already.
+    pub fn create_partitioned_topic(&self, topic: &str, partitions: u32) -> Result<(), BoxError> {
+        let topic = TopicName::parse(topic)?;
+        let mut inner = self.lock();
+        inner.cluster.create_partitioned_topic(&topic, partitions)?;
+        inner.notify();
+        Ok(())
+    }
+
+    /// Publish to a topic whose name is resolved already (a partitioned topic's name routes
+    /// to one of its partitions, keyed messages with `hashing`); the model's id, not printed.
     pub(crate) fn store(
         &self,
         topic: &TopicName,
         record: Record,
+        hashing: HashingScheme,
     ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
         let mut inner = self.lock();
         let now = inner.now();
+        let partition = inner.route(topic, record.key.as_deref(), hashing);
+        let topic = partition.as_ref().unwrap_or(topic);
         let id = inner
             .cluster
             .publish(topic, outgoing(record, now), now)
@@ -198,24 +240,57 @@ impl InProcessPulsar {
         records: Vec<Record>,
     ) -> Result<Vec<String>, PublishError> {
         let topic = TopicName::parse(topic).map_err(PublishError::invalid_topic)?;
-        self.publish_batch_to(&topic, records)
+        self.publish_batch_to(&topic, records, HashingScheme::default())
     }
 
-    /// Publish a batch to a topic whose name is resolved already.
+    /// Publish a batch to a topic whose name is resolved already. On a partitioned topic the
+    /// records are split by partition (keyed ones by their key with `hashing`, keyless ones
+    /// all to the next partition in turn), one batch each; the ids come in the records' order.
     pub(crate) fn publish_batch_to(
         &self,
         topic: &TopicName,
         records: Vec<Record>,
+        hashing: HashingScheme,
     ) -> Result<Vec<String>, PublishError> {
         let mut inner = self.lock();
         let now = inner.now();
-        let messages = records.into_iter().map(|r| outgoing(r, now)).collect();
-        let ids = inner
-            .cluster
-            .publish_batch(topic, messages, now)
-            .map_err(|e| PublishError::broker(topic.to_string(), e))?;
+        if inner.cluster.partition_names(topic).is_none() {
+            let messages = records.into_iter().map(|r| outgoing(r, now)).collect();
+            let ids = inner
+                .cluster
+                .publish_batch(topic, messages, now)
+                .map_err(|e| PublishError::broker(topic.to_string(), e))?;
+            inner.notify();
+            return Ok(ids.iter().map(ToString::to_string).collect());
+        }
+        // One turn of the round-robin for the batch's keyless records, as a batching producer
+        // sends a batch to one partition.
+        let keyless = inner.route(topic, None, hashing);
+        let mut batches: BTreeMap<TopicName, Vec<(usize, Record)>> = BTreeMap::new();
+        for (i, record) in records.into_iter().enumerate() {
+            let partition = match record.key.as_deref() {
+                Some(key) => inner.route(topic, Some(key), hashing),
+                None => keyless.clone(),
+            }
+            .expect("the topic is partitioned");
+            batches.entry(partition).or_default().push((i, record));
+        }
+        let mut ids = vec![String::new(); batches.values().map(Vec::len).sum()];
+        for (partition, batch) in batches {
+            let (places, messages): (Vec<usize>, Vec<OutgoingMessage>) = batch
+                .into_iter()
+                .map(|(i, record)| (i, outgoing(record, now)))
+                .unzip();
+            let stored = inner
+                .cluster
+                .publish_batch(&partition, messages, now)
+                .map_err(|e| PublishError::broker(partition.to_string(), e))?;
+            for (place, id) in places.into_iter().zip(stored) {
+                ids[place] = id.to_string();
+            }
+        }
         inner.notify();
-        Ok(ids.iter().map(ToString::to_string).collect())
+        Ok(ids)
     }
 
     /// The messages that reached `topic`, in order, with payload and properties.
@@ -277,25 +352,26 @@ impl InProcessPulsar {
         // (see `driver::dead_letter`), as it does over pulsar-rs.
         let options = ConsumerOptions {
             ack_timeout: planned.ack_timeout,
+            initial_position: planned.initial_position,
             ..ConsumerOptions::default()
         };
-        let id = inner.cluster.subscribe(
-            &planned.topic,
+        let topics = TopicsConsumer::subscribe(
+            &mut inner.cluster,
+            planned.topics.clone(),
             &planned.subscription,
             planned.kind,
             options,
             now,
         )?;
-        inner.cluster.flow(
-            id,
-            u32::try_from(planned.receiver_queue).unwrap_or(u32::MAX),
-            now,
-        )?;
-        inner.consumers.insert(id, None);
+        let permits = u32::try_from(planned.receiver_queue).unwrap_or(u32::MAX);
+        for consumer in topics.consumers() {
+            inner.cluster.flow(consumer, permits, now)?;
+            inner.attach(consumer);
+        }
         inner.notify();
         Ok(InProcessConsumer::new(
             self.clone(),
-            id,
+            topics,
             runtime,
             planned.receiver_queue,
         ))

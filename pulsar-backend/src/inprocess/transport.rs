@@ -7,6 +7,7 @@ use ruststream::handler::{BoxFuture, Publish, Publishing};
 use ruststream::message::Record;
 use ruststream::runtime::Runtime;
 use ruststream::PublishError;
+use ruststream_pulsar_model::HashingScheme;
 
 use super::{InProcessConsumer, InProcessPulsar};
 use crate::registration::CheckedSubscription;
@@ -18,10 +19,12 @@ pub(crate) struct InProcessTransport {
     publisher: Arc<InProcessPublisher>,
 }
 
-/// Publishing on the in-process Pulsar with the broker's namespace for short names.
+/// Publishing on the in-process Pulsar with the broker's namespace for short names, and its
+/// way of routing keyed messages to partitions.
 struct InProcessPublisher {
     pulsar: InProcessPulsar,
     topics: crate::topic::Resolved,
+    hashing: HashingScheme,
 }
 
 impl InProcessTransport {
@@ -30,6 +33,7 @@ impl InProcessTransport {
         pulsar: InProcessPulsar,
         runtime: Arc<dyn Runtime>,
         namespace: Option<String>,
+        hashing: HashingScheme,
     ) -> Self {
         pulsar.start_timer(runtime.clone());
         InProcessTransport {
@@ -37,6 +41,7 @@ impl InProcessTransport {
             publisher: Arc::new(InProcessPublisher {
                 pulsar,
                 topics: crate::topic::Resolved::new(namespace),
+                hashing,
             }),
         }
     }
@@ -61,7 +66,7 @@ impl InProcessPublisher {
             .topics
             .get(topic)
             .map_err(PublishError::invalid_topic)?;
-        self.pulsar.store(&topic, record).map(id)
+        self.pulsar.store(&topic, record, self.hashing).map(id)
     }
 }
 
@@ -113,7 +118,8 @@ impl Transport for InProcessTransport {
                 .topics
                 .get(topic)
                 .map_err(PublishError::invalid_topic)?;
-            self.pulsar().publish_batch_to(&topic, records)
+            self.pulsar()
+                .publish_batch_to(&topic, records, self.publisher.hashing)
         })
     }
 

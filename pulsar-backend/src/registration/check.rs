@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use ruststream::app::{BoxError, StartError};
 use ruststream::completion::SubscriptionRules;
+use ruststream::SubscriptionType;
+use ruststream_pulsar_model::{TopicPattern, TopicSelection};
 
 use super::{Checked, CheckedSubscription, Registration};
-use crate::subscription::DEFAULT_CONCURRENCY;
+use crate::subscription::{PulsarSubscription, Topics, DEFAULT_CONCURRENCY};
 use crate::url::BrokerUrl;
 
 /// The broker-wide settings the checks need.
@@ -49,7 +51,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             .subscription
             .clone()
             .unwrap_or_else(|| settings.default_subscription.to_owned());
-        let topic = match resolve(&descriptor.topic) {
+        let topics = match selection(descriptor, settings.namespace) {
             Ok(t) => Some(t),
             Err(e) => {
                 problems.push(format!("handler `{name}`: {e}").into());
@@ -81,20 +83,20 @@ pub(crate) fn check<S: Send + Sync + 'static>(
         if subscription.is_empty() {
             problems.push(
                 format!(
-                    "handler `{name}`: the subscription name is empty; give it a name, e.g. \
-                         PulsarSubscription::new(\"{}\", \"{}\")",
-                    descriptor.topic, descriptor.topic
+                    "handler `{name}`: the subscription name is empty on {}; give it a name, \
+                     e.g. PulsarSubscription::new(\"refunds\", \"refunds\")",
+                    descriptor.topics.written()
                 )
                 .into(),
             );
             continue;
         }
-        let Some(topic) = topic else { continue };
-        if let Some(other) = seen.insert((topic.to_string(), subscription.clone()), name) {
+        let Some(topics) = topics else { continue };
+        if let Some(other) = seen.insert((topics.to_string(), subscription.clone()), name) {
             problems.push(
                 format!(
                     "handlers `{other}` and `{name}` are both mounted on subscription \
-                         `{subscription}` of `{topic}`: they would split its messages between \
+                         `{subscription}` of {topics}: they would split its messages between \
                          them. Give one of them its own subscription name"
                 )
                 .into(),
@@ -109,10 +111,12 @@ pub(crate) fn check<S: Send + Sync + 'static>(
         let concurrency = reg
             .concurrency
             .or(descriptor.concurrency)
-            .unwrap_or(DEFAULT_CONCURRENCY);
+            .unwrap_or(default_concurrency(descriptor.kind));
         planned.push(CheckedSubscription {
             handler: reg.handler.clone(),
-            topic,
+            topics,
+            key_ordered: descriptor.key_ordered || descriptor.kind == SubscriptionType::KeyShared,
+            initial_position: descriptor.initial_position,
             subscription,
             kind: descriptor.kind,
             ack_timeout: descriptor.ack_timeout,
@@ -134,5 +138,53 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             broker: "pulsar",
             problems,
         }),
+    }
+}
+
+/// Handlers at once when neither the registration nor the descriptor says: one on Exclusive
+/// and Failover, whose point is the broker's order, [`DEFAULT_CONCURRENCY`] on the others.
+fn default_concurrency(kind: SubscriptionType) -> usize {
+    match kind {
+        SubscriptionType::Exclusive | SubscriptionType::Failover => 1,
+        _ => DEFAULT_CONCURRENCY,
+    }
+}
+
+/// The descriptor's topics resolved: names fully qualified (short ones in `namespace`), a
+/// pattern compiled with its namespace.
+fn selection(
+    descriptor: &PulsarSubscription,
+    namespace: Option<&str>,
+) -> Result<TopicSelection, String> {
+    match &descriptor.topics {
+        Topics::Named(names) if names.is_empty() => Err(
+            "`PulsarSubscription::topics` was given no topic; name at least one, or use \
+             `PulsarSubscription::pattern` for a namespace's topics"
+                .to_owned(),
+        ),
+        Topics::Named(names) => {
+            let mut resolved = Vec::with_capacity(names.len());
+            for name in names {
+                let topic = crate::topic::resolve(name, namespace).map_err(|e| e.to_string())?;
+                if !resolved.contains(&topic) {
+                    resolved.push(topic);
+                }
+            }
+            Ok(TopicSelection::Topics(resolved))
+        }
+        Topics::Pattern(pattern) => {
+            if descriptor.pattern_refresh.is_zero() {
+                return Err(format!(
+                    "the pattern refresh of `{pattern}` is 0 s, which would list the \
+                     namespace's topics without pause; give it a period such as \
+                     `.pattern_refresh(Duration::from_secs(30))` (the default)"
+                ));
+            }
+            let pattern = TopicPattern::parse(pattern, namespace).map_err(|e| e.to_string())?;
+            Ok(TopicSelection::Pattern {
+                pattern,
+                refresh: descriptor.pattern_refresh,
+            })
+        }
     }
 }

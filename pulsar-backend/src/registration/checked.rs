@@ -6,20 +6,25 @@ use std::time::Duration;
 
 use ruststream::completion::SubscriptionRules;
 use ruststream::{Handler, SubscriptionType};
-use ruststream_pulsar_model::TopicName;
+use ruststream_pulsar_model::{InitialPosition, TopicName, TopicSelection};
 
 use crate::url::BrokerUrl;
 
 /// One subscription that passed every check, with its names resolved.
 pub(crate) struct CheckedSubscription<S> {
     pub(crate) handler: Arc<dyn Handler<S>>,
-    pub(crate) topic: TopicName,
+    /// The topics, resolved: named ones fully qualified, a pattern with its namespace.
+    pub(crate) topics: TopicSelection,
     pub(crate) subscription: String,
     pub(crate) kind: SubscriptionType,
     pub(crate) ack_timeout: Option<Duration>,
     /// `max_attempts` and the resolved dead-letter topic, when both were declared.
     pub(crate) dead_letter: Option<(NonZeroU32, TopicName)>,
     pub(crate) concurrency: usize,
+    /// Whether messages of one key run one at a time, in order (always on KeyShared).
+    pub(crate) key_ordered: bool,
+    /// Where the subscription starts if it does not exist.
+    pub(crate) initial_position: InitialPosition,
     /// pulsar-rs's receiver queue, and the in-process consumer's prefetch.
     pub(crate) receiver_queue: usize,
     pub(crate) rules: SubscriptionRules,

@@ -21,6 +21,7 @@ use ruststream::handler::{BoxFuture, Publish};
 use ruststream::message::Record;
 use ruststream::runtime::{Flavor, Runtime};
 use ruststream::PublishError;
+use ruststream_pulsar_model::{InitialPosition, TopicSelection};
 
 use activity::Activity;
 use consumer::RemoteConsumer;
@@ -45,6 +46,8 @@ pub(crate) struct RemoteSettings {
     pub(crate) namespace: Option<String>,
     pub(crate) connect_timeout: std::time::Duration,
     pub(crate) batch_index_acks: bool,
+    /// How keyed messages pick a partition of a partitioned topic.
+    pub(crate) key_hashing: ruststream_pulsar_model::HashingScheme,
 }
 
 /// Connect with pulsar-rs on the runtime the app started on and start the drivers.
@@ -117,8 +120,40 @@ fn subscribe_timed_out<S>(planned: &CheckedSubscription<S>, bound: std::time::Du
     format!(
         "cannot subscribe `{}` to {} as {} within {bound:?} (`PulsarBroker::connect_timeout`): \
          {why}",
-        planned.subscription, planned.topic, planned.kind
+        planned.subscription, planned.topics, planned.kind
     )
+}
+
+/// A topic to look up to tell whether the broker answers: the first one read, or for a
+/// pattern a name in its namespace (a lookup needs no topic to exist).
+fn probe_topic(topics: &TopicSelection) -> String {
+    match topics {
+        TopicSelection::Topics(names) if !names.is_empty() => names[0].to_string(),
+        TopicSelection::Pattern { pattern, .. } => {
+            format!("persistent://{}/ruststream-probe", pattern.namespace())
+        }
+        _ => "persistent://public/default/ruststream-probe".to_owned(),
+    }
+}
+
+/// A consumer builder for `topics`: one topic, several, or a pattern with its namespace and
+/// refresh (pulsar-rs then lists the namespace again at every refresh and subscribes the new
+/// matches; the regex selects exactly what the in-process Pulsar's pattern selects).
+fn with_topics<Exe: Executor>(
+    builder: pulsar::ConsumerBuilder<Exe>,
+    topics: &TopicSelection,
+) -> pulsar::ConsumerBuilder<Exe> {
+    match topics {
+        TopicSelection::Topics(names) if names.len() == 1 => {
+            builder.with_topic(names[0].to_string())
+        }
+        TopicSelection::Topics(names) => builder.with_topics(names.iter().map(|t| t.to_string())),
+        TopicSelection::Pattern { pattern, refresh } => builder
+            .with_topic_regex(pattern.full_name_regex().clone())
+            .with_lookup_namespace(pattern.namespace())
+            .with_topic_refresh(*refresh),
+        _ => unreachable!("the registration check makes only the selections above"),
+    }
 }
 
 /// A Pulsar server through pulsar-rs, as one broker's transport.
@@ -151,12 +186,16 @@ impl<Exe: Executor> RemoteTransport<Exe> {
         let probe = checked.subscriptions.first().map(|first| {
             Probe::start(
                 pulsar.clone(),
-                first.topic.to_string(),
+                probe_topic(&first.topics),
                 launch.runtime.clone(),
             )
         });
         Ok(RemoteTransport {
-            publisher: Arc::new(Publisher::new(pulsar.clone(), settings.namespace.clone())),
+            publisher: Arc::new(Publisher::new(
+                pulsar.clone(),
+                settings.namespace.clone(),
+                settings.key_hashing,
+            )),
             probe,
             pulsar,
             url: checked.url.to_string(),
@@ -184,16 +223,21 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
                 format!("unsupported subscription type {}", planned.kind),
             )
         })?;
-        let builder = self
-            .pulsar
-            .consumer()
-            .with_topic(planned.topic.to_string())
+        let initial_position = match planned.initial_position {
+            InitialPosition::Earliest => pulsar::consumer::InitialPosition::Earliest,
+            _ => pulsar::consumer::InitialPosition::Latest,
+        };
+        let builder = with_topics(self.pulsar.consumer(), &planned.topics)
             .with_subscription(planned.subscription.clone())
             .with_subscription_type(sub_type)
             .with_consumer_name(format!("{}-{}", planned.handler.name(), std::process::id()))
-            .with_options(ConsumerOptions::default().with_receiver_queue_size(
-                u32::try_from(planned.receiver_queue).unwrap_or(u32::MAX),
-            ))
+            .with_options(
+                ConsumerOptions::default()
+                    .with_receiver_queue_size(
+                        u32::try_from(planned.receiver_queue).unwrap_or(u32::MAX),
+                    )
+                    .with_initial_position(initial_position),
+            )
             .with_unacked_message_resend_delay(planned.ack_timeout);
         // pulsar-rs retries a refused subscription (ConsumerBusy, ServiceNotReady) every 5 s
         // without end; at startup the connect bound applies to it too.
@@ -206,7 +250,7 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
                     broker: "pulsar",
                     source: format!(
                         "cannot subscribe `{}` to {} as {}: {e}",
-                        planned.subscription, planned.topic, planned.kind
+                        planned.subscription, planned.topics, planned.kind
                     )
                     .into(),
                 })?

@@ -1,4 +1,12 @@
 //! Publishing on a Pulsar server: one producer per topic, opened on first use.
+//!
+//! A partitioned topic is looked up once, on its first publish (pulsar-rs's
+//! `lookup_partitioned_topic_number`), and each message then goes to the partition the
+//! official clients would pick ([`choose_partition`]): by its key with the broker's
+//! [`HashingScheme`], or the next in turn without one; a batch's keyless messages share one
+//! partition. Each partition has its own producer, and the id a publish returns names the
+//! partition (`ledger:entry:partition`), as the Java client's does. Partitions added to a topic
+//! later are used after the service restarts.
 
 use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -9,7 +17,21 @@ use pulsar::{Executor, Producer, Pulsar};
 use ruststream::message::Record;
 use ruststream::PublishError;
 
+use ruststream_pulsar_model::{choose_partition, HashingScheme, RoundRobin};
+
 use super::consumer::printable;
+
+/// `id` as printed, naming `partition` when the message went to one: the broker's receipt
+/// leaves the partition out, only the producer knows it.
+fn printable_in(id: &pulsar::message::proto::MessageIdData, partition: Option<i32>) -> String {
+    match partition {
+        Some(partition) => printable(&pulsar::message::proto::MessageIdData {
+            partition: Some(partition),
+            ..id.clone()
+        }),
+        None => printable(id),
+    }
+}
 
 /// The most messages one batched entry takes (the Java client's default
 /// `batchingMaxMessages`).
@@ -19,19 +41,83 @@ const MAX_BATCH: u32 = 1000;
 pub(crate) struct Publisher<Exe: Executor> {
     pulsar: Pulsar<Exe>,
     namespace: Option<String>,
+    hashing: HashingScheme,
     producers: Mutex<HashMap<String, Producer<Exe>>>,
     /// Batching producers, for [`Publisher::publish_batch`].
     batching: Mutex<HashMap<String, Producer<Exe>>>,
+    /// The partition count of each topic published to (0: not partitioned), and where its
+    /// next keyless message goes.
+    routes: std::sync::Mutex<HashMap<String, Route>>,
+}
+
+/// Where a message goes: the topic (a partition's for a partitioned topic) and the
+/// partition's index.
+type Target = (String, Option<i32>);
+
+/// A topic as its publishes are routed.
+struct Route {
+    partitions: u32,
+    round_robin: RoundRobin,
 }
 
 impl<Exe: Executor> Publisher<Exe> {
-    pub(crate) fn new(pulsar: Pulsar<Exe>, namespace: Option<String>) -> Self {
+    pub(crate) fn new(
+        pulsar: Pulsar<Exe>,
+        namespace: Option<String>,
+        hashing: HashingScheme,
+    ) -> Self {
         Publisher {
             pulsar,
             namespace,
+            hashing,
             producers: Mutex::new(HashMap::new()),
             batching: Mutex::new(HashMap::new()),
+            routes: std::sync::Mutex::new(HashMap::new()),
         }
+    }
+
+    /// How many partitions `topic` has (0 if it is not partitioned), asked once.
+    async fn partitions(&self, topic: &str) -> Result<u32, PublishError> {
+        if let Some(route) = self.lock_routes().get(topic) {
+            return Ok(route.partitions);
+        }
+        let partitions = self
+            .pulsar
+            .lookup_partitioned_topic_number(topic)
+            .await
+            .map_err(|e| {
+                PublishError::broker(
+                    topic,
+                    format!(
+                        "looking up its partitions: {e} (check that the broker is reachable \
+                         and that the token may look the topic up)"
+                    ),
+                )
+            })?;
+        self.lock_routes().entry(topic.to_owned()).or_insert(Route {
+            partitions,
+            round_robin: RoundRobin::new(),
+        });
+        Ok(partitions)
+    }
+
+    fn lock_routes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Route>> {
+        self.routes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where a message with `key` goes: the partition topic and its index, or `topic` itself
+    /// when it is not partitioned.
+    async fn route(&self, topic: &str, key: Option<&str>) -> Result<Target, PublishError> {
+        let partitions = self.partitions(topic).await?;
+        if partitions == 0 {
+            return Ok((topic.to_owned(), None));
+        }
+        let index = {
+            let mut routes = self.lock_routes();
+            let route = routes.get_mut(topic).expect("looked up above");
+            choose_partition(self.hashing, key, partitions, &mut route.round_robin)
+        };
+        Ok((format!("{topic}-partition-{index}"), Some(index as i32)))
     }
 
     /// Publish to `topic` (qualified here, so short names work on any broker) and wait for the
@@ -44,6 +130,7 @@ impl<Exe: Executor> Publisher<Exe> {
         let topic = crate::topic::resolve(topic, self.namespace.as_deref())
             .map_err(PublishError::invalid_topic)?
             .to_string();
+        let (topic, partition) = self.route(&topic, record.key.as_deref()).await?;
         let mut producers = self.producers.lock().await;
         // A non-batching producer: Pulsar honours delayed delivery only on messages that are
         // not batched.
@@ -79,12 +166,14 @@ impl<Exe: Executor> Publisher<Exe> {
         Ok(receipt
             .message_id
             .as_ref()
-            .map(printable)
+            .map(|id| printable_in(id, partition))
             .unwrap_or_default())
     }
 
     /// Publish `records` to `topic` as one batch, through a batching producer of its own (one
-    /// per topic, opened on first use), and wait for the receipts. They share one entry.
+    /// per topic, opened on first use), and wait for the receipts. They share one entry; on a
+    /// partitioned topic, one entry per partition the records go to (keyed ones by their key,
+    /// keyless ones all to the next partition in turn). The ids come in the records' order.
     pub(crate) async fn publish_batch(
         &self,
         topic: &str,
@@ -96,6 +185,43 @@ impl<Exe: Executor> Publisher<Exe> {
         if records.is_empty() {
             return Ok(Vec::new());
         }
+        if self.partitions(&topic).await? == 0 {
+            return self.publish_batch_to(&topic, None, records).await;
+        }
+        // One turn of the round-robin for the batch's keyless records.
+        let keyless = self.route(&topic, None).await?;
+        let mut batches: std::collections::BTreeMap<Target, Vec<(usize, Record)>> =
+            std::collections::BTreeMap::new();
+        let count = records.len();
+        for (i, record) in records.into_iter().enumerate() {
+            let target = match record.key.as_deref() {
+                Some(key) => self.route(&topic, Some(key)).await?,
+                None => keyless.clone(),
+            };
+            batches.entry(target).or_default().push((i, record));
+        }
+        let mut ids = vec![String::new(); count];
+        for ((partition_topic, partition), batch) in batches {
+            let (places, records): (Vec<usize>, Vec<Record>) = batch.into_iter().unzip();
+            let stored = self
+                .publish_batch_to(&partition_topic, partition, records)
+                .await?;
+            for (place, id) in places.into_iter().zip(stored) {
+                ids[place] = id;
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Publish `records` as one batch to `topic` itself (partition `partition` of a
+    /// partitioned topic, for the ids).
+    async fn publish_batch_to(
+        &self,
+        topic: &str,
+        partition: Option<i32>,
+        records: Vec<Record>,
+    ) -> Result<Vec<String>, PublishError> {
+        let topic = topic.to_owned();
         let mut producers = self.batching.lock().await;
         // A longer batch is split into entries of `MAX_BATCH`; `send_batch` below closes the
         // last one.
@@ -130,7 +256,7 @@ impl<Exe: Executor> Publisher<Exe> {
                 receipt
                     .message_id
                     .as_ref()
-                    .map(printable)
+                    .map(|id| printable_in(id, partition))
                     .unwrap_or_default(),
             );
         }

@@ -5,7 +5,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::app::{App, AppParts, RunningApp, Stalled, StartContext, StartError, VirtualTime};
+use ruststream::app::{
+    App, AppParts, BoxError, RunningApp, Stalled, StartContext, StartError, VirtualTime,
+};
 use ruststream::message::Record;
 use ruststream::outgoing::Outgoing;
 use ruststream::runtime::{Runtime, Spawn, WithClock};
@@ -47,6 +49,8 @@ pub struct TestAppBuilder<A: App> {
     max_calls_per_instant: usize,
     /// The in-process Pulsar and clock of another test app, to run alongside it.
     alongside: Option<(InProcessPulsar, ManualClock)>,
+    /// Partitioned topics to create before the app subscribes.
+    partitioned: Vec<(String, u32)>,
 }
 
 impl TestApp {
@@ -58,6 +62,7 @@ impl TestApp {
             spawn: None,
             max_calls_per_instant: DEFAULT_MAX_CALLS_PER_INSTANT,
             alongside: None,
+            partitioned: Vec::new(),
         }
     }
 
@@ -69,6 +74,7 @@ impl TestApp {
             spawn: None,
             max_calls_per_instant: DEFAULT_MAX_CALLS_PER_INSTANT,
             alongside: None,
+            partitioned: Vec::new(),
         }
     }
 
@@ -215,6 +221,14 @@ impl TestApp {
             .unwrap_or_else(|e| panic!("TestApp::topic: {e}"))
     }
 
+    /// Create `topic` as a partitioned topic of `partitions` partitions now (see
+    /// [`TestAppBuilder::partitioned_topic`] for one the app reads from its start): a pattern
+    /// subscription picks it up at its next refresh. Refused where a topic of that name
+    /// exists.
+    pub fn create_partitioned_topic(&self, topic: &str, partitions: u32) -> Result<(), BoxError> {
+        self.pulsar.create_partitioned_topic(topic, partitions)
+    }
+
     /// The in-process Pulsar, for tests that need the model itself.
     pub fn pulsar(&self) -> &InProcessPulsar {
         &self.pulsar
@@ -265,6 +279,16 @@ impl<A: App> TestAppBuilder<A> {
         self
     }
 
+    /// Create `topic` (short or fully qualified) as a partitioned topic of `partitions`
+    /// partitions before the app starts, as an operator creates it with Pulsar's admin API
+    /// before a service runs: handlers mounted on its name then read every partition, and
+    /// publishing to its name routes each message by its key. A topic that exists already
+    /// (created by another test app this one runs alongside) is refused when the app starts.
+    pub fn partitioned_topic(mut self, topic: impl Into<String>, partitions: u32) -> Self {
+        self.partitioned.push((topic.into(), partitions));
+        self
+    }
+
     /// How many handler calls one step may make without time moving before it fails with
     /// [`NoProgress`] (default [`DEFAULT_MAX_CALLS_PER_INSTANT`]).
     pub fn max_calls_per_instant(mut self, calls: usize) -> Self {
@@ -287,6 +311,11 @@ impl<A: App> TestAppBuilder<A> {
         let (pulsar, clock) = self
             .alongside
             .unwrap_or_else(|| (InProcessPulsar::new(), ManualClock::new()));
+        for (topic, partitions) in &self.partitioned {
+            pulsar
+                .create_partitioned_topic(topic, *partitions)
+                .map_err(|e| StartError::Misuse(e.to_string()))?;
+        }
         let runtime: Arc<dyn Runtime> = Arc::new(WithClock::new(spawn, clock.clone()));
         let calls = Arc::new(Recorder::default());
         let parts: AppParts<A::State> = self.app.into_parts();

@@ -64,7 +64,7 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
 ) -> DriverHandle {
     tracing::info!(
         handler = subscription.handler.name(),
-        topic = %subscription.topic,
+        topics = %subscription.topics,
         subscription = %subscription.subscription,
         kind = %subscription.kind,
         broker = %transport.label(),
@@ -92,7 +92,8 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             shutdown_grace: settings.shutdown_grace,
             publisher: Some(publisher),
             dead_letter,
-            topic: subscription.topic.to_string().into(),
+            topic: subscription.topics.to_string().into(),
+            key_ordered: subscription.key_ordered,
         },
     );
     DriverHandle::spawn(&settings.runtime, driver)

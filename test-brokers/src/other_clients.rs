@@ -1,0 +1,386 @@
+//! The official Pulsar clients, run as child processes so that a live test can compare what
+//! ruststream does with what they do on the same broker: the Python client (PyPI
+//! `pulsar-client` 3.13.0, over the C++ client) by `tests/brokers/python/keyed_publish.py`, and
+//! the Java client 4.0.7 by `tests/brokers/java/KeyedPublish.java`.
+//!
+//! Each helper uses the client's DEFAULT producer settings, so it shows what a service written
+//! with that client does without any tuning. The two clients do not agree with each other:
+//! for a keyed message on a partitioned topic, the Python client picks the partition by
+//! Boost's string hash (the C++ client's default `BoostHash`), the Java client by
+//! `String.hashCode` (its default `JavaStringHash`).
+
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::BrokerError;
+
+/// The Python client version the helper script is written for (and scripts/setup installs).
+const PYTHON_CLIENT: &str = "the Python client (pulsar-client 3.13.0)";
+/// How to install it.
+const PYTHON_INSTALL: &str =
+    "install it with `python3 -m pip install pulsar-client==3.13.0` (scripts/setup does)";
+/// The Java client: the one on the classpath start.sh caches.
+const JAVA_CLIENT: &str = "the Java client (pulsar-client 4.0.7)";
+/// How to get a JVM that can launch a single source file.
+const JAVA_INSTALL: &str = "install a JDK 17+ (scripts/setup does: Debian package \
+     default-jdk-headless), or set JAVA_HOME to one";
+/// How much of a failed child's stderr an error quotes (its last lines).
+const STDERR_TAIL_LINES: usize = 40;
+
+/// Publish one message per key to `topic` on the broker at `url` with the official Python
+/// client's default producer settings (default routing mode and hashing: `BoostHash`; no
+/// custom router), each with `partition_key` = the key and the key as payload, and return the
+/// partition index of each returned message id (`MessageId.partition()`), in key order.
+///
+/// On a partitioned topic (see [`crate::ApacheStandalone::create_partitioned_topic`]) the
+/// indexes are `0..partitions`; on a non-partitioned one they are all `-1`. Runs `python3
+/// tests/brokers/python/keyed_publish.py URL TOPIC` with the keys as a JSON array on stdin.
+/// Keys must be non-empty (the Python client sends an empty `partition_key` as no key at all)
+/// and, to take the same keys as [`java_keyed_partitions`], have no line breaks.
+pub fn python_keyed_partitions(
+    url: &str,
+    topic: &str,
+    keys: &[String],
+) -> Result<Vec<i32>, BrokerError> {
+    check_keys(PYTHON_CLIENT, keys)?;
+    let script = helper(PYTHON_CLIENT, "python/keyed_publish.py")?;
+    let input = serde_json::to_vec(keys).map_err(|error| BrokerError::OtherClient {
+        client: PYTHON_CLIENT,
+        detail: format!("cannot write the keys as JSON ({error})"),
+    })?;
+    let mut command = Command::new("python3");
+    command.arg(&script).arg(url).arg(topic);
+    let run = Run {
+        client: PYTHON_CLIENT,
+        shown: format!("python3 {} {url} {topic}", script.display()),
+        missing_program: "python3 is not on PATH; install Python 3 (Debian package python3)",
+    };
+    let stdout = run.output(command, input, |code, _stderr| match code {
+        Some(3) => format!(
+            "the `pulsar` module cannot be imported by the python3 on PATH: {PYTHON_INSTALL}"
+        ),
+        Some(2) => "keyed_publish.py rejected its arguments or input: a bug in \
+                    test-brokers/src/other_clients.rs or the script"
+            .to_owned(),
+        _ => format!(
+            "see its traceback below: is a broker serving {url}, and can {topic} be \
+             published to? (if the `pulsar` module itself fails, reinstall it: \
+             `python3 -m pip install --force-reinstall pulsar-client==3.13.0`)"
+        ),
+    })?;
+    run.partitions(&stdout, keys.len())
+}
+
+/// Publish one message per key to `topic` on the broker at `url` with the official Java
+/// client 4.0.7's default producer settings (default `MessageRoutingMode`, which is
+/// `RoundRobinPartition`, and default `HashingScheme`, which is `JavaStringHash`; no custom
+/// router), each with the key as message key and payload, and return the partition index of
+/// each returned message id (`MessageIdAdv.getPartitionIndex()`), in key order.
+///
+/// `classpath` holds the Java client and its dependencies:
+/// [`crate::ApacheStandalone::java_classpath`]. On a partitioned topic the indexes are
+/// `0..partitions`; on a non-partitioned one they are all `-1`. Runs `java -cp CLASSPATH
+/// tests/brokers/java/KeyedPublish.java URL TOPIC` (Java's single-file source launch: no build
+/// step) with the keys on stdin, one per line; `java` is `$JAVA_HOME/bin/java` when `JAVA_HOME`
+/// is set (as for `start.sh`), else the one on PATH. Keys must be non-empty and have no line
+/// breaks.
+pub fn java_keyed_partitions(
+    classpath: &str,
+    url: &str,
+    topic: &str,
+    keys: &[String],
+) -> Result<Vec<i32>, BrokerError> {
+    check_keys(JAVA_CLIENT, keys)?;
+    if classpath.trim().is_empty() {
+        return Err(BrokerError::OtherClient {
+            client: JAVA_CLIENT,
+            detail: "the classpath is empty; pass ApacheStandalone::java_classpath(), which \
+                     holds pulsar-client-original-4.0.7.jar"
+                .to_owned(),
+        });
+    }
+    let program = helper(JAVA_CLIENT, "java/KeyedPublish.java")?;
+    let java = match std::env::var_os("JAVA_HOME").filter(|home| !home.is_empty()) {
+        Some(home) => Path::new(&home).join("bin").join("java"),
+        None => PathBuf::from("java"),
+    };
+    let mut input = keys.join("\n").into_bytes();
+    input.push(b'\n');
+    let mut command = Command::new(&java);
+    command
+        .arg("-cp")
+        .arg(classpath)
+        .arg(&program)
+        .arg(url)
+        .arg(topic);
+    let run = Run {
+        client: JAVA_CLIENT,
+        shown: format!(
+            "{} -cp <classpath> {} {url} {topic}",
+            java.display(),
+            program.display()
+        ),
+        missing_program: JAVA_INSTALL,
+    };
+    let stdout = run.output(command, input, |code, stderr| {
+        if stderr.contains("compilation failed") {
+            "the JVM could not compile KeyedPublish.java: if it says a package \
+             org.apache.pulsar.client.api does not exist, the classpath lacks the Java client; \
+             pass ApacheStandalone::java_classpath(), which holds \
+             pulsar-client-original-4.0.7.jar"
+                .to_owned()
+        } else if stderr.contains("UnsupportedClassVersionError")
+            || stderr.contains("Unrecognized option")
+        {
+            format!("this java is too old for the client or the launch: {JAVA_INSTALL}")
+        } else if code == Some(2) {
+            "KeyedPublish.java rejected its arguments: a bug in \
+             test-brokers/src/other_clients.rs"
+                .to_owned()
+        } else {
+            format!(
+                "see its stack trace below: is a broker serving {url}, and can {topic} be \
+                 published to?"
+            )
+        }
+    })?;
+    run.partitions(&stdout, keys.len())
+}
+
+/// `tests/brokers/<file>` in this workspace, which must exist.
+fn helper(client: &'static str, file: &str) -> Result<PathBuf, BrokerError> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("tests")
+        .join("brokers")
+        .join(file);
+    if path.is_file() {
+        return Ok(path);
+    }
+    Err(BrokerError::OtherClient {
+        client,
+        detail: format!(
+            "its helper {} is missing; it belongs to this workspace (tests/brokers/{file}): \
+             restore it from version control",
+            path.display()
+        ),
+    })
+}
+
+/// Keys both helpers can pass on as keys: non-empty, without line breaks.
+fn check_keys(client: &'static str, keys: &[String]) -> Result<(), BrokerError> {
+    match keys
+        .iter()
+        .position(|key| key.is_empty() || key.contains(['\n', '\r']))
+    {
+        None => Ok(()),
+        Some(at) => Err(BrokerError::OtherClient {
+            client,
+            detail: format!(
+                "key {at} ({:?}) is empty or has a line break; the helpers take non-empty keys \
+                 without line breaks (the Python client sends an empty key as no key, and the \
+                 Java helper reads one key per line)",
+                keys[at]
+            ),
+        }),
+    }
+}
+
+/// One run of a helper: what to call it in errors.
+struct Run {
+    /// Which client.
+    client: &'static str,
+    /// The command line, for error messages.
+    shown: String,
+    /// What to do when the program cannot be found.
+    missing_program: &'static str,
+}
+
+impl Run {
+    /// Run `command` with `input` on its stdin; its stdout, or an error built with `advice`
+    /// (given the exit code and the stderr) if it fails.
+    fn output(
+        &self,
+        mut command: Command,
+        input: Vec<u8>,
+        advice: impl FnOnce(Option<i32>, &str) -> String,
+    ) -> Result<String, BrokerError> {
+        let fail = |detail: String| BrokerError::OtherClient {
+            client: self.client,
+            detail,
+        };
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|error| {
+                fail(if error.kind() == ErrorKind::NotFound {
+                    format!(
+                        "cannot run `{}` ({error}): {}",
+                        self.shown, self.missing_program
+                    )
+                } else {
+                    format!("cannot run `{}` ({error})", self.shown)
+                })
+            })?;
+        // Written from another thread: a child that logs a lot before reading its stdin would
+        // otherwise block on a full stderr pipe while we block on a full stdin pipe.
+        let stdin = child.stdin.take();
+        let writer = std::thread::spawn(move || match stdin {
+            Some(mut stdin) => stdin.write_all(&input),
+            None => Ok(()),
+        });
+        let output = child
+            .wait_with_output()
+            .map_err(|error| fail(format!("waiting for `{}` failed ({error})", self.shown)))?;
+        let written = writer.join().unwrap_or_else(|_| {
+            Err(std::io::Error::other(
+                "the thread writing the keys panicked",
+            ))
+        });
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            return Err(fail(format!(
+                "`{}` exited with {}. {}\nIts stderr ends with:\n{}",
+                self.shown,
+                output.status,
+                advice(output.status.code(), &stderr),
+                tail(&stderr)
+            )));
+        }
+        written.map_err(|error| {
+            fail(format!(
+                "writing the keys to `{}` failed ({error}), yet it exited successfully; its \
+                 stderr ends with:\n{}",
+                self.shown,
+                tail(&stderr)
+            ))
+        })?;
+        String::from_utf8(output.stdout).map_err(|error| {
+            fail(format!(
+                "`{}` printed non-UTF-8 output ({error}); its stderr ends with:\n{}",
+                self.shown,
+                tail(&stderr)
+            ))
+        })
+    }
+
+    /// The partition indexes printed on `stdout`: a JSON array with one per key.
+    fn partitions(&self, stdout: &str, keys: usize) -> Result<Vec<i32>, BrokerError> {
+        let partitions: Vec<i32> =
+            serde_json::from_str(stdout.trim()).map_err(|error| BrokerError::OtherClient {
+                client: self.client,
+                detail: format!(
+                    "`{}` printed {:?} on stdout, not a JSON array of partition indexes \
+                     ({error}); its helper in tests/brokers/ must print only that",
+                    self.shown,
+                    stdout.chars().take(300).collect::<String>()
+                ),
+            })?;
+        if partitions.len() != keys {
+            return Err(BrokerError::OtherClient {
+                client: self.client,
+                detail: format!(
+                    "`{}` printed {} partition indexes for {keys} keys; its helper in \
+                     tests/brokers/ must print one per key",
+                    self.shown,
+                    partitions.len()
+                ),
+            });
+        }
+        Ok(partitions)
+    }
+}
+
+/// The last [`STDERR_TAIL_LINES`] lines of `stderr` (or a note that it is empty).
+fn tail(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.trim_end().lines().collect();
+    if lines.is_empty() {
+        return "(nothing)".to_owned();
+    }
+    let start = lines.len().saturating_sub(STDERR_TAIL_LINES);
+    lines[start..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_that_the_helpers_cannot_pass_on_are_refused_by_position() {
+        let keys = vec!["a".to_owned(), "b\nc".to_owned()];
+        let error = check_keys(JAVA_CLIENT, &keys).unwrap_err().to_string();
+        assert!(error.contains("key 1 (\"b\\nc\")"), "{error}");
+        let error = python_keyed_partitions("pulsar://127.0.0.1:1", "t", &[String::new()])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("key 0 (\"\")"), "{error}");
+    }
+
+    #[test]
+    fn the_helpers_exist_where_the_functions_look() {
+        helper(PYTHON_CLIENT, "python/keyed_publish.py").unwrap();
+        helper(JAVA_CLIENT, "java/KeyedPublish.java").unwrap();
+        let error = helper(JAVA_CLIENT, "java/Missing.java")
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("Missing.java is missing"), "{error}");
+    }
+
+    #[test]
+    fn a_failing_child_is_reported_with_its_stderr_tail_and_the_advice() {
+        let mut command = Command::new("sh");
+        command.args(["-c", "echo first >&2; echo 'the reason' >&2; exit 3"]);
+        let run = Run {
+            client: PYTHON_CLIENT,
+            shown: "sh -c ...".to_owned(),
+            missing_program: "install sh",
+        };
+        let error = run
+            .output(command, b"ignored".to_vec(), |code, stderr| {
+                format!("advice for {code:?} after {:?}", stderr.lines().last())
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("exited with exit status: 3"), "{error}");
+        assert!(error.contains("advice for Some(3)"), "{error}");
+        assert!(error.ends_with("first\nthe reason"), "{error}");
+    }
+
+    #[test]
+    fn a_missing_program_says_how_to_install_it() {
+        let run = Run {
+            client: JAVA_CLIENT,
+            shown: "no-such-program-ruststream".to_owned(),
+            missing_program: JAVA_INSTALL,
+        };
+        let error = run
+            .output(
+                Command::new("no-such-program-ruststream"),
+                Vec::new(),
+                |_, _| String::new(),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("install a JDK 17+"), "{error}");
+    }
+
+    #[test]
+    fn the_answer_must_have_one_partition_per_key() {
+        let run = Run {
+            client: PYTHON_CLIENT,
+            shown: "x".to_owned(),
+            missing_program: "",
+        };
+        assert_eq!(run.partitions("[0, 3, -1]\n", 3).unwrap(), vec![0, 3, -1]);
+        let error = run.partitions("[0]", 2).unwrap_err().to_string();
+        assert!(error.contains("1 partition indexes for 2 keys"), "{error}");
+        let error = run
+            .partitions("INFO noise\n[0]", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("not a JSON array"), "{error}");
+    }
+}

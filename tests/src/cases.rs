@@ -10,12 +10,13 @@
 use std::future::Future;
 use std::num::NonZeroU32;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::message::Record;
 use ruststream::HandlerOutcome;
 
-use crate::harness::Env;
+use crate::harness::{Env, Running};
 use crate::scenario::*;
 
 /// Time for things that should happen at once (a real broker needs a moment).
@@ -74,6 +75,16 @@ cases!(
     batch_siblings_retry: Brokers::ApacheOnly,
     batch_siblings_retry_after: Brokers::ApacheOnly,
     batch_dead_letters_only_the_exhausted_message: Brokers::ApacheOnly,
+    partitioned_shared_loses_nothing: Brokers::ApacheOnly,
+    partitioned_key_shared_loses_nothing: Brokers::ApacheOnly,
+    partitioned_failover_loses_nothing: Brokers::ApacheOnly,
+    partitioned_dead_letter_names_the_partition: Brokers::ApacheOnly,
+    keyed_publishes_keep_a_key_on_one_partition: Brokers::ApacheOnly,
+    several_topics_one_handler: Brokers::Both,
+    pattern_picks_up_topics_created_later: Brokers::ApacheOnly,
+    initial_position_earliest_and_latest: Brokers::Both,
+    failover_runs_one_message_at_a_time: Brokers::Both,
+    failover_key_ordered_keeps_each_key_in_order: Brokers::Both,
 );
 
 /// ack → acknowledged, never comes back.
@@ -680,5 +691,500 @@ pub async fn batch_dead_letters_only_the_exhausted_message(env: Env) {
     if let Some(backlog) = app.backlog("jobs-batch", "batched").await {
         assert_eq!(backlog, 0, "every entry acknowledged");
     }
+    app.stop().await;
+}
+
+/// Messages of the partitioned cases, in batches of [`BATCH_SIZE`].
+const PARTITIONED: u64 = 100;
+
+/// The names of a partitioned topic's partitions.
+fn partitions_of(topic: &str) -> Vec<String> {
+    (0..PARTITIONS)
+        .map(|i| format!("{topic}-partition-{i}"))
+        .collect()
+}
+
+/// The partition a call's message came from, by its topic.
+fn partition_of(call: &ruststream_pulsar::testing::Call) -> u32 {
+    let (_, index) = call
+        .topic()
+        .rsplit_once("-partition-")
+        .unwrap_or_else(|| panic!("{} is not a partition", call.topic()));
+    index
+        .parse()
+        .unwrap_or_else(|e| panic!("{} is not a partition: {e}", call.topic()))
+}
+
+/// A 4-partition topic read by `handler`, published to by batching producers, odd ids
+/// retried once: every id is handled and acknowledged, from every partition. `keyed` publishes
+/// with key-based batching (each batch one key, as the Java client's `KEY_BASED` batcher
+/// does), which KeyShared needs; otherwise each batch is keyless and goes to the next
+/// partition in turn. `exact`: each id is handled exactly as often as retried (Shared and
+/// KeyShared); Failover's redelivery rewinds its partition's cursor, and pulsar-rs hands over
+/// what was queued again, so there an id may come more often, never less.
+async fn partitioned_retried_once(
+    env: Env,
+    (handler, topic, subscription): (&'static str, &'static str, &'static str),
+    mount: fn(&mut ruststream_pulsar::PulsarBroker<Plan>),
+    keyed: bool,
+    exact: bool,
+) {
+    let app = env
+        .start_partitioned(
+            app(mount),
+            Script::by_job(|id, attempt| {
+                if id % 2 == 1 && attempt == 0 {
+                    HandlerOutcome::retry()
+                } else {
+                    HandlerOutcome::ack()
+                }
+            }),
+            &[(topic, PARTITIONS)],
+        )
+        .await;
+    for batch in 0..PARTITIONED / BATCH_SIZE {
+        let records: Vec<Record> = (0..BATCH_SIZE)
+            .map(|i| {
+                let id = batch * BATCH_SIZE + i;
+                let record = Record::new(job(id));
+                if keyed {
+                    record.with_key(format!("key-{batch}"))
+                } else {
+                    record
+                }
+            })
+            .collect();
+        let ids = app.publish_batch(topic, records).await;
+        assert_one_entry(&ids);
+    }
+    let expected = (PARTITIONED + PARTITIONED / 2) as usize;
+    app.until_calls(handler, expected, SOON).await;
+    app.pass(QUIET).await;
+    let calls = app.calls_of(handler);
+    let seen = calls_per_job(&calls);
+    for id in 0..PARTITIONED {
+        let times = seen.get(&id).copied().unwrap_or(0);
+        let want = 1 + (id % 2) as usize;
+        if exact {
+            assert_eq!(times, want, "job {id}: {seen:?}");
+        } else {
+            assert!(
+                times >= want,
+                "job {id} handled {times} times, fewer than {want}"
+            );
+        }
+    }
+    // The last outcome of every job is an acknowledgement.
+    let mut last = std::collections::BTreeMap::new();
+    for call in &calls {
+        let job: Job = serde_json::from_slice(call.payload_bytes()).expect("a job");
+        last.insert(job.id, call.outcome());
+    }
+    assert!(
+        last.values().all(|o| *o == Some(HandlerOutcome::ack())),
+        "every job ends acknowledged: {last:?}"
+    );
+    let partitions: std::collections::BTreeSet<u32> = calls.iter().map(partition_of).collect();
+    assert_eq!(
+        partitions.len(),
+        PARTITIONS as usize,
+        "read from every partition"
+    );
+    // Each delivery's id names its partition, as the Java client prints it.
+    for call in &calls {
+        let fields: Vec<&str> = call.message_id().split(':').collect();
+        assert_eq!(
+            fields[2],
+            partition_of(call).to_string(),
+            "{}",
+            call.message_id()
+        );
+    }
+    for partition in partitions_of(topic) {
+        if let Some(backlog) = app.backlog(&partition, subscription).await {
+            assert_eq!(backlog, 0, "every entry of {partition} acknowledged");
+        }
+    }
+    app.stop().await;
+}
+
+/// Shared on a 4-partition topic.
+pub async fn partitioned_shared_loses_nothing(env: Env) {
+    partitioned_retried_once(
+        env,
+        ("part_shared", "jobs-part", "part-shared"),
+        |b| {
+            b.include(part_shared);
+        },
+        false,
+        true,
+    )
+    .await;
+}
+
+/// KeyShared on a 4-partition topic, with key-based batching.
+pub async fn partitioned_key_shared_loses_nothing(env: Env) {
+    partitioned_retried_once(
+        env,
+        ("part_key_shared", "jobs-part-ks", "part-key-shared"),
+        |b| {
+            b.include(part_key_shared);
+        },
+        true,
+        true,
+    )
+    .await;
+}
+
+/// Failover on a 4-partition topic.
+pub async fn partitioned_failover_loses_nothing(env: Env) {
+    partitioned_retried_once(
+        env,
+        ("part_failover", "jobs-part-fo", "part-failover"),
+        |b| {
+            b.include(part_failover);
+        },
+        false,
+        false,
+    )
+    .await;
+}
+
+/// A message of a partitioned topic that runs out of attempts reaches the dead-letter topic
+/// with `REAL_TOPIC` naming its partition (as the Java client writes it) and its id.
+pub async fn partitioned_dead_letter_names_the_partition(env: Env) {
+    let app = env
+        .start_partitioned(
+            app(|b| {
+                b.include(part_shared)
+                    .max_attempts(n(2))
+                    .dead_letter("jobs-part-dlq");
+                b.include(part_dead_letters);
+            }),
+            Script::always(ret(HandlerOutcome::retry())),
+            &[("jobs-part", PARTITIONS)],
+        )
+        .await;
+    app.publish("jobs-part", job(9), vec![], Some("card-9".into()))
+        .await;
+    let dead = app.until_calls("part_dead_letters", 1, SOON).await;
+    assert_eq!(dead.len(), 1);
+    let calls = app.calls_of("part_shared");
+    assert_eq!(calls.len(), 2, "exactly max_attempts deliveries");
+    let expected = key_partition(ruststream_pulsar::HashingScheme::JavaString, "card-9");
+    assert_eq!(partition_of(&calls[0]), expected, "routed by its key");
+    let real_topic = dead[0].property("REAL_TOPIC").expect("REAL_TOPIC");
+    assert_eq!(real_topic, calls[0].topic());
+    assert!(
+        real_topic.starts_with("persistent://")
+            && real_topic.ends_with(&format!("/jobs-part-partition-{expected}")),
+        "{real_topic}"
+    );
+    assert_eq!(
+        dead[0].property("ORIGIN_MESSAGE_ID"),
+        Some(calls[0].message_id())
+    );
+    app.stop().await;
+}
+
+/// The partition a key goes to on a topic of [`PARTITIONS`] partitions.
+fn key_partition(hashing: ruststream_pulsar::HashingScheme, key: &str) -> u32 {
+    ruststream_pulsar_model::partition_for_key(hashing, key, PARTITIONS)
+}
+
+/// Keyed publishes to a partitioned topic: every message of a key lands on the partition its
+/// key hashes to (the Java client's default hash), so a key keeps its order; keyless ones take
+/// the partitions in turn.
+pub async fn keyed_publishes_keep_a_key_on_one_partition(env: Env) {
+    let app = env
+        .start_partitioned(
+            app(|b| {
+                b.include(part_shared);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+            &[("jobs-part", PARTITIONS)],
+        )
+        .await;
+    for id in 0..40u64 {
+        app.publish(
+            "jobs-part",
+            job(id),
+            vec![],
+            Some(format!("card-{}", id % 10)),
+        )
+        .await;
+    }
+    for id in 40..48u64 {
+        app.publish("jobs-part", job(id), vec![], None).await;
+    }
+    let calls = app.until_calls("part_shared", 48, SOON).await;
+    assert_eq!(calls.len(), 48);
+    let mut keyless = Vec::new();
+    for call in &calls {
+        let job: Job = serde_json::from_slice(call.payload_bytes()).expect("a job");
+        if job.id < 40 {
+            let key = format!("card-{}", job.id % 10);
+            assert_eq!(
+                partition_of(call),
+                key_partition(ruststream_pulsar::HashingScheme::JavaString, &key),
+                "job {} with key {key}",
+                job.id
+            );
+        } else {
+            keyless.push(partition_of(call));
+        }
+    }
+    keyless.sort();
+    assert_eq!(
+        keyless,
+        [0, 0, 1, 1, 2, 2, 3, 3],
+        "keyless: each partition in turn"
+    );
+    app.stop().await;
+}
+
+/// One handler reads two topics, each through its own subscription.
+pub async fn several_topics_one_handler(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(several);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    app.publish("jobs-a", job(1), vec![], None).await;
+    app.publish("jobs-b", job(2), vec![], None).await;
+    let calls = app.until_calls("several", 2, SOON).await;
+    let mut topics: Vec<String> = calls
+        .iter()
+        .map(|c| c.topic().rsplit('/').next().unwrap().to_owned())
+        .collect();
+    topics.sort();
+    assert_eq!(topics, ["jobs-a", "jobs-b"]);
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("several").len(), 2);
+    if let Some(backlog) = app.backlog("jobs-b", "several").await {
+        assert_eq!(backlog, 0);
+    }
+    app.stop().await;
+}
+
+/// A pattern subscription reads topics created after the service started, a partitioned one
+/// included, within its refresh period; topics the pattern does not match stay unread.
+pub async fn pattern_picks_up_topics_created_later(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(pattern_reader);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    // Created by this publish, after the subscription started.
+    app.publish("jobs-pat-new", job(1), vec![], None).await;
+    app.publish("jobs-other", job(2), vec![], None).await;
+    env.create_partitioned_topic(&*app, "jobs-pat-parted", 2)
+        .await;
+    app.publish("jobs-pat-parted", job(3), vec![], None).await;
+    // Within one refresh (and the time a real broker takes to subscribe).
+    let calls = app
+        .until_calls("pattern_reader", 2, PATTERN_REFRESH + SOON)
+        .await;
+    let mut ids: Vec<u64> = calls
+        .iter()
+        .map(|c| c.payload::<Job>().expect("a job").id)
+        .collect();
+    ids.sort();
+    assert_eq!(ids, [1, 3], "the new topics, not jobs-other");
+    if env.exact() {
+        assert!(
+            calls.iter().all(|c| c.at() == PATTERN_REFRESH),
+            "read at the first refresh: {:?}",
+            calls.iter().map(|c| c.at()).collect::<Vec<_>>()
+        );
+    }
+    assert!(calls
+        .iter()
+        .any(|c| c.topic().ends_with("/jobs-pat-parted-partition-0")
+            || c.topic().ends_with("/jobs-pat-parted-partition-1")));
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("pattern_reader").len(), 2);
+    app.stop().await;
+}
+
+/// A message published before a subscription exists reaches it when it starts at Earliest,
+/// not when it starts at Latest (the default); both get what comes after.
+pub async fn initial_position_earliest_and_latest(env: Env) {
+    let first = env
+        .start(
+            app(|b| {
+                b.include(shared);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    first.publish("jobs-start", job(1), vec![], None).await;
+    let second = env
+        .start_beside(
+            &*first,
+            app(|b| {
+                b.include(from_earliest);
+                b.include(from_latest);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    second.publish("jobs-start", job(2), vec![], None).await;
+    second.until_calls("from_earliest", 2, SOON).await;
+    second.until_calls("from_latest", 1, SOON).await;
+    second.pass(QUIET).await;
+    let ids = |handler: &str| -> Vec<u64> {
+        second
+            .calls_of(handler)
+            .iter()
+            .map(|c| c.payload::<Job>().expect("a job").id)
+            .collect()
+    };
+    assert_eq!(ids("from_earliest"), [1, 2]);
+    assert_eq!(ids("from_latest"), [2]);
+    second.stop().await;
+    first.stop().await;
+}
+
+/// Messages published at once, as one batch, while the overlap handlers are held: they are
+/// all there when the handlers start.
+async fn publish_held(app: &dyn Running, script: &Script, topic: &str, keys: &[Option<&str>]) {
+    script.hold();
+    let records = keys
+        .iter()
+        .enumerate()
+        .map(|(id, key)| {
+            let record = Record::new(job(id as u64));
+            match key {
+                Some(key) => record.with_key(*key),
+                None => record,
+            }
+        })
+        .collect();
+    app.publish_batch_unsettled(topic, records).await;
+}
+
+/// How many overlap handlers started while held: waits until `expected` have, then a moment
+/// more (live) for any that should not have.
+async fn started_while_held(
+    env: &Env,
+    app: &dyn Running,
+    script: &Arc<Script>,
+    expected: usize,
+) -> usize {
+    let probe = script.clone();
+    let reached = move || probe.overlap().started.len() >= expected;
+    assert!(
+        app.wait_for(SOON, &reached).await,
+        "{expected} handlers should have started: {:?}",
+        script.overlap()
+    );
+    if !env.exact() {
+        app.pass(Duration::from_secs(1)).await;
+    } else {
+        // In process: give the app every chance to start more.
+        let never = || false;
+        app.wait_for(SOON, &never).await;
+    }
+    script.overlap().started.len()
+}
+
+/// Failover runs one message at a time by default, in the broker's order; with
+/// `concurrency(4)` chosen explicitly four run at once.
+pub async fn failover_runs_one_message_at_a_time(env: Env) {
+    let script = Script::always(ret(HandlerOutcome::ack()));
+    let ordered = env
+        .start(
+            app(|b| {
+                b.include(ordered_failover);
+            }),
+            script.clone(),
+        )
+        .await;
+    publish_held(&*ordered, &script, "jobs-fo-order", &[None; 8]).await;
+    assert_eq!(
+        started_while_held(&env, &*ordered, &script, 1).await,
+        1,
+        "one at a time: {:?}",
+        script.overlap()
+    );
+    script.release();
+    ordered.until_calls("ordered_failover", 8, SOON).await;
+    let overlap = script.overlap();
+    assert_eq!(overlap.most, 1, "{overlap:?}");
+    assert_eq!(overlap.started, (0..8).collect::<Vec<u64>>(), "in order");
+    ordered.stop().await;
+
+    // The control: four at once when asked for, so the check above can fail.
+    let script = Script::always(ret(HandlerOutcome::ack()));
+    let concurrent = env
+        .start(
+            app(|b| {
+                b.include(concurrent_failover);
+            }),
+            script.clone(),
+        )
+        .await;
+    publish_held(&*concurrent, &script, "jobs-fo-conc", &[None; 8]).await;
+    assert_eq!(
+        started_while_held(&env, &*concurrent, &script, 4).await,
+        4,
+        "{:?}",
+        script.overlap()
+    );
+    script.release();
+    concurrent.until_calls("concurrent_failover", 8, SOON).await;
+    assert_eq!(script.overlap().most, 4);
+    concurrent.stop().await;
+}
+
+/// Failover with four at once and `key_ordered`: one message per key at a time, each key's
+/// in order, the keys side by side.
+pub async fn failover_key_ordered_keeps_each_key_in_order(env: Env) {
+    let script = Script::always(ret(HandlerOutcome::ack()));
+    let app = env
+        .start(
+            app(|b| {
+                b.include(key_ordered_failover);
+            }),
+            script.clone(),
+        )
+        .await;
+    let keys = [
+        Some("a"),
+        Some("b"),
+        Some("a"),
+        Some("b"),
+        Some("a"),
+        Some("b"),
+    ];
+    publish_held(&*app, &script, "jobs-fo-keys", &keys).await;
+    assert_eq!(
+        started_while_held(&env, &*app, &script, 2).await,
+        2,
+        "one per key: {:?}",
+        script.overlap()
+    );
+    script.release();
+    app.until_calls("key_ordered_failover", keys.len(), SOON)
+        .await;
+    let overlap = script.overlap();
+    let of_key = |key: &str| -> Vec<u64> {
+        overlap
+            .started
+            .iter()
+            .copied()
+            .filter(|id| keys[*id as usize] == Some(key))
+            .collect()
+    };
+    assert_eq!(of_key("a"), [0, 2, 4]);
+    assert_eq!(of_key("b"), [1, 3, 5]);
+    assert_eq!(overlap.most, 2, "{overlap:?}");
     app.stop().await;
 }

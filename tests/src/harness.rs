@@ -18,16 +18,22 @@ use ruststream_pulsar::testing::{Call, LiveApp, TestApp};
 
 use crate::scenario::{Plan, Script};
 
+/// Creates a partitioned topic on a real broker (its admin API): the fully qualified topic
+/// and the partition count.
+pub type CreatePartitioned = Arc<dyn Fn(&str, u32) -> Result<(), String> + Send + Sync>;
+
 /// Where a case runs.
 #[derive(Clone)]
 pub enum Env {
     /// The in-process Pulsar, tasks on this spawner, virtual time.
     InProcess { spawn: Arc<dyn Spawn> },
-    /// A real broker at `url`, short topic names in `namespace`, on `runtime`.
+    /// A real broker at `url`, short topic names in `namespace`, on `runtime`; partitioned
+    /// topics created with `create_partitioned` where the broker has an admin API.
     Live {
         url: String,
         namespace: String,
         runtime: Arc<dyn Runtime>,
+        create_partitioned: Option<CreatePartitioned>,
     },
 }
 
@@ -53,6 +59,22 @@ pub trait Running: Send + Sync {
         messages: Vec<Record>,
     ) -> BoxFuture<'a, Vec<String>>;
 
+    /// Publish `messages` as one batch without waiting for the app to settle (in process the
+    /// other publishes wait until nothing is in flight, which a held handler never allows).
+    fn publish_batch_unsettled<'a>(
+        &'a self,
+        topic: &'a str,
+        messages: Vec<Record>,
+    ) -> BoxFuture<'a, ()>;
+
+    /// Wait at most `within` for `done` to hold, without waiting for the app to settle (in
+    /// process: letting the app's tasks run, time standing still); whether it held.
+    fn wait_for<'a>(
+        &'a self,
+        within: Duration,
+        done: &'a (dyn Fn() -> bool + Send + Sync),
+    ) -> BoxFuture<'a, bool>;
+
     /// Let `d` pass.
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()>;
 
@@ -74,6 +96,11 @@ pub trait Running: Send + Sync {
 
     /// Stop the app.
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()>;
+
+    /// The in-process test app, where it is one.
+    fn in_process(&self) -> Option<&TestApp> {
+        None
+    }
 }
 
 impl Env {
@@ -88,24 +115,99 @@ impl Env {
         app: A,
         script: Arc<Script>,
     ) -> Box<dyn Running> {
+        self.start_with(app, script, &[], None).await
+    }
+
+    /// Start `app` with `script` after creating `partitioned` topics (short name, partitions),
+    /// as an operator creates them before a service runs.
+    pub async fn start_partitioned<A: App<State = Plan>>(
+        &self,
+        app: A,
+        script: Arc<Script>,
+        partitioned: &[(&str, u32)],
+    ) -> Box<dyn Running> {
+        self.start_with(app, script, partitioned, None).await
+    }
+
+    /// Start `app` with `script` as another instance beside `first`: on the same in-process
+    /// Pulsar and clock, or the same real broker and namespace.
+    pub async fn start_beside<A: App<State = Plan>>(
+        &self,
+        first: &dyn Running,
+        app: A,
+        script: Arc<Script>,
+    ) -> Box<dyn Running> {
+        self.start_with(app, script, &[], Some(first)).await
+    }
+
+    /// Create `topic` (short) as a partitioned topic while `running` runs.
+    pub async fn create_partitioned_topic(
+        &self,
+        running: &dyn Running,
+        topic: &str,
+        partitions: u32,
+    ) {
         match self {
-            Env::InProcess { spawn } => Box::new(
-                TestApp::with_state(app, Plan::new(script))
-                    .on(spawn.clone())
-                    .await
-                    .expect("the scripted app starts in process"),
-            ),
+            Env::InProcess { .. } => running
+                .in_process()
+                .expect("an in-process case runs a TestApp")
+                .create_partitioned_topic(topic, partitions)
+                .expect("the partitioned topic is created"),
+            Env::Live { .. } => self.create_live_partitioned(topic, partitions),
+        }
+    }
+
+    fn create_live_partitioned(&self, topic: &str, partitions: u32) {
+        let Env::Live {
+            namespace,
+            create_partitioned,
+            ..
+        } = self
+        else {
+            unreachable!("live only")
+        };
+        let create = create_partitioned
+            .as_ref()
+            .expect("this broker has no admin API to create partitioned topics with");
+        create(&format!("persistent://{namespace}/{topic}"), partitions)
+            .expect("the partitioned topic is created");
+    }
+
+    async fn start_with<A: App<State = Plan>>(
+        &self,
+        app: A,
+        script: Arc<Script>,
+        partitioned: &[(&str, u32)],
+        beside: Option<&dyn Running>,
+    ) -> Box<dyn Running> {
+        match self {
+            Env::InProcess { spawn } => {
+                let mut builder = TestApp::with_state(app, Plan::new(script)).on(spawn.clone());
+                if let Some(first) = beside {
+                    builder = builder.alongside(first.in_process().expect("an in-process app"));
+                }
+                for (topic, partitions) in partitioned {
+                    builder = builder.partitioned_topic(*topic, *partitions);
+                }
+                Box::new(builder.await.expect("the scripted app starts in process"))
+            }
             Env::Live {
                 url,
                 namespace,
                 runtime,
-            } => Box::new(
-                LiveApp::with_state(app, Plan::new(script), runtime.clone())
-                    .url(url.clone())
-                    .namespace(namespace.clone())
-                    .await
-                    .expect("the scripted app connects to the live broker"),
-            ),
+                ..
+            } => {
+                for (topic, partitions) in partitioned {
+                    self.create_live_partitioned(topic, *partitions);
+                }
+                Box::new(
+                    LiveApp::with_state(app, Plan::new(script), runtime.clone())
+                        .url(url.clone())
+                        .namespace(namespace.clone())
+                        .await
+                        .expect("the scripted app connects to the live broker"),
+                )
+            }
         }
     }
 
@@ -159,6 +261,35 @@ impl Running for TestApp {
         })
     }
 
+    fn publish_batch_unsettled<'a>(
+        &'a self,
+        topic: &'a str,
+        messages: Vec<Record>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            self.pulsar()
+                .publish_batch(topic, messages)
+                .expect("published");
+        })
+    }
+
+    fn wait_for<'a>(
+        &'a self,
+        _within: Duration,
+        done: &'a (dyn Fn() -> bool + Send + Sync),
+    ) -> BoxFuture<'a, bool> {
+        Box::pin(async move {
+            // Time stands still: the app's tasks get this many turns to get there.
+            for _ in 0..100_000 {
+                if done() {
+                    return true;
+                }
+                ruststream::runtime::yield_now().await;
+            }
+            done()
+        })
+    }
+
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move { self.advance(d).await.expect("the app makes progress") })
     }
@@ -193,6 +324,10 @@ impl Running for TestApp {
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
         Box::pin(TestApp::stop(*self))
+    }
+
+    fn in_process(&self) -> Option<&TestApp> {
+        Some(self)
     }
 }
 
@@ -229,6 +364,26 @@ impl Running for LiveApp {
                 .await
                 .expect("published")
         })
+    }
+
+    fn publish_batch_unsettled<'a>(
+        &'a self,
+        topic: &'a str,
+        messages: Vec<Record>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            LiveApp::publish_batch_raw(self, topic, messages)
+                .await
+                .expect("published");
+        })
+    }
+
+    fn wait_for<'a>(
+        &'a self,
+        within: Duration,
+        done: &'a (dyn Fn() -> bool + Send + Sync),
+    ) -> BoxFuture<'a, bool> {
+        Box::pin(self.wait_until(within, move |_| done()))
     }
 
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {

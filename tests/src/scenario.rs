@@ -18,7 +18,7 @@ use ruststream::params::{
 use ruststream::{
     subscriber, AppInfo, FromRef, HandlerOutcome, Publisher, RustStream, State, SubscriptionType,
 };
-use ruststream_pulsar::{PulsarBroker, PulsarSubscription};
+use ruststream_pulsar::{InitialPosition, PulsarBroker, PulsarSubscription};
 use serde::{Deserialize, Serialize};
 
 /// The ack timeout of the scripted subscriptions that have one: short, so that the same
@@ -53,6 +53,20 @@ pub struct Script {
     attempts: Mutex<HashMap<u64, u32>>,
     /// What the `inspect` and `raw_reader` handlers were given, in call order.
     seen: Mutex<Vec<Seen>>,
+    /// The overlap handlers: how many run now, the most that ever ran at once, and the job
+    /// ids in the order their handlers started.
+    overlap: Mutex<Overlap>,
+}
+
+/// What the overlap handlers record.
+#[derive(Debug, Default, Clone)]
+pub struct Overlap {
+    pub running: usize,
+    pub most: usize,
+    pub started: Vec<u64>,
+    /// While set, every overlap handler that starts waits (with its waker here) until
+    /// [`Script::release`].
+    held: Option<Vec<std::task::Waker>>,
 }
 
 /// The parts of a message a handler took as parameters.
@@ -86,6 +100,7 @@ impl Script {
             by_job: None,
             attempts: Mutex::new(HashMap::new()),
             seen: Mutex::new(Vec::new()),
+            overlap: Mutex::new(Overlap::default()),
         })
     }
 
@@ -106,6 +121,7 @@ impl Script {
             by_job: Some(Box::new(rule)),
             attempts: Mutex::new(HashMap::new()),
             seen: Mutex::new(Vec::new()),
+            overlap: Mutex::new(Overlap::default()),
         })
     }
 
@@ -125,6 +141,48 @@ impl Script {
     /// Always `step`.
     pub fn always(step: Step) -> Arc<Script> {
         Script::new([], step)
+    }
+
+    /// What the overlap handlers recorded.
+    pub fn overlap(&self) -> Overlap {
+        self.overlap.lock().unwrap().clone()
+    }
+
+    /// Hold every overlap handler that starts from now on, until [`Script::release`].
+    pub fn hold(&self) {
+        self.overlap.lock().unwrap().held = Some(Vec::new());
+    }
+
+    /// Let the held overlap handlers go on, and those that start later run through.
+    pub fn release(&self) {
+        let held = self.overlap.lock().unwrap().held.take();
+        for waker in held.into_iter().flatten() {
+            waker.wake();
+        }
+    }
+
+    /// Run `job`'s handler as an overlap handler: counted as running from its start to its
+    /// end, held meanwhile while [`Script::hold`] says so; then it answers as `for_job`.
+    async fn overlapping(&self, job: &Job) -> HandlerOutcome {
+        {
+            let mut o = self.overlap.lock().unwrap();
+            o.running += 1;
+            o.most = o.most.max(o.running);
+            o.started.push(job.id);
+        }
+        std::future::poll_fn(|cx| {
+            let mut o = self.overlap.lock().unwrap();
+            match &mut o.held {
+                Some(waiting) => {
+                    waiting.push(cx.waker().clone());
+                    std::task::Poll::Pending
+                }
+                None => std::task::Poll::Ready(()),
+            }
+        })
+        .await;
+        self.overlap.lock().unwrap().running -= 1;
+        self.for_job(job)
     }
 
     /// The `gated` handler holds job 1 until the returned sender is used or dropped.
@@ -319,6 +377,104 @@ pub async fn dead_letters(_job: &Job) -> HandlerOutcome {
 #[subscriber(PulsarSubscription::new("jobs-bare-dlq", "dlq-reader"))]
 pub async fn bare_dead_letters(_job: &Job) -> HandlerOutcome {
     HandlerOutcome::ack()
+}
+
+/// How often the pattern subscription lists its namespace again: short, so that the live
+/// cases wait little.
+pub const PATTERN_REFRESH: Duration = Duration::from_secs(2);
+
+/// How many partitions the partitioned topics of the cases have.
+pub const PARTITIONS: u32 = 4;
+
+/// On a partitioned topic (`jobs-part`, created with [`PARTITIONS`]), Shared: answers by job.
+#[subscriber(PulsarSubscription::new("jobs-part", "part-shared").ack_timeout(ACK_TIMEOUT))]
+pub async fn part_shared(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
+/// On a partitioned topic, KeyShared: answers by job.
+#[subscriber(
+    PulsarSubscription::new("jobs-part-ks", "part-key-shared")
+        .subscription_type(SubscriptionType::KeyShared)
+        .ack_timeout(ACK_TIMEOUT)
+)]
+pub async fn part_key_shared(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
+/// On a partitioned topic, Failover: answers by job.
+#[subscriber(
+    PulsarSubscription::new("jobs-part-fo", "part-failover")
+        .subscription_type(SubscriptionType::Failover)
+        .ack_timeout(ACK_TIMEOUT)
+)]
+pub async fn part_failover(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
+/// Reads the partitioned subscription's dead-letter topic.
+#[subscriber(PulsarSubscription::new("jobs-part-dlq", "part-review"))]
+pub async fn part_dead_letters(_job: &Job) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
+/// One handler on two topics.
+#[subscriber(PulsarSubscription::topics(["jobs-a", "jobs-b"], "several"))]
+pub async fn several(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
+/// Every topic named `jobs-pat-…`, those created later included, from their first message.
+#[subscriber(
+    PulsarSubscription::pattern("jobs-pat-.*", "pattern")
+        .initial_position(InitialPosition::Earliest)
+        .pattern_refresh(PATTERN_REFRESH)
+)]
+pub async fn pattern_reader(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
+/// A subscription of `jobs-start` that starts at the earliest message.
+#[subscriber(
+    PulsarSubscription::new("jobs-start", "from-earliest").initial_position(InitialPosition::Earliest)
+)]
+pub async fn from_earliest(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
+/// A subscription of `jobs-start` with the default start, the latest message.
+#[subscriber(PulsarSubscription::new("jobs-start", "from-latest"))]
+pub async fn from_latest(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
+/// Failover with the default concurrency: records how many of its handlers overlap.
+#[subscriber(
+    PulsarSubscription::new("jobs-fo-order", "fo-order").subscription_type(SubscriptionType::Failover)
+)]
+pub async fn ordered_failover(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.overlapping(job).await
+}
+
+/// Failover with four handlers at once, chosen explicitly: they overlap.
+#[subscriber(
+    PulsarSubscription::new("jobs-fo-conc", "fo-concurrent")
+        .subscription_type(SubscriptionType::Failover)
+        .concurrency(4)
+)]
+pub async fn concurrent_failover(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.overlapping(job).await
+}
+
+/// Failover with four handlers at once and each key's messages in order.
+#[subscriber(
+    PulsarSubscription::new("jobs-fo-keys", "fo-keys")
+        .subscription_type(SubscriptionType::Failover)
+        .concurrency(4)
+        .key_ordered()
+)]
+pub async fn key_ordered_failover(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.overlapping(job).await
 }
 
 /// An app whose Pulsar broker mounts what `mount` includes.

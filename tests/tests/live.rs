@@ -17,7 +17,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use ruststream::runtime::Runtime;
 use ruststream_test_brokers::{ApacheStandalone, LiveBroker, APACHE_PULSAR_VERSION};
 use ruststream_tests::cases::{Brokers, Case, ALL};
-use ruststream_tests::harness::Env;
+use ruststream_tests::harness::{CreatePartitioned, Env};
 
 /// A started broker the cases can use.
 #[derive(Clone)]
@@ -52,10 +52,19 @@ fn run_case(
 ) -> Result<(), Failed> {
     let namespace = target.namespace(name, runtime)?;
     let url = target.url.clone();
+    let create_partitioned: Option<CreatePartitioned> = target.apache.clone().map(|apache| {
+        let create: CreatePartitioned = Arc::new(move |topic: &str, partitions: u32| {
+            apache
+                .create_partitioned_topic(topic, partitions)
+                .map_err(|e| e.to_string())
+        });
+        create
+    });
     let env = |rt: Arc<dyn Runtime>| Env::Live {
         url: url.clone(),
         namespace: namespace.clone(),
         runtime: rt,
+        create_partitioned: create_partitioned.clone(),
     };
     match runtime {
         "tokio" => {

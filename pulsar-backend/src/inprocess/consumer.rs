@@ -77,35 +77,43 @@ impl InProcessConsumer {
         inner: &mut Inner,
         cx: &mut Context<'_>,
     ) -> bool {
-        let Some((_, sleep)) = refresh else {
-            return false;
-        };
-        if sleep.as_mut().poll(cx).is_pending() {
-            return false;
-        }
-        let now = runtime.now();
-        let added = match topics.refresh(&mut inner.cluster, now) {
-            Ok(added) => added,
-            Err(error) => {
-                tracing::warn!(%error, "a topic the pattern matches could not be subscribed; \
-                    it is tried again at the next refresh");
-                Vec::new()
+        let mut changed = false;
+        // Until the sleep is pending again: a sleep moved to a new deadline keeps no waker, so
+        // it is polled once more to be woken then.
+        loop {
+            let Some((_, sleep)) = refresh else {
+                return changed;
+            };
+            if sleep.as_mut().poll(cx).is_pending() {
+                return changed;
             }
-        };
-        for &consumer in &added {
-            inner.attach(consumer);
-            top_up_one(inner, consumer, prefetch, now);
-        }
-        match topics.next_refresh() {
-            Some(next) => {
-                if let Some((at, sleep)) = refresh {
-                    *at = next;
-                    runtime.reset(sleep, next);
+            let now = runtime.now();
+            let added = match topics.refresh(&mut inner.cluster, now) {
+                Ok(added) => added,
+                Err(error) => {
+                    tracing::warn!(
+                        %error,
+                        "a topic the pattern matches could not be subscribed; it is tried \
+                         again at the next refresh"
+                    );
+                    Vec::new()
                 }
+            };
+            for &consumer in &added {
+                inner.attach(consumer);
+                top_up_one(inner, consumer, prefetch, now);
             }
-            None => *refresh = None,
+            changed |= !added.is_empty();
+            match topics.next_refresh() {
+                Some(next) => {
+                    if let Some((at, sleep)) = refresh {
+                        *at = next;
+                        runtime.reset(sleep, next);
+                    }
+                }
+                None => *refresh = None,
+            }
         }
-        !added.is_empty()
     }
 
     /// Make a settlement call on the model, through the consumer that received `id`.

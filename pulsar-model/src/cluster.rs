@@ -82,7 +82,7 @@ impl Cluster {
         if let Some(policy) = &options.dead_letter {
             require_persistent(&policy.dead_letter_topic)?;
         }
-        let topic_state = self.topic_mut(topic);
+        let topic_state = self.topic_mut(topic, now);
         let len = topic_state.len();
         let sub = topic_state
             .subscriptions
@@ -147,6 +147,7 @@ impl Cluster {
         &mut self,
         topic: &TopicName,
         partitions: u32,
+        now: Instant,
     ) -> Result<(), ModelError> {
         require_persistent(topic)?;
         let invalid = |why| ModelError::InvalidPartitioning {
@@ -179,7 +180,7 @@ impl Cluster {
         }
         let names: Vec<TopicName> = (0..partitions).map(|i| topic.partition(i)).collect();
         for name in &names {
-            self.topic_mut(name);
+            self.topic_mut(name, now);
         }
         self.partitioned.insert(topic.clone(), names);
         Ok(())
@@ -208,6 +209,17 @@ impl Cluster {
             .filter(|t| t.is_persistent() && t.namespace_name() == namespace)
             .cloned()
             .collect()
+    }
+
+    /// How many topics were ever created: a number that changes whenever a topic appears, for
+    /// whoever lists topics to tell that nothing new came.
+    pub fn topics_created(&self) -> u64 {
+        self.last_ledger_id
+    }
+
+    /// When `topic` was created, if it exists.
+    pub fn created_at(&self, topic: &TopicName) -> Option<Instant> {
+        self.topics.get(topic).map(|t| t.created)
     }
 
     /// The ledger that holds `topic`'s messages (the first number of their ids), if the topic
@@ -244,7 +256,7 @@ impl Cluster {
         require_persistent(topic)?;
         self.require_not_partitioned(topic)?;
         self.delayed_published |= message.deliver_at.is_some();
-        let id = self.topic_mut(topic).append(message, now);
+        let id = self.topic_mut(topic, now).append(message, now);
         self.pump(now);
         Ok(id)
     }
@@ -266,7 +278,7 @@ impl Cluster {
             return Ok(Vec::new());
         }
         self.delayed_published |= messages.iter().any(|m| m.deliver_at.is_some());
-        let ids = self.topic_mut(topic).append_batch(messages, now);
+        let ids = self.topic_mut(topic, now).append_batch(messages, now);
         self.pump(now);
         Ok(ids)
     }
@@ -593,7 +605,7 @@ impl Cluster {
             }
             for (topic, message) in dead_letters {
                 self.delayed_published |= message.deliver_at.is_some();
-                self.topic_mut(&topic).append(message, now);
+                self.topic_mut(&topic, now).append(message, now);
                 progress = true;
             }
             if !progress {
@@ -607,11 +619,11 @@ impl Cluster {
     }
 
     /// The topic, created (with the next ledger id) if it does not exist yet.
-    fn topic_mut(&mut self, topic: &TopicName) -> &mut Topic {
+    fn topic_mut(&mut self, topic: &TopicName, now: Instant) -> &mut Topic {
         let last_ledger_id = &mut self.last_ledger_id;
         self.topics.entry(topic.clone()).or_insert_with(|| {
             *last_ledger_id += 1;
-            Topic::new(*last_ledger_id, topic.partition_index().unwrap_or(-1))
+            Topic::new(*last_ledger_id, topic.partition_index().unwrap_or(-1), now)
         })
     }
 }

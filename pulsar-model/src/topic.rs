@@ -17,6 +17,8 @@ pub(crate) struct Topic {
     pub(crate) ledger_id: u64,
     /// The partition index its message ids carry, `-1` if not a partition.
     pub(crate) partition: i32,
+    /// When it was created (first used, or created as a partition).
+    pub(crate) created: Instant,
     /// What was published, entry by entry.
     pub(crate) store: Store,
     /// Durable subscriptions by name.
@@ -54,10 +56,11 @@ impl Store {
 }
 
 impl Topic {
-    pub(crate) fn new(ledger_id: u64, partition: i32) -> Self {
+    pub(crate) fn new(ledger_id: u64, partition: i32, created: Instant) -> Self {
         Topic {
             ledger_id,
             partition,
+            created,
             store: Store::default(),
             subscriptions: BTreeMap::new(),
         }

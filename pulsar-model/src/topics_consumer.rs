@@ -12,9 +12,12 @@
 //!   takes from the first that has a message ready;
 //! - a pattern lists the namespace's topics (`get_topics_of_namespace`) when the consumer is
 //!   built and again at every tick of its refresh interval (`with_topic_refresh`, 30 s by
-//!   default in pulsar-rs), and subscribes the topics that match and are new. A topic created
-//!   between two ticks is read from the next one; with the Latest initial position what it
-//!   received before that is not delivered (the subscription is created then);
+//!   default in pulsar-rs: ticks at `start + k × refresh`), and subscribes the topics that match
+//!   and are new. A topic created between two ticks is read from the next one; with the Latest
+//!   initial position what it received before that is not delivered (the subscription is
+//!   created then). A tick that finds nothing new changes nothing, so the model asks its
+//!   caller to wait only for the ticks that will ([`TopicsConsumer::next_refresh`]): a caller
+//!   on a virtual clock then has no timer pending while no topic is waiting to be found;
 //! - acknowledgements and redelivery requests go to the consumer of the message's topic.
 //!
 //! [`TopicsConsumer`] is that client over the model's per-topic consumers; it takes the
@@ -79,7 +82,15 @@ pub struct TopicsConsumer {
     members: Vec<Member>,
     /// Where the next receive starts going round the members.
     cursor: usize,
-    next_refresh: Option<Instant>,
+    /// When it subscribed: a pattern's refresh ticks count from here.
+    started: Instant,
+    /// [`Cluster::topics_created`] when the topics were last listed for
+    /// [`TopicsConsumer::next_refresh`], and the earliest creation time of a topic then found
+    /// that the pattern matches and that is not read yet.
+    listed: Option<(u64, Option<Instant>)>,
+    /// After a refresh that failed to subscribe a topic: the tick that tries again (pulsar-rs
+    /// logs the error and tries at its next tick).
+    retry_at: Option<Instant>,
 }
 
 impl TopicsConsumer {
@@ -94,10 +105,6 @@ impl TopicsConsumer {
         options: ConsumerOptions,
         now: Instant,
     ) -> Result<TopicsConsumer, ModelError> {
-        let next_refresh = match &selection {
-            TopicSelection::Pattern { refresh, .. } => Some(now.saturating_add(*refresh)),
-            TopicSelection::Topics(_) => None,
-        };
         let mut consumer = TopicsConsumer {
             selection,
             subscription: subscription.to_owned(),
@@ -105,10 +112,12 @@ impl TopicsConsumer {
             options,
             members: Vec::new(),
             cursor: 0,
-            next_refresh,
+            started: now,
+            listed: None,
+            retry_at: None,
         };
         let topics = consumer.topics_now(cluster);
-        if let Err(e) = consumer.join(cluster, topics, now) {
+        if let (_, Some(e)) = consumer.join(cluster, topics, now) {
             consumer.close(cluster, now);
             return Err(e);
         }
@@ -136,25 +145,33 @@ impl TopicsConsumer {
         }
     }
 
-    /// Subscribe to each of `topics` not read yet; the consumers added.
+    /// Subscribe to each of `topics` not read yet; the consumers added, and the first refusal
+    /// if one was refused (the others are subscribed all the same).
     fn join(
         &mut self,
         cluster: &mut Cluster,
         topics: Vec<TopicName>,
         now: Instant,
-    ) -> Result<Vec<ConsumerId>, ModelError> {
+    ) -> (Vec<ConsumerId>, Option<ModelError>) {
         let mut added = Vec::new();
+        let mut refused = None;
         for topic in topics {
             if self.members.iter().any(|m| m.topic == topic) {
                 continue;
             }
-            let consumer = cluster.subscribe(
+            let consumer = match cluster.subscribe(
                 &topic,
                 &self.subscription,
                 self.kind,
                 self.options.clone(),
                 now,
-            )?;
+            ) {
+                Ok(consumer) => consumer,
+                Err(e) => {
+                    refused.get_or_insert(e);
+                    continue;
+                }
+            };
             let ledger = cluster
                 .ledger_of(&topic)
                 .expect("subscribing created the topic");
@@ -165,7 +182,7 @@ impl TopicsConsumer {
             });
             added.push(consumer);
         }
-        Ok(added)
+        (added, refused)
     }
 
     /// The next delivery ready for the application, taking the topics in turn.
@@ -207,36 +224,93 @@ impl TopicsConsumer {
         self.members.iter().map(|m| &m.topic)
     }
 
-    /// When the namespace's topics are listed next (a pattern only).
-    pub fn next_refresh(&self) -> Option<Instant> {
-        self.next_refresh
+    /// Whether it reads a pattern (whose topics can change), rather than named topics.
+    pub fn is_pattern(&self) -> bool {
+        matches!(self.selection, TopicSelection::Pattern { .. })
     }
 
-    /// If the refresh is due at `now`: list the topics again and subscribe the new ones that
-    /// match. Returns the consumers added (none when not due, or for a list of topics).
+    /// The refresh period of a pattern (never zero), `None` for named topics.
+    fn period(&self) -> Option<Duration> {
+        match &self.selection {
+            TopicSelection::Pattern { refresh, .. } => {
+                Some((*refresh).max(Duration::from_millis(1)))
+            }
+            TopicSelection::Topics(_) => None,
+        }
+    }
+
+    /// The refresh tick `k` (1 for the first after subscribing).
+    fn tick(&self, period: Duration, k: u64) -> Instant {
+        let nanos = period.as_nanos().saturating_mul(u128::from(k));
+        self.started.saturating_add(Duration::from_nanos(
+            u64::try_from(nanos).unwrap_or(u64::MAX),
+        ))
+    }
+
+    /// How many ticks of `period` have come by `now`.
+    fn ticks_by(&self, period: Duration, now: Instant) -> u64 {
+        let since = now.saturating_duration_since(self.started).as_nanos();
+        u64::try_from(since / period.as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// When the next refresh that finds a topic is due: the first tick at or after the
+    /// creation of a topic the pattern matches and that is not read yet (a past instant when
+    /// that tick was missed). `None` for named topics, and while no such topic exists: no tick before the
+    /// next topic appears would change anything.
+    pub fn next_refresh(&mut self, cluster: &Cluster) -> Option<Instant> {
+        let period = self.period()?;
+        let created = cluster.topics_created();
+        let earliest = match self.listed {
+            Some((listed, earliest)) if listed == created => earliest,
+            _ => {
+                let earliest = self
+                    .topics_now(cluster)
+                    .iter()
+                    .filter(|t| !self.members.iter().any(|m| &m.topic == *t))
+                    .filter_map(|t| cluster.created_at(t))
+                    .min();
+                self.listed = Some((created, earliest));
+                earliest
+            }
+        }?;
+        // The first tick at or after the topic appeared (ticks are `started + k × period`,
+        // k ≥ 1): the one that finds it.
+        let k = self.ticks_by(period, earliest);
+        let at_k = self.tick(period, k);
+        let due = if k >= 1 && at_k == earliest {
+            at_k
+        } else {
+            self.tick(period, k + 1)
+        };
+        Some(self.retry_at.map_or(due, |retry| retry.max(due)))
+    }
+
+    /// The last refresh tick at or before `now`, if one has come: list the topics again and
+    /// subscribe the ones that match, are new, and existed at that tick. Returns the consumers
+    /// added (none for named topics, or before the first tick) and the first refusal, if a
+    /// topic could not be subscribed (it is tried again at the next tick).
     pub fn refresh(
         &mut self,
         cluster: &mut Cluster,
         now: Instant,
-    ) -> Result<Vec<ConsumerId>, ModelError> {
-        let (Some(due), TopicSelection::Pattern { refresh, .. }) =
-            (self.next_refresh, &self.selection)
-        else {
-            return Ok(Vec::new());
+    ) -> (Vec<ConsumerId>, Option<ModelError>) {
+        let Some(period) = self.period() else {
+            return (Vec::new(), None);
         };
-        if due > now {
-            return Ok(Vec::new());
+        let k = self.ticks_by(period, now);
+        if k == 0 {
+            return (Vec::new(), None);
         }
-        // Ticks at a fixed interval from the start, as pulsar-rs's `interval`; ticks missed
-        // while nobody asked are not made up.
-        let refresh = (*refresh).max(Duration::from_millis(1));
-        let mut next = due;
-        while next <= now {
-            next = next.saturating_add(refresh);
-        }
-        self.next_refresh = Some(next);
-        let topics = self.topics_now(cluster);
-        self.join(cluster, topics, now)
+        let tick = self.tick(period, k);
+        let found: Vec<TopicName> = self
+            .topics_now(cluster)
+            .into_iter()
+            .filter(|t| cluster.created_at(t).is_some_and(|at| at <= tick))
+            .collect();
+        let (added, refused) = self.join(cluster, found, now);
+        self.retry_at = refused.as_ref().map(|_| self.tick(period, k + 1));
+        self.listed = None;
+        (added, refused)
     }
 
     /// Close every consumer (see [`Cluster::close`]).
@@ -244,7 +318,7 @@ impl TopicsConsumer {
         for member in self.members.drain(..) {
             let _ = cluster.close(member.consumer, now);
         }
-        self.next_refresh = None;
+        self.selection = TopicSelection::Topics(Vec::new());
     }
 }
 
@@ -269,7 +343,7 @@ mod tests {
         let mut cluster = Cluster::new();
         let now = Instant::ZERO;
         let orders = name("orders");
-        cluster.create_partitioned_topic(&orders, 3).unwrap();
+        cluster.create_partitioned_topic(&orders, 3, now).unwrap();
         let mut c = TopicsConsumer::subscribe(
             &mut cluster,
             TopicSelection::Topics(vec![orders.clone()]),
@@ -334,17 +408,29 @@ mod tests {
             ["persistent://public/default/orders-eu"]
         );
         let at = |s| Instant::ZERO.saturating_add(Duration::from_secs(s));
+        assert_eq!(c.next_refresh(&cluster), None, "nothing to find");
         cluster
             .publish(&name("orders-us"), OutgoingMessage::new("us"), at(10))
             .unwrap();
-        assert_eq!(c.next_refresh(), Some(at(30)));
-        assert!(
-            c.refresh(&mut cluster, at(29)).unwrap().is_empty(),
-            "not due"
+        assert_eq!(
+            c.next_refresh(&cluster),
+            Some(at(30)),
+            "the next tick finds it"
         );
-        let added = c.refresh(&mut cluster, at(31)).unwrap();
-        assert_eq!(added.len(), 1);
-        assert_eq!(c.next_refresh(), Some(at(60)));
+        assert!(c.refresh(&mut cluster, at(29)).0.is_empty(), "not yet");
+        cluster
+            .publish(&name("orders-late"), OutgoingMessage::new("late"), at(31))
+            .unwrap();
+        let (added, refused) = c.refresh(&mut cluster, at(31));
+        assert_eq!(refused, None);
+        assert_eq!(
+            added.len(),
+            1,
+            "orders-us, not orders-late (created after the tick)"
+        );
+        assert_eq!(c.next_refresh(&cluster), Some(at(60)));
+        assert_eq!(c.refresh(&mut cluster, at(60)).0.len(), 1);
+        assert_eq!(c.next_refresh(&cluster), None);
         for consumer in c.consumers().collect::<Vec<_>>() {
             cluster.flow(consumer, 10, at(31)).unwrap();
         }
@@ -355,8 +441,8 @@ mod tests {
         payloads.sort();
         assert_eq!(
             payloads,
-            ["eu", "us"],
-            "Earliest: what us got before it was found too"
+            ["eu", "late", "us"],
+            "Earliest: what a topic got before it was found too"
         );
         c.close(&mut cluster, at(31));
         assert_eq!(c.consumers().count(), 0);

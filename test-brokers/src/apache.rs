@@ -185,6 +185,52 @@ impl ApacheStandalone {
         create_partitioned_topic(self.http, topic, partitions)
     }
 
+    /// How many messages each partition of partitioned topic `topic` (fully qualified) has
+    /// received, in partition order: the broker's own count (`msgInCounter` of
+    /// `GET .../partitioned-stats?perPartition=true`), to check where a producer's messages
+    /// really went.
+    pub fn partition_message_counts(&self, topic: &str) -> Result<Vec<u64>, BrokerError> {
+        let refused = |detail: String| BrokerError::ApacheUnavailable { detail };
+        let rest = topic.strip_prefix("persistent://").ok_or_else(|| {
+            refused(format!(
+                "{topic:?} is not a fully qualified persistent topic name \
+                 (persistent://tenant/namespace/name)"
+            ))
+        })?;
+        let path = format!("/admin/v2/persistent/{rest}/partitioned-stats?perPartition=true");
+        let answer = http(self.http, "GET", &path, None)?;
+        let stats: serde_json::Value = (answer.status == 200)
+            .then(|| serde_json::from_str(&answer.body).ok())
+            .flatten()
+            .ok_or_else(|| {
+                refused(format!(
+                    "asking for the stats of {topic} (GET {path}) answered HTTP {} with {:?}",
+                    answer.status,
+                    excerpt(&answer.body)
+                ))
+            })?;
+        let partitions = stats
+            .get("metadata")
+            .and_then(|m| m.get("partitions"))
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| refused(format!("the stats of {topic} name no partition count")))?;
+        (0..partitions)
+            .map(|i| {
+                let name = format!("{topic}-partition-{i}");
+                stats
+                    .get("partitions")
+                    .and_then(|p| p.get(&name))
+                    .and_then(|p| p.get("msgInCounter"))
+                    .and_then(serde_json::Value::as_u64)
+                    .ok_or_else(|| {
+                        refused(format!(
+                            "the stats of {topic} have no msgInCounter for {name}"
+                        ))
+                    })
+            })
+            .collect()
+    }
+
     /// The Java classpath of Apache Pulsar [`APACHE_PULSAR_VERSION`] that `start.sh` resolved
     /// with Maven and cached (`:`-separated jar paths; it holds the Java client,
     /// `pulsar-client-original`, and log4j2), for running the official Java client beside this

@@ -6,6 +6,9 @@ pub struct Completion;
 #[doc = include_str!("../../docs/retries-and-dead-letter.md")]
 pub struct RetriesAndDeadLetter;
 
+#[doc = include_str!("../../docs/topics.md")]
+pub struct Topics;
+
 #[doc = include_str!("../../docs/testing.md")]
 pub struct Testing;
 

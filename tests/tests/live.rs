@@ -89,6 +89,140 @@ fn run_case(
     Ok(())
 }
 
+/// The keys of the routing comparison: 1,000 of them, of every length from 1 to 28 bytes
+/// (Boost's string hash reads 8-byte blocks and a tail of each length), some not ASCII (where
+/// Java's `String.hashCode` counts UTF-16 units, not bytes).
+fn routing_keys() -> Vec<String> {
+    let stems = [
+        "k",
+        "card",
+        "customer-order",
+        "é-ключ",
+        "a-very-long-order-number",
+    ];
+    (0..1000u32)
+        .map(|i| {
+            format!(
+                "{}-{}",
+                stems[i as usize % stems.len()],
+                i.wrapping_mul(7919)
+            )
+        })
+        .collect()
+}
+
+/// Keyed messages published by a ruststream service land on the partitions the official
+/// `client` (`python`: its default BoostHash; `java`: its default JavaStringHash) picks for
+/// the same keys: ruststream set to the matching [`HashingScheme`] publishes the 1,000 keys
+/// to one 4-partition topic, the client to another. The ids ruststream returns name the
+/// partitions, and the broker's per-partition counts confirm them.
+fn keys_route_like(target: &Target, client: &'static str) -> Result<(), Failed> {
+    use ruststream_pulsar::prelude::*;
+    use ruststream_pulsar::HashingScheme;
+    let apache = target
+        .apache
+        .as_ref()
+        .ok_or_else(|| Failed::from("routing is compared on Apache Pulsar"))?;
+    let namespace = target.namespace("routing", client)?;
+    let keys = routing_keys();
+    let theirs_topic = format!("persistent://{namespace}/routed-by-{client}");
+    let ours_topic = format!("persistent://{namespace}/routed-by-ruststream");
+    for topic in [&theirs_topic, &ours_topic] {
+        apache
+            .create_partitioned_topic(topic, 4)
+            .map_err(|e| Failed::from(e.to_string()))?;
+    }
+    let (theirs, scheme) = match client {
+        "python" => (
+            ruststream_test_brokers::python_keyed_partitions(&target.url, &theirs_topic, &keys),
+            HashingScheme::Boost,
+        ),
+        _ => (
+            apache.java_classpath().and_then(|classpath| {
+                ruststream_test_brokers::java_keyed_partitions(
+                    &classpath,
+                    &target.url,
+                    &theirs_topic,
+                    &keys,
+                )
+            }),
+            HashingScheme::JavaString,
+        ),
+    };
+    let theirs = theirs.map_err(|e| Failed::from(e.to_string()))?;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let runtime = Arc::new(ruststream_tokio::TokioRuntime::new(rt.handle().clone()));
+    let ours: Vec<i32> = rt.block_on(async {
+        let app = RustStream::new(AppInfo::new("router", "0.0.0")).with_broker(
+            PulsarBroker::new(target.url.clone()).key_hashing(scheme),
+            |_| {},
+        );
+        let app = ruststream_pulsar::testing::LiveApp::with_state(app, (), runtime)
+            .url(target.url.clone())
+            .await
+            .expect("the app connects");
+        let mut partitions = Vec::with_capacity(keys.len());
+        for key in &keys {
+            let id = app
+                .publish_record(
+                    &ours_topic,
+                    ruststream::message::Record::new(key.clone().into_bytes())
+                        .with_key(key.clone()),
+                )
+                .await
+                .expect("published");
+            let partition = id
+                .split(':')
+                .nth(2)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_else(|| panic!("the id {id} names no partition"));
+            partitions.push(partition);
+        }
+        app.stop().await;
+        partitions
+    });
+    let same = ours.iter().zip(&theirs).filter(|(a, b)| a == b).count();
+    eprintln!(
+        "routing: {same} of {} keys on the same partition as the {client} client \
+         (ruststream with {scheme:?})",
+        keys.len()
+    );
+    let mut tally = vec![0u64; 4];
+    for &p in &ours {
+        tally[usize::try_from(p).map_err(|_| Failed::from(format!("partition {p}")))?] += 1;
+    }
+    let counted = apache
+        .partition_message_counts(&ours_topic)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    if counted != tally {
+        return Err(format!(
+            "the ids ruststream returned put {tally:?} messages on the partitions, the broker \
+             counted {counted:?}"
+        )
+        .into());
+    }
+    if same != keys.len() {
+        let differ: Vec<_> = keys
+            .iter()
+            .zip(ours.iter().zip(&theirs))
+            .filter(|(_, (a, b))| a != b)
+            .take(5)
+            .collect();
+        return Err(format!(
+            "{same} of {} keys on the same partition as the {client} client; first that \
+             differ (key, (ruststream, {client})): {differ:?}",
+            keys.len()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = Arguments::from_args();
     let wanted = std::env::var("RUSTSTREAM_LIVE_BROKERS").unwrap_or_else(|_| "lite,apache".into());
@@ -149,6 +283,18 @@ fn main() -> ExitCode {
     };
     for label in labels {
         let target = targets.iter().find(|t| t.label == label).cloned();
+        if label.starts_with("apache") {
+            for client in ["python", "java"] {
+                let target = target.clone();
+                trials.push(Trial::test(
+                    format!("{label}/routing/keys_land_where_the_{client}_client_puts_them"),
+                    move || {
+                        let target = target.ok_or_else(|| Failed::from("no broker"))?;
+                        keys_route_like(&target, client)
+                    },
+                ));
+            }
+        }
         for runtime in ["tokio", "async-std", "smol"] {
             for &(name, brokers, case) in ALL {
                 if brokers == Brokers::ApacheOnly && label.starts_with("pulsar-lite") {

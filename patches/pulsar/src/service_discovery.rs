@@ -190,11 +190,11 @@ impl<Exe: Executor> ServiceDiscovery<Exe> {
         // and now, we only did once.
         // There are some cases where we ask if a partition of a topic is partitioned which could
         // not be the case. We are able to detect those requests as the topic name is ending
-        // with '...-partition-<number>'. So, to be effective and avoid a regex here, we use
-        // the `contains` method to detect the pattern '-partition-'. if it matches the
-        // pattern as there is no partition in a partitioned topic, we could safely return that the
-        // partition number is 0, that implicitly say that there is only 1 topic and the index is 0.
-        if topic.contains("-partition-") {
+        // with '...-partition-<number>'. As there is no partition in a partitioned topic, we
+        // could safely return that the partition number is 0, that implicitly say that there is
+        // only 1 topic and the index is 0. Only that ending counts: a topic or namespace whose
+        // name merely contains '-partition-' (`orders-partition-events`) is looked up.
+        if is_partition_name(&topic) {
             return Ok(0);
         }
 
@@ -339,4 +339,47 @@ fn convert_lookup_response(
         redirect,
         authoritative,
     })
+}
+
+/// Whether `topic` names one partition of a partitioned topic: its local name ends in
+/// `-partition-<n>`, `n` a non-negative decimal without leading zeros, as the Java client's
+/// `TopicName.getPartitionIndex` reads it.
+fn is_partition_name(topic: &str) -> bool {
+    let local_name = topic.rsplit('/').next().unwrap_or(topic);
+    match local_name.rsplit_once("-partition-") {
+        Some((_, index)) => {
+            !index.is_empty()
+                && index.bytes().all(|b| b.is_ascii_digit())
+                && (index == "0" || !index.starts_with('0'))
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod partition_name_tests {
+    use super::is_partition_name;
+
+    #[test]
+    fn only_the_partition_suffix_makes_a_partition() {
+        assert!(is_partition_name(
+            "persistent://public/default/orders-partition-0"
+        ));
+        assert!(is_partition_name(
+            "persistent://public/default/orders-partition-12"
+        ));
+        assert!(!is_partition_name("persistent://public/default/orders"));
+        assert!(!is_partition_name(
+            "persistent://public/default/orders-partition-events"
+        ));
+        assert!(!is_partition_name(
+            "persistent://public/my-partition-ns/orders"
+        ));
+        assert!(!is_partition_name(
+            "persistent://public/default/orders-partition-01"
+        ));
+        assert!(!is_partition_name(
+            "persistent://public/default/orders-partition-"
+        ));
+    }
 }

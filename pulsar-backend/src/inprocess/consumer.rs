@@ -21,10 +21,14 @@ use crate::driver::{
 pub(crate) struct InProcessConsumer {
     pulsar: InProcessPulsar,
     topics: TopicsConsumer,
-    /// The sleep until a pattern's next refresh, with its deadline. A fired sleep is replaced
-    /// only after the refresh it asked for was made (the virtual clock counts it as not yet
-    /// observed until then).
+    /// The sleep until a pattern's next refresh that will find a topic, with its deadline;
+    /// none while no topic is waiting to be found. A fired sleep is replaced only after the
+    /// refresh it asked for was made (the virtual clock counts it as not yet observed until
+    /// then).
     refresh: Option<(Instant, Sleep)>,
+    /// For a pattern (the only kind whose topics change), its key in the in-process Pulsar's
+    /// record of which pattern consumers have looked for new topics.
+    pattern: Option<u64>,
     runtime: Arc<dyn Runtime>,
     closed: bool,
     prefetch: usize,
@@ -36,16 +40,15 @@ impl InProcessConsumer {
     pub(crate) fn new(
         pulsar: InProcessPulsar,
         topics: TopicsConsumer,
+        pattern: Option<u64>,
         runtime: Arc<dyn Runtime>,
         prefetch: usize,
     ) -> Self {
-        let refresh = topics
-            .next_refresh()
-            .map(|at| (at, runtime.sleep_until(at)));
         InProcessConsumer {
             pulsar,
+            pattern,
             topics,
-            refresh,
+            refresh: None,
             runtime,
             closed: false,
             prefetch,
@@ -68,8 +71,9 @@ impl InProcessConsumer {
         asked
     }
 
-    /// A pattern's refresh, if its sleep fired: subscribe the topics that appeared, give them
-    /// their permits, and wait for the next one. Whether anything changed.
+    /// A pattern's refresh: wait for the next tick that finds a topic, if one is waiting; when
+    /// it comes, subscribe the topics that appeared and give them their permits. Whether
+    /// anything changed.
     fn poll_refresh(
         topics: &mut TopicsConsumer,
         refresh: &mut Option<(Instant, Sleep)>,
@@ -78,41 +82,40 @@ impl InProcessConsumer {
         cx: &mut Context<'_>,
     ) -> bool {
         let mut changed = false;
-        // Until the sleep is pending again: a sleep moved to a new deadline keeps no waker, so
-        // it is polled once more to be woken then.
+        // Until no tick is due or the sleep is pending: a sleep moved to a new deadline keeps
+        // no waker, so it is polled again to be woken then.
         loop {
-            let Some((_, sleep)) = refresh else {
-                return changed;
-            };
+            match (topics.next_refresh(&inner.cluster), refresh.as_mut()) {
+                (None, _) => {
+                    *refresh = None;
+                    return changed;
+                }
+                (Some(next), Some((at, sleep))) => {
+                    if *at != next {
+                        *at = next;
+                        runtime.reset(sleep, next);
+                    }
+                }
+                (Some(next), None) => *refresh = Some((next, runtime.sleep_until(next))),
+            }
+            let (_, sleep) = refresh.as_mut().expect("armed above");
             if sleep.as_mut().poll(cx).is_pending() {
                 return changed;
             }
             let now = runtime.now();
-            let added = match topics.refresh(&mut inner.cluster, now) {
-                Ok(added) => added,
-                Err(error) => {
-                    tracing::warn!(
-                        %error,
-                        "a topic the pattern matches could not be subscribed; it is tried \
-                         again at the next refresh"
-                    );
-                    Vec::new()
-                }
-            };
+            let (added, refused) = topics.refresh(&mut inner.cluster, now);
+            if let Some(error) = refused {
+                tracing::warn!(
+                    %error,
+                    "a topic the pattern matches could not be subscribed; it is tried again at \
+                     the next refresh"
+                );
+            }
             for &consumer in &added {
                 inner.attach(consumer);
                 top_up_one(inner, consumer, prefetch, now);
             }
             changed |= !added.is_empty();
-            match topics.next_refresh() {
-                Some(next) => {
-                    if let Some((at, sleep)) = refresh {
-                        *at = next;
-                        runtime.reset(sleep, next);
-                    }
-                }
-                None => *refresh = None,
-            }
         }
     }
 
@@ -157,16 +160,18 @@ impl ConsumerPort for InProcessConsumer {
             return Poll::Ready(None);
         }
         let mut inner = self.pulsar.lock();
-        if self.refresh.is_some()
-            && Self::poll_refresh(
+        if let Some(key) = self.pattern {
+            let changed = Self::poll_refresh(
                 &mut self.topics,
                 &mut self.refresh,
                 (&self.runtime, self.prefetch),
                 &mut inner,
                 cx,
-            )
-        {
-            inner.notify();
+            );
+            inner.pattern_looked(key);
+            if changed {
+                inner.notify();
+            }
         }
         let now = self.runtime.now();
         match self.topics.receive(&mut inner.cluster, now) {
@@ -202,6 +207,9 @@ impl ConsumerPort for InProcessConsumer {
                 }
                 for consumer in self.topics.consumers() {
                     inner.park(consumer, cx.waker());
+                }
+                if self.pattern.is_some() {
+                    inner.watch_topics(cx.waker());
                 }
                 Poll::Pending
             }
@@ -247,6 +255,9 @@ impl InProcessConsumer {
         let now = self.runtime.now();
         for consumer in self.topics.consumers() {
             inner.detach(consumer);
+        }
+        if let Some(key) = self.pattern {
+            inner.remove_pattern(key);
         }
         self.topics.close(&mut inner.cluster, now);
         self.refresh = None;

@@ -57,12 +57,59 @@ pub(crate) struct Inner {
     runtime: Option<Arc<dyn Runtime>>,
     /// Where the next keyless message of each partitioned topic goes.
     round_robin: BTreeMap<TopicName, RoundRobin>,
+    /// The drivers of pattern subscriptions, to wake when a topic appears (one with no topic
+    /// yet has no consumer to be woken through), and the topic count they were woken at.
+    topic_watchers: Vec<Waker>,
+    topics_seen: u64,
+    /// Each pattern consumer's [`Cluster::topics_created`] when it last looked for new topics:
+    /// one that has not looked since a topic appeared has work in flight (it may have to wait
+    /// for a refresh), so that a virtual clock does not move past that moment before it has.
+    patterns: BTreeMap<u64, u64>,
+    last_pattern: u64,
 }
 
 impl Inner {
     pub(crate) fn in_flight(&self) -> usize {
         // Every consumer of the cluster is one of ours.
-        self.held + self.cluster.queued()
+        self.held + self.cluster.queued() + self.patterns_behind()
+    }
+
+    /// Pattern consumers that have not looked for new topics since the last one appeared.
+    fn patterns_behind(&self) -> usize {
+        if self.patterns.is_empty() {
+            return 0;
+        }
+        let created = self.cluster.topics_created();
+        self.patterns
+            .values()
+            .filter(|&&seen| seen != created)
+            .count()
+    }
+
+    /// A pattern consumer joined, having listed the topics there are now; its key.
+    pub(crate) fn add_pattern(&mut self) -> u64 {
+        self.last_pattern += 1;
+        let created = self.cluster.topics_created();
+        self.patterns.insert(self.last_pattern, created);
+        self.last_pattern
+    }
+
+    /// Pattern consumer `key` looked for new topics (and armed its refresh if one is waiting).
+    pub(crate) fn pattern_looked(&mut self, key: u64) {
+        let created = self.cluster.topics_created();
+        if let Some(seen) = self.patterns.get_mut(&key) {
+            if *seen != created {
+                *seen = created;
+                self.wake_if_idle();
+            }
+        }
+    }
+
+    /// Pattern consumer `key` left.
+    pub(crate) fn remove_pattern(&mut self, key: u64) {
+        if self.patterns.remove(&key).is_some() {
+            self.wake_if_idle();
+        }
     }
 
     /// After any change: wake every driver that may have something to receive, the timer task
@@ -76,8 +123,22 @@ impl Inner {
                 }
             }
         }
+        let created = self.cluster.topics_created();
+        if created != self.topics_seen {
+            self.topics_seen = created;
+            for w in self.topic_watchers.drain(..) {
+                w.wake();
+            }
+        }
         self.arm_timer();
         self.wake_if_idle();
+    }
+
+    /// The driver of a pattern subscription waits: wake it when a topic appears.
+    pub(crate) fn watch_topics(&mut self, waker: &Waker) {
+        if !self.topic_watchers.iter().any(|w| w.will_wake(waker)) {
+            self.topic_watchers.push(waker.clone());
+        }
     }
 
     /// Wake whoever waits for nothing to be in flight, if nothing is: all a release can
@@ -206,7 +267,10 @@ impl InProcessPulsar {
     pub fn create_partitioned_topic(&self, topic: &str, partitions: u32) -> Result<(), BoxError> {
         let topic = TopicName::parse(topic)?;
         let mut inner = self.lock();
-        inner.cluster.create_partitioned_topic(&topic, partitions)?;
+        let now = inner.now();
+        inner
+            .cluster
+            .create_partitioned_topic(&topic, partitions, now)?;
         inner.notify();
         Ok(())
     }
@@ -369,9 +433,11 @@ impl InProcessPulsar {
             inner.attach(consumer);
         }
         inner.notify();
+        let pattern = topics.is_pattern().then(|| inner.add_pattern());
         Ok(InProcessConsumer::new(
             self.clone(),
             topics,
+            pattern,
             runtime,
             planned.receiver_queue,
         ))

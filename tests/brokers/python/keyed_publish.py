@@ -20,7 +20,6 @@ client's.
 """
 
 import json
-import logging
 import os
 import sys
 
@@ -52,8 +51,10 @@ def main():
     except ImportError as error:
         fail(3, f"cannot import the Pulsar Python client ({error}) with {sys.executable}")
 
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    client = pulsar.Client(url, logger=logging.getLogger("pulsar"))
+    # The C++ client's own console logger (to fd 1, which is stderr here), at WARN. A Python
+    # logger would be called from the client's threads while the interpreter shuts down, which
+    # aborts the process ("terminate called without an active exception").
+    client = pulsar.Client(url, logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
     try:
         producer = client.create_producer(topic)
         partitions = []
@@ -66,6 +67,9 @@ def main():
     json.dump(partitions, answer)
     answer.write("\n")
     answer.flush()
+    # Done: leave without the interpreter's shutdown, during which the C++ client's threads
+    # may still run.
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -449,6 +449,78 @@ mod tests {
     }
 
     #[test]
+    fn failover_has_an_active_consumer_per_partition() {
+        let mut cluster = Cluster::new();
+        let now = Instant::ZERO;
+        let orders = name("orders");
+        cluster.create_partitioned_topic(&orders, 2, now).unwrap();
+        let instance = |cluster: &mut Cluster, consumer: &str| {
+            TopicsConsumer::subscribe(
+                cluster,
+                TopicSelection::Topics(vec![orders.clone()]),
+                "s",
+                SubscriptionType::Failover,
+                ConsumerOptions {
+                    name: Some(consumer.to_owned()),
+                    ..options()
+                },
+                now,
+            )
+            .unwrap()
+        };
+        let a = instance(&mut cluster, "a");
+        let b = instance(&mut cluster, "b");
+        // Pulsar sorts the consumers by name and gives partition n to number n % 2.
+        let active: Vec<_> = (0..2)
+            .map(|i| cluster.active_consumer(&orders.partition(i), "s").unwrap())
+            .collect();
+        let a_ids: Vec<_> = a.consumers().collect();
+        let b_ids: Vec<_> = b.consumers().collect();
+        assert!(a_ids.contains(&active[0]), "partition 0: the first by name");
+        assert!(b_ids.contains(&active[1]), "partition 1: the second");
+    }
+
+    #[test]
+    fn a_refused_pattern_subscription_is_tried_again_at_the_next_tick() {
+        let mut cluster = Cluster::new();
+        let refresh = Duration::from_secs(10);
+        let at = |s| Instant::ZERO.saturating_add(Duration::from_secs(s));
+        let mut c = TopicsConsumer::subscribe(
+            &mut cluster,
+            TopicSelection::Pattern {
+                pattern: TopicPattern::parse("t-.*", None).unwrap(),
+                refresh,
+            },
+            "s",
+            SubscriptionType::Exclusive,
+            options(),
+            at(0),
+        )
+        .unwrap();
+        // Someone else holds the new topic's subscription.
+        let other = cluster
+            .subscribe(
+                &name("t-1"),
+                "s",
+                SubscriptionType::Exclusive,
+                options(),
+                at(1),
+            )
+            .unwrap();
+        assert_eq!(c.next_refresh(&cluster), Some(at(10)));
+        let (added, refused) = c.refresh(&mut cluster, at(10));
+        assert!(added.is_empty());
+        assert!(matches!(
+            refused,
+            Some(ModelError::ExclusiveConsumerBusy { .. })
+        ));
+        assert_eq!(c.next_refresh(&cluster), Some(at(20)), "not at once again");
+        cluster.close(other, at(15)).unwrap();
+        assert_eq!(c.refresh(&mut cluster, at(20)).0.len(), 1);
+        assert_eq!(c.next_refresh(&cluster), None);
+    }
+
+    #[test]
     fn a_refused_subscription_closes_the_others() {
         let mut cluster = Cluster::new();
         let now = Instant::ZERO;

@@ -68,12 +68,7 @@ fn run_case(
     };
     match runtime {
         "tokio" => {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .map_err(|e| Failed::from(e.to_string()))?;
-            let adapter = Arc::new(ruststream_tokio::TokioRuntime::new(rt.handle().clone()));
+            let (rt, adapter) = tokio_runtime()?;
             rt.block_on(case(env(adapter)));
         }
         "async-std" => {
@@ -87,6 +82,18 @@ fn run_case(
         other => return Err(format!("unknown runtime {other}").into()),
     }
     Ok(())
+}
+
+/// A two-thread tokio runtime, and the app's adapter over it.
+fn tokio_runtime() -> Result<(tokio::runtime::Runtime, Arc<ruststream_tokio::TokioRuntime>), Failed>
+{
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let adapter = Arc::new(ruststream_tokio::TokioRuntime::new(rt.handle().clone()));
+    Ok((rt, adapter))
 }
 
 /// The keys of the routing comparison: 1,000 of them, of every length from 1 to 28 bytes
@@ -151,12 +158,7 @@ fn keys_route_like(target: &Target, client: &'static str) -> Result<(), Failed> 
     };
     let theirs = theirs.map_err(|e| Failed::from(e.to_string()))?;
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Failed::from(e.to_string()))?;
-    let runtime = Arc::new(ruststream_tokio::TokioRuntime::new(rt.handle().clone()));
+    let (rt, runtime) = tokio_runtime()?;
     let ours: Vec<i32> = rt.block_on(async {
         let app = RustStream::new(AppInfo::new("router", "0.0.0")).with_broker(
             PulsarBroker::new(target.url.clone()).key_hashing(scheme),

@@ -11,9 +11,9 @@ const THREAD_NAME_VAR: &str = "ASYNC_STD_THREAD_NAME";
 ///
 /// Why one thread: async-std's own default is one thread per core, and on two threads every
 /// wake-up between the app's driver and pulsar-rs's connection and consumer tasks crosses
-/// threads. Measured on Apache Pulsar standalone (`docs/performance.md`), that made a raw
-/// pulsar-rs consume+ack loop cost 41 % more CPU per message than on tokio, and the framework
-/// 53 % more than on tokio; on one thread the framework used 8 % less than on tokio. smol's
+/// threads. Measured on Apache Pulsar standalone, that made both a raw pulsar-rs loop and the
+/// framework cost clearly more CPU per message than on tokio, and on one thread the framework
+/// cost less than on tokio (the figures are in the CHANGELOG, performance round 5). smol's
 /// global executor runs one thread by default too. A service whose handlers compute on
 /// several subscriptions at once can ask for more: `ASYNC_STD_THREAD_COUNT=2`.
 ///

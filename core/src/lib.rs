@@ -13,7 +13,7 @@
 //! | what a handler returns | [`outcome`] ([`HandlerOutcome`]) |
 //! | what that outcome becomes (ack, nack, nack at a deadline, nothing) | [`completion`] |
 //! | whether a retry / dead-letter declaration is valid | [`registration`] |
-//! | which deliveries may run now (per-key order) | [`dispatch`] |
+//! | everything a subscription decides, as one sans-IO machine (admission, per-key order, the completion table, batched entries, waits, release) | [`machine`] |
 //! | the four subscription types and which of them count redeliveries | [`subscription`] |
 //! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`], [`params`] |
 //! | the app: startup, brokers | [`mod@app`] |
@@ -27,8 +27,8 @@ pub mod app;
 mod boxed;
 pub mod codec;
 pub mod completion;
-pub mod dispatch;
 pub mod handler;
+pub mod machine;
 pub mod message;
 mod nonzero;
 pub mod outcome;

@@ -19,8 +19,9 @@ pub struct CallRecord {
     pub payload: Vec<u8>,
     /// The message properties as delivered.
     pub headers: Vec<(String, String)>,
-    /// The broker's redelivery count for this delivery, where the transport exposes it (the
-    /// in-process Pulsar does; pulsar-rs does not).
+    /// The broker's redelivery count for this delivery (on a batched entry, the entry's). Both
+    /// transports give it: the in-process Pulsar, and pulsar-rs as carried in `patches/`, which
+    /// exposes it (patches/README.md).
     pub redelivery_count: Option<u32>,
     /// When the handler was called, on the app's clock.
     pub at: Instant,

@@ -12,10 +12,10 @@ use ruststream_pulsar_model::{TopicName, TopicNameError};
 const KEPT: usize = 1024;
 
 /// Names resolved once and kept: a service publishes to a few topics, many times each, and
-/// parsing a name formats and checks it (about 4,000 instructions and three allocations).
+/// parsing a name formats, checks and allocates, which would otherwise be paid on every publish.
 ///
 /// Hashed with foldhash rather than std's SipHash: every in-process publish looks its topic up
-/// here, and SipHash took about 150 of the publish's instructions.
+/// here, and SipHash was a visible share of a publish (docs/performance.md).
 #[derive(Debug)]
 pub(crate) struct Resolved {
     namespace: Option<String>,

@@ -9,9 +9,9 @@ use ruststream::Instant;
 ///
 /// Every call on the cluster asks for the next deadline, and computing it visits every
 /// consumer and subscription. One relaxed atomic word rather than a `OnceLock`, whose
-/// initialisation protocol cost about 80 instructions per message on the consume→ack path,
-/// while the cluster stays `Sync`: readers that race compute the same answer from the same
-/// state.
+/// initialisation protocol was paid on every message of the consume→ack path
+/// (docs/performance.md), while the cluster stays `Sync`: readers that race compute the same
+/// answer from the same state.
 #[derive(Debug)]
 pub(crate) struct DeadlineCache(AtomicU64);
 

@@ -199,8 +199,8 @@ async fn run<S: Send + Sync + 'static>(
 /// line it came from.
 pub const SOURCE_PROPERTY: &str = "source";
 
-/// `FILE:LINE`, in one allocation and without `core::fmt` (which cost about 600 instructions
-/// a line).
+/// `FILE:LINE`, in one allocation and without `core::fmt`, whose machinery is costly for a
+/// string built once per published line (docs/performance.md).
 fn source_of(file: &str, line: usize) -> String {
     let mut number = itoa::Buffer::new();
     let line = number.format(line);
@@ -212,8 +212,9 @@ fn source_of(file: &str, line: usize) -> String {
 }
 
 /// Publish each line of `file` to `topic`, the line as it is; with `source`, with the property
-/// [`SOURCE_PROPERTY`] too. Off by default: it costs three allocations and about 1,500
-/// instructions a message (docs/performance.md), and a replayed line is published as it was.
+/// [`SOURCE_PROPERTY`] too. Off by default: the property's list, name and value are allocated
+/// for every message, more than the runner otherwise spends on a line (docs/performance.md),
+/// and a replayed line is published as it was.
 async fn publish_file(
     app: &RunningApp,
     topic: &str,

@@ -13,6 +13,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ruststream::completion::Completion;
 use ruststream::message::Record;
 use ruststream::HandlerOutcome;
 
@@ -24,6 +25,9 @@ const SOON: Duration = Duration::from_secs(10);
 /// Longer than the ack timeout plus pulsar-rs's 500 ms redelivery tick, with margin: after
 /// this, a message that was going to come back has come back.
 const QUIET: Duration = Duration::from_secs(5);
+/// pulsar-rs checks ack timeouts on a 500 ms ticker started with the consumer, so a delivery
+/// received at t with timeout d comes back on the first tick strictly after t + d.
+const TICK: Duration = Duration::from_millis(500);
 
 fn n(v: u32) -> NonZeroU32 {
     NonZeroU32::new(v).expect("not zero")
@@ -63,6 +67,13 @@ cases!(
     ack_timeout_redelivers_after_no_outcome: Brokers::Both,
     max_attempts_then_dead_letter: Brokers::Both,
     retry_after_counts_towards_the_limit: Brokers::Both,
+    ack_timeouts_count_towards_the_limit: Brokers::ApacheOnly,
+    retry_after_without_ack_timeout_accepts_a_longer_delay: Brokers::ApacheOnly,
+    no_outcome_without_ack_timeout_stays_unacknowledged: Brokers::ApacheOnly,
+    undecodable_payload_dead_lettered_at_once: Brokers::ApacheOnly,
+    undecodable_payload_dead_lettered_without_ack_timeout: Brokers::ApacheOnly,
+    undecodable_payload_without_dead_letter_comes_back_after_the_ack_timeout: Brokers::ApacheOnly,
+    a_slow_handler_does_not_block_the_others: Brokers::ApacheOnly,
     bare_topic_on_the_default_subscription: Brokers::Both,
     key_shared_keeps_per_key_order: Brokers::Both,
     handler_publishes_through_the_broker: Brokers::Both,
@@ -98,13 +109,20 @@ pub async fn ack(env: Env) {
         )
         .await;
     app.publish("jobs", job(1), vec![], None).await;
-    assert_eq!(app.until_calls("shared", 1, SOON).await.len(), 1);
+    let calls = app.until_calls("shared", 1, SOON).await;
+    assert_eq!(calls.len(), 1);
+    if env.exact() {
+        assert_eq!(calls[0].at(), Duration::ZERO, "handled at once");
+    }
     app.pass(QUIET).await;
     assert_eq!(
         app.calls_of("shared").len(),
         1,
         "an acknowledged message came back"
     );
+    if let Some(backlog) = app.backlog("jobs", "shared").await {
+        assert_eq!(backlog, 0, "acknowledged");
+    }
     app.stop().await;
 }
 
@@ -127,6 +145,16 @@ pub async fn drop_goes_nowhere(env: Env) {
         app.calls_of("dead_letters").is_empty(),
         "a dropped message was dead-lettered"
     );
+    if let Some(backlog) = app.backlog("jobs", "shared").await {
+        assert_eq!(backlog, 0, "a dropped message is acknowledged");
+    }
+    if let Some(tb) = app.in_process() {
+        assert!(
+            tb.topic("jobs-dlq").is_empty(),
+            "{:?}",
+            tb.topic("jobs-dlq")
+        );
+    }
     app.stop().await;
 }
 
@@ -156,6 +184,9 @@ pub async fn retry(env: Env) {
     }
     app.pass(QUIET).await;
     assert_eq!(app.calls_of("shared").len(), 3);
+    if let Some(backlog) = app.backlog("jobs", "shared").await {
+        assert_eq!(backlog, 0, "acknowledged on the third call");
+    }
     app.stop().await;
 }
 
@@ -173,9 +204,19 @@ pub async fn retry_after(env: Env) {
         )
         .await;
     app.publish("jobs", job(1), vec![], None).await;
+    if env.exact() {
+        app.pass(DELAY - Duration::from_nanos(1)).await;
+        assert_eq!(app.calls_of("shared").len(), 1, "not a nanosecond early");
+        app.pass(Duration::from_nanos(1)).await;
+        assert_eq!(app.calls_of("shared").len(), 2, "back at the delay");
+    }
     let calls = app.until_calls("shared", 2, SOON).await;
     assert_eq!(calls.len(), 2);
     env.assert_gap(&calls[0], &calls[1], DELAY);
+    if env.exact() {
+        let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+        assert_eq!(counts, [0, 1]);
+    }
     app.pass(QUIET).await;
     assert_eq!(app.calls_of("shared").len(), 2);
     app.stop().await;
@@ -204,7 +245,9 @@ pub async fn retry_after_refused_against_ack_timeout(env: Env) {
         "came back after {gap:?}: before the ack timeout"
     );
     if env.exact() {
-        assert_eq!(gap, ACK_TIMEOUT + Duration::from_millis(500));
+        assert_eq!(gap, ACK_TIMEOUT + TICK);
+        let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+        assert_eq!(counts, [0, 1]);
     }
     app.stop().await;
 }
@@ -232,6 +275,17 @@ pub async fn ack_timeout_redelivers_after_no_outcome(env: Env) {
     );
     assert_eq!(calls[0].outcome(), None);
     assert!(calls[1].at() - calls[0].at() > ACK_TIMEOUT);
+    if env.exact() {
+        assert_eq!(calls[0].completion(), Completion::Panicked);
+        assert_eq!(calls[0].at(), Duration::ZERO);
+        assert_eq!(
+            calls[1].at(),
+            ACK_TIMEOUT + TICK,
+            "on the first tick after the timeout"
+        );
+        let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+        assert_eq!(counts, [0, 1]);
+    }
     app.pass(QUIET).await;
     let calls = app.calls_of("shared");
     assert_eq!(
@@ -246,8 +300,8 @@ pub async fn ack_timeout_redelivers_after_no_outcome(env: Env) {
     app.stop().await;
 }
 
-/// max_attempts(3) → three deliveries, then the dead-letter topic with the payload and
-/// properties kept, plus REAL_TOPIC and ORIGIN_MESSAGE_ID.
+/// max_attempts(3) → three deliveries, then the dead-letter topic with the payload,
+/// properties and key kept, plus REAL_TOPIC and ORIGIN_MESSAGE_ID; the original acknowledged.
 pub async fn max_attempts_then_dead_letter(env: Env) {
     let app = env
         .start(
@@ -258,12 +312,21 @@ pub async fn max_attempts_then_dead_letter(env: Env) {
             Script::always(ret(HandlerOutcome::retry())),
         )
         .await;
-    app.publish("jobs", job(7), vec![("trace".into(), "abc".into())], None)
-        .await;
+    app.publish(
+        "jobs",
+        job(7),
+        vec![("trace".into(), "abc".into())],
+        Some("k7".into()),
+    )
+    .await;
     let dead = app.until_calls("dead_letters", 1, SOON).await;
     assert_eq!(dead.len(), 1, "one message on the dead-letter topic");
     let calls = app.calls_of("shared");
     assert_eq!(calls.len(), 3, "exactly max_attempts deliveries");
+    if env.exact() {
+        let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+        assert_eq!(counts, [0, 1, 2]);
+    }
     assert_eq!(dead[0].payload_bytes(), calls[0].payload_bytes());
     assert_eq!(dead[0].property("trace"), Some("abc"));
     let real_topic = dead[0].property("REAL_TOPIC").expect("REAL_TOPIC");
@@ -273,13 +336,27 @@ pub async fn max_attempts_then_dead_letter(env: Env) {
         dead[0].property("ORIGIN_MESSAGE_ID"),
         Some(calls[0].message_id())
     );
+    if let Some(tb) = app.in_process() {
+        let dlq = tb.topic("jobs-dlq");
+        assert_eq!(dlq.len(), 1);
+        assert_eq!(dlq[0].key.as_deref(), Some("k7"), "the key kept");
+        assert_eq!(
+            dlq[0].property("REAL_TOPIC"),
+            Some("persistent://public/default/jobs")
+        );
+        assert_eq!(dlq[0].properties.len(), 3, "nothing else added: {dlq:?}");
+    }
+    if let Some(backlog) = app.backlog("jobs", "shared").await {
+        assert_eq!(backlog, 0, "the original acknowledged");
+    }
     app.pass(QUIET).await;
     assert_eq!(app.calls_of("shared").len(), 3);
     assert_eq!(app.calls_of("dead_letters").len(), 1);
     app.stop().await;
 }
 
-/// retry_after counts as a redelivery.
+/// retry_after counts as a redelivery: the message goes to the dead-letter topic when it
+/// comes back after the last wait.
 pub async fn retry_after_counts_towards_the_limit(env: Env) {
     let app = env
         .start(
@@ -296,6 +373,283 @@ pub async fn retry_after_counts_towards_the_limit(env: Env) {
     let calls = app.calls_of("shared");
     assert_eq!(calls.len(), 2);
     env.assert_gap(&calls[0], &calls[1], DELAY);
+    if env.exact() {
+        assert_eq!(calls[0].at(), Duration::ZERO);
+        assert_eq!(dead[0].at(), DELAY * 2, "dead-lettered when it came back");
+    }
+    if let Some(tb) = app.in_process() {
+        let dlq = tb.topic("jobs-dlq");
+        assert_eq!(dlq.len(), 1);
+        assert_eq!(dlq[0].published_at.elapsed_since_origin(), DELAY * 2);
+    }
+    app.stop().await;
+}
+
+/// An expired ack timeout counts as a redelivery too: a handler that never gives an outcome
+/// sees the message max_attempts times, each an ack timeout (and the client's tick) after the
+/// last, then it goes to the dead-letter topic.
+pub async fn ack_timeouts_count_towards_the_limit(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared).max_attempts(n(3)).dead_letter("jobs-dlq");
+                b.include(dead_letters);
+            }),
+            Script::always(Step::Panic),
+        )
+        .await;
+    app.publish("jobs", job(1), vec![], None).await;
+    // Three ack timeouts, each ended by the client's next tick.
+    let dead = app
+        .until_calls("dead_letters", 1, (ACK_TIMEOUT + TICK) * 3 + SOON)
+        .await;
+    assert_eq!(
+        dead.len(),
+        1,
+        "on the dead-letter topic after the third timeout"
+    );
+    let calls = app.calls_of("shared");
+    assert_eq!(calls.len(), 3, "exactly max_attempts deliveries");
+    assert!(calls.iter().all(|c| c.outcome().is_none()), "no outcome");
+    for pair in calls.windows(2) {
+        let gap = pair[1].at() - pair[0].at();
+        assert!(
+            gap > ACK_TIMEOUT,
+            "back after {gap:?}, before the ack timeout"
+        );
+        if env.exact() {
+            assert!(
+                gap <= ACK_TIMEOUT + TICK,
+                "back after {gap:?}, later than the first tick after the ack timeout"
+            );
+        }
+    }
+    if env.exact() {
+        let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+        assert_eq!(counts, [0, 1, 2]);
+    }
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("shared").len(), 3);
+    assert_eq!(app.calls_of("dead_letters").len(), 1);
+    app.stop().await;
+}
+
+/// Without an ack timeout any delay is accepted: `retry_after` twice as long as the ack
+/// timeout of the other subscriptions (which they would refuse) brings the message back after
+/// that delay. A refused delay would leave it unacknowledged, and without an ack timeout it
+/// would never come back.
+pub async fn retry_after_without_ack_timeout_accepts_a_longer_delay(env: Env) {
+    let delay = ACK_TIMEOUT * 2;
+    let app = env
+        .start(
+            app(|b| {
+                b.include(no_timeout);
+            }),
+            Script::new(
+                [ret(HandlerOutcome::retry_after(delay))],
+                ret(HandlerOutcome::ack()),
+            ),
+        )
+        .await;
+    app.publish("jobs-nt", job(1), vec![], None).await;
+    if env.exact() {
+        app.pass(delay - Duration::from_nanos(1)).await;
+        assert_eq!(app.calls_of("no_timeout").len(), 1, "not before the delay");
+    }
+    let calls = app.until_calls("no_timeout", 2, delay + SOON).await;
+    assert_eq!(calls.len(), 2, "back after the delay");
+    env.assert_gap(&calls[0], &calls[1], delay);
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("no_timeout").len(), 2);
+    if let Some(backlog) = app.backlog("jobs-nt", "no-timeout").await {
+        assert_eq!(backlog, 0, "acknowledged on the second call");
+    }
+    app.stop().await;
+}
+
+/// No outcome without an ack timeout: the message stays unacknowledged and does not come back
+/// while the consumer is connected (in process: for a whole virtual day).
+pub async fn no_outcome_without_ack_timeout_stays_unacknowledged(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(no_timeout);
+            }),
+            Script::new([Step::Panic], ret(HandlerOutcome::ack())),
+        )
+        .await;
+    app.publish("jobs-nt", job(1), vec![], None).await;
+    let calls = app.until_calls("no_timeout", 1, SOON).await;
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].outcome(), None);
+    app.pass(if env.exact() {
+        Duration::from_secs(24 * 3600)
+    } else {
+        QUIET
+    })
+    .await;
+    assert_eq!(app.calls_of("no_timeout").len(), 1, "it came back");
+    if let Some(backlog) = app.backlog("jobs-nt", "no-timeout").await {
+        assert_eq!(backlog, 1, "left unacknowledged");
+    }
+    app.stop().await;
+}
+
+/// A payload that does not decode goes to the declared dead-letter topic at once, the call
+/// says why, and it never comes back: no retry can make it decode, so there is no hot loop
+/// and no wait for an ack timeout.
+async fn undecodable_dead_lettered(
+    env: Env,
+    mount: fn(&mut ruststream_pulsar::PulsarBroker<Plan>),
+    (handler, topic, subscription): (&'static str, &'static str, &'static str),
+    reader: &'static str,
+    payload: &'static [u8],
+) {
+    let app = env
+        .start(app(mount), Script::always(ret(HandlerOutcome::ack())))
+        .await;
+    app.publish(topic, payload.to_vec(), vec![], None).await;
+    let dead = app.until_calls(reader, 1, SOON).await;
+    assert_eq!(dead.len(), 1, "on the dead-letter topic");
+    let calls = app.calls_of(handler);
+    assert_eq!(calls.len(), 1, "no hot loop");
+    assert_eq!(calls[0].completion(), Completion::DeadLettered);
+    let error = calls[0].error().expect("the call says why");
+    let expected =
+        format!("handler `{handler}`: the payload is not a JSON `ruststream_tests::scenario::Job`");
+    assert!(error.starts_with(&expected), "{error}");
+    assert_eq!(dead[0].payload_bytes(), payload);
+    assert_eq!(
+        dead[0].property("ORIGIN_MESSAGE_ID"),
+        Some(calls[0].message_id())
+    );
+    if env.exact() {
+        assert_eq!(dead[0].at(), Duration::ZERO, "at once");
+    }
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of(handler).len(), 1, "acknowledged: never back");
+    assert_eq!(app.calls_of(reader).len(), 1);
+    if let Some(backlog) = app.backlog(topic, subscription).await {
+        assert_eq!(backlog, 0, "the original acknowledged");
+    }
+    app.stop().await;
+}
+
+/// An undecodable payload on a subscription with an ack timeout and a dead-letter topic.
+pub async fn undecodable_payload_dead_lettered_at_once(env: Env) {
+    undecodable_dead_lettered(
+        env,
+        |b| {
+            b.include(shared).max_attempts(n(2)).dead_letter("jobs-dlq");
+            b.include(raw_dead_letters);
+        },
+        ("shared", "jobs", "shared"),
+        "raw_dead_letters",
+        b"not json",
+    )
+    .await;
+}
+
+/// The same without an ack timeout: the declared dead-letter topic is reached at once all the
+/// same (it does not sit unacknowledged until a restart).
+pub async fn undecodable_payload_dead_lettered_without_ack_timeout(env: Env) {
+    undecodable_dead_lettered(
+        env,
+        |b| {
+            b.include(no_timeout)
+                .max_attempts(n(3))
+                .dead_letter("jobs-nt-dlq");
+            b.include(raw_no_timeout_dead_letters);
+        },
+        ("no_timeout", "jobs-nt", "no-timeout"),
+        "raw_no_timeout_dead_letters",
+        b"{\"id\":",
+    )
+    .await;
+}
+
+/// Without a dead-letter topic an undecodable payload is left unacknowledged: it comes back
+/// after the ack timeout, once per timeout, never in a hot loop.
+pub async fn undecodable_payload_without_dead_letter_comes_back_after_the_ack_timeout(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    app.publish("jobs", b"not json".to_vec(), vec![], None)
+        .await;
+    let calls = if env.exact() {
+        // Exactly one timeout and its tick: it comes back again after each one.
+        app.pass(ACK_TIMEOUT + TICK).await;
+        let calls = app.calls_of("shared");
+        assert_eq!(calls.len(), 2, "back once after the ack timeout");
+        calls
+    } else {
+        app.until_calls("shared", 2, ACK_TIMEOUT + SOON).await
+    };
+    assert!(
+        calls.len() >= 2,
+        "not back after the ack timeout: {calls:?}"
+    );
+    assert!(
+        calls.iter().all(|c| c.completion() == Completion::Rejected),
+        "{calls:?}"
+    );
+    let gap = calls[1].at() - calls[0].at();
+    assert!(
+        gap > ACK_TIMEOUT,
+        "back after {gap:?}, before the ack timeout"
+    );
+    if env.exact() {
+        assert_eq!(gap, ACK_TIMEOUT + TICK);
+    }
+    app.stop().await;
+}
+
+/// One slow handler does not hold up the others of its subscription (Shared, four at once):
+/// while the first job waits, the next two are handled and acknowledged.
+pub async fn a_slow_handler_does_not_block_the_others(env: Env) {
+    let script = Script::always(ret(HandlerOutcome::ack()));
+    let gate = script.with_gate();
+    let app = env
+        .start(
+            app(|b| {
+                b.include(gated);
+            }),
+            script,
+        )
+        .await;
+    for id in 1..=3 {
+        app.publish_unsettled("jobs-gate", job(id), vec![], None)
+            .await;
+    }
+    let two_done = || app.calls_of("gated").len() >= 2;
+    assert!(
+        app.wait_for(SOON, &two_done).await,
+        "jobs 2 and 3 not done while job 1 waits: {:?}",
+        app.calls_of("gated")
+    );
+    let mut done: Vec<u64> = app
+        .calls_of("gated")
+        .iter()
+        .map(|c| c.payload::<Job>().expect("a job").id)
+        .collect();
+    if !env.exact() {
+        // Two handlers side by side may finish in either order.
+        done.sort();
+    }
+    assert_eq!(done, [2, 3], "job 1 is still held");
+    gate.send(()).expect("job 1 still waits at its gate");
+    let calls = app.until_calls("gated", 3, SOON).await;
+    assert_eq!(calls.len(), 3);
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("gated").len(), 3);
+    if let Some(backlog) = app.backlog("jobs-gate", "gate").await {
+        assert_eq!(backlog, 0, "all acknowledged");
+    }
     app.stop().await;
 }
 
@@ -316,11 +670,32 @@ pub async fn bare_topic_on_the_default_subscription(env: Env) {
     app.publish("jobs-bare", job(1), vec![], None).await;
     let dead = app.until_calls("bare_dead_letters", 1, SOON).await;
     assert_eq!(dead.len(), 1);
-    assert_eq!(app.calls_of("bare").len(), 2);
+    let calls = app.calls_of("bare");
+    assert_eq!(calls.len(), 2);
+    assert!(
+        calls[0].topic().ends_with("/jobs-bare"),
+        "{}",
+        calls[0].topic()
+    );
+    if env.exact() {
+        // Shared, so the broker counts the redelivery.
+        let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+        assert_eq!(counts, [0, 1]);
+    }
+    if env.exact() {
+        assert_eq!(calls[0].topic(), "persistent://public/default/jobs-bare");
+    }
+    if let Some(backlog) = app
+        .backlog("jobs-bare", ruststream_pulsar::DEFAULT_SUBSCRIPTION)
+        .await
+    {
+        assert_eq!(backlog, 0, "the original acknowledged");
+    }
     app.stop().await;
 }
 
-/// KeyShared keeps the order of each key.
+/// KeyShared keeps the order of each key: five messages of two keys, all published before the
+/// handlers run.
 pub async fn key_shared_keeps_per_key_order(env: Env) {
     let app = env
         .start(
@@ -331,7 +706,7 @@ pub async fn key_shared_keeps_per_key_order(env: Env) {
         )
         .await;
     for (id, key) in [(1, "a"), (2, "b"), (3, "a"), (4, "a"), (5, "b")] {
-        app.publish("jobs-ks", job(id), vec![], Some(key.into()))
+        app.publish_unsettled("jobs-ks", job(id), vec![], Some(key.into()))
             .await;
     }
     let calls = app.until_calls("key_shared", 5, SOON).await;

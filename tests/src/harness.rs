@@ -48,6 +48,17 @@ pub trait Running: Send + Sync {
         key: Option<String>,
     ) -> BoxFuture<'a, ()>;
 
+    /// Publish and wait for the broker's receipt only, not for the app to settle (in process
+    /// the message is stored and the call returns: several publishes can all be there before
+    /// the handlers take them, and a held handler does not hold up the publish).
+    fn publish_unsettled<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> BoxFuture<'a, ()>;
+
     /// Publish `record`, with its options, and wait for the receipt (in process: and settle).
     fn publish_record<'a>(&'a self, topic: &'a str, record: Record) -> BoxFuture<'a, ()>;
 
@@ -241,6 +252,20 @@ impl Running for TestApp {
         })
     }
 
+    fn publish_unsettled<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            self.pulsar()
+                .publish(topic, payload, properties, key)
+                .expect("published");
+        })
+    }
+
     fn publish_record<'a>(&'a self, topic: &'a str, record: Record) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             TestApp::publish_record(self, topic, record)
@@ -344,6 +369,17 @@ impl Running for LiveApp {
                 .await
                 .expect("published");
         })
+    }
+
+    fn publish_unsettled<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+        properties: Vec<(String, String)>,
+        key: Option<String>,
+    ) -> BoxFuture<'a, ()> {
+        // A real broker's receipt never waited for the app.
+        Running::publish(self, topic, payload, properties, key)
     }
 
     fn publish_record<'a>(&'a self, topic: &'a str, record: Record) -> BoxFuture<'a, ()> {

@@ -192,6 +192,12 @@ impl Script {
         tx
     }
 
+    /// Whether the `gated` handler has taken the gate of [`Script::with_gate`]: job 1's
+    /// handler is running and waits at it.
+    pub fn gate_taken(&self) -> bool {
+        self.gate.lock().unwrap().is_none()
+    }
+
     fn next(&self) -> HandlerOutcome {
         let step = self.steps.lock().unwrap().pop_front().unwrap_or(self.then);
         match step {
@@ -371,6 +377,18 @@ pub async fn outbox(_job: &Forwarded) -> HandlerOutcome {
 
 #[subscriber(PulsarSubscription::new("jobs-dlq", "dlq-reader"))]
 pub async fn dead_letters(_job: &Job) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
+/// Reads `jobs-dlq` undecoded (`&[u8]`): what reaches it need not be a job.
+#[subscriber(PulsarSubscription::new("jobs-dlq", "dlq-raw-reader"))]
+pub async fn raw_dead_letters(_payload: &[u8]) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
+/// Reads the dead-letter topic of [`no_timeout`], `jobs-nt-dlq`, undecoded.
+#[subscriber(PulsarSubscription::new("jobs-nt-dlq", "dlq-raw-reader"))]
+pub async fn raw_no_timeout_dead_letters(_payload: &[u8]) -> HandlerOutcome {
     HandlerOutcome::ack()
 }
 

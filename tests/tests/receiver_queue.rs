@@ -5,7 +5,6 @@
 //! On tokio's paused clock, so stopping with stuck handlers (the grace period) costs no time.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use ruststream::app::{App, RunningApp, StartContext};
 use ruststream_pulsar::prelude::*;
@@ -24,7 +23,16 @@ async fn stuck_long_queue(_payload: &[u8]) -> HandlerOutcome {
     HandlerOutcome::ack()
 }
 
-async fn in_flight_with(topic: &str, mount: impl FnOnce(&mut PulsarBroker<()>)) -> usize {
+/// How many turns the app's tasks get to take deliveries (the clock standing still).
+const TURNS: usize = 100_000;
+
+/// What is in flight once the app has taken what it will: `expected`, waited for while the
+/// app's tasks run, then as many turns again for it to take more than it should.
+async fn in_flight_with(
+    topic: &str,
+    expected: usize,
+    mount: impl FnOnce(&mut PulsarBroker<()>),
+) -> usize {
     let parts = RustStream::new(AppInfo::new("queue", "0.0.0"))
         .with_broker(PulsarBroker::new("pulsar://127.0.0.1:6650"), mount)
         .into_parts();
@@ -39,7 +47,14 @@ async fn in_flight_with(topic: &str, mount: impl FnOnce(&mut PulsarBroker<()>)) 
             .await
             .expect("published");
     }
-    tokio::time::sleep(Duration::from_millis(10)).await;
+    let mut turns = 0;
+    while running.brokers()[0].in_flight() < expected && turns < TURNS {
+        turns += 1;
+        ruststream::runtime::yield_now().await;
+    }
+    for _ in 0..TURNS {
+        ruststream::runtime::yield_now().await;
+    }
     let in_flight = running.brokers()[0].in_flight();
     running.stop().await;
     in_flight
@@ -49,7 +64,7 @@ async fn in_flight_with(topic: &str, mount: impl FnOnce(&mut PulsarBroker<()>)) 
 async fn by_default_the_queue_is_as_long_as_the_concurrency() {
     // Two handlers running, two messages queued.
     assert_eq!(
-        in_flight_with("jobs-queued", |b| {
+        in_flight_with("jobs-queued", 4, |b| {
             b.include(stuck);
         })
         .await,
@@ -62,7 +77,7 @@ async fn a_subscription_can_ask_for_a_longer_queue() {
     // Ten asked for at once; two taken by the handlers; the queue is refilled only once it
     // falls below half (as pulsar-rs's consumer engine refills its permits).
     assert_eq!(
-        in_flight_with("jobs-queued-long", |b| {
+        in_flight_with("jobs-queued-long", 10, |b| {
             b.include(stuck_long_queue);
         })
         .await,
@@ -73,7 +88,7 @@ async fn a_subscription_can_ask_for_a_longer_queue() {
 #[tokio::test(start_paused = true)]
 async fn the_mount_overrides_the_subscription() {
     assert_eq!(
-        in_flight_with("jobs-queued", |b| {
+        in_flight_with("jobs-queued", 20, |b| {
             b.include(stuck).receiver_queue(20);
         })
         .await,

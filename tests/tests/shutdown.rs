@@ -11,6 +11,9 @@ use ruststream::HandlerOutcome;
 use ruststream_pulsar::DEFAULT_SHUTDOWN_GRACE;
 use ruststream_tests::scenario::{app, gated, ret, Plan, Script};
 
+/// How many turns the app's tasks get to start the handler (the clock standing still).
+const TURNS: usize = 100_000;
+
 async fn start_gated(script: Arc<Script>) -> ruststream::app::RunningApp {
     let parts = app(|b| {
         b.include(gated);
@@ -20,7 +23,7 @@ async fn start_gated(script: Arc<Script>) -> ruststream::app::RunningApp {
     let running = parts
         .start(
             StartContext::new(runtime).in_process(),
-            Some(Plan::new(script)),
+            Some(Plan::new(script.clone())),
         )
         .await
         .expect("starts");
@@ -28,8 +31,13 @@ async fn start_gated(script: Arc<Script>) -> ruststream::app::RunningApp {
         .publish("jobs-gate", b"{\"id\":1}".to_vec(), vec![], None)
         .await
         .expect("published");
-    // Let the driver take the delivery and start the handler, which waits at its gate.
-    tokio::time::sleep(Duration::from_millis(10)).await;
+    // Let the driver take the delivery and start the handler, until it waits at its gate.
+    let mut turns = 0;
+    while !script.gate_taken() {
+        turns += 1;
+        assert!(turns < TURNS, "the handler never reached its gate");
+        ruststream::runtime::yield_now().await;
+    }
     assert_eq!(
         running.brokers()[0].in_flight(),
         1,

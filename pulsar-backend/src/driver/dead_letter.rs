@@ -9,7 +9,8 @@
 //!
 //! - a delivery whose redelivery count is at least `max_attempts` is not handed to the handler
 //!   (pulsar-rs's rule `redelivery_count >= max_redeliver_count`, which lets the handler see a
-//!   message exactly `max_attempts` times);
+//!   message exactly `max_attempts` times): the subscription machine decides it
+//!   (`Admission::DeadLetter`);
 //! - a payload that does not decode goes at once when a dead-letter topic is declared: no
 //!   retry can make it decode;
 //! - the copy keeps payload, properties and key, and adds `REAL_TOPIC` (the topic it came from,
@@ -42,12 +43,6 @@ pub(crate) struct DeadLetter {
 }
 
 impl DeadLetter {
-    /// Whether this delivery is out of attempts. A transport that does not tell the count
-    /// never reaches the limit here.
-    pub(crate) fn out_of_attempts(&self, redelivery_count: Option<u32>) -> bool {
-        redelivery_count.is_some_and(|count| count > 0 && count >= self.max_attempts)
-    }
-
     /// Publish the copy of `received` and wait for the broker's receipt.
     pub(crate) async fn publish<Id: std::fmt::Display>(
         &self,

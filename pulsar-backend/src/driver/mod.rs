@@ -1,14 +1,14 @@
 //! The subscription driver: the one task that owns a consumer and makes every call on it.
 //!
-//! Deliveries come in, handlers run concurrently (up to the registration's limit, per-key
-//! order kept on KeyShared), each outcome goes through the core's [`Settler`], and the calls it
-//! yields are made here, on the consumer: this is where an outcome becomes `ack_with_id` or
-//! `nack_with_id`. `retry_after` waits are held by the settler and cost one timer for the
-//! whole subscription. The messages of a batched entry are settled one by one through the
-//! entry ledger ([`batch`]), and messages out of attempts go to the dead-letter topic from here
-//! ([`dead_letter`]).
+//! The driver is the I/O loop around the core's subscription machine
+//! (`ruststream::machine::SubscriptionMachine`), which decides everything: which deliveries to
+//! take and start (concurrency, per-key order, batch siblings), what each outcome becomes (the
+//! completion table), when a `retry_after` wait ends, how a batched entry is acknowledged, and
+//! when a delivery stops counting as in flight. The driver receives, runs handlers, and makes
+//! the calls the machine yields on the consumer: this is where an outcome becomes `ack_with_id`
+//! or `nack_with_id` (`run.rs`, `flush`). Moving a message to the dead-letter topic is the
+//! publish the machine asks for ([`dead_letter`]).
 
-mod batch;
 mod dead_letter;
 mod handle;
 mod instruments;
@@ -18,10 +18,10 @@ mod run;
 mod slots;
 mod tally;
 
-pub(crate) use batch::{BatchSlot, EntryPosition};
 pub(crate) use dead_letter::DeadLetter;
 pub(crate) use handle::DriverHandle;
 pub use instruments::metric;
 pub(crate) use port::{ConsumerPort, Headers, Payload, Received, SharedMessage};
 pub(crate) use run::{Driver, DriverConfig};
+pub(crate) use ruststream::machine::{BatchSlot, EntryPosition};
 pub(crate) use tally::Tally;

@@ -7,7 +7,7 @@ use ruststream::app::BoxError;
 
 use std::sync::Arc;
 
-use super::batch::{BatchSlot, EntryPosition};
+use super::{BatchSlot, EntryPosition};
 
 /// A message's body and headers that the transport keeps and shares with each delivery of it
 /// (the in-process Pulsar's stored message): handing a delivery over copies neither.

@@ -7,15 +7,16 @@ use std::task::Poll;
 
 use futures::channel::oneshot;
 use futures::FutureExt;
-use ruststream::completion::{Action, Completion, Settler, SubscriptionRules};
-use ruststream::dispatch::KeyOrder;
+use ruststream::completion::{Completion, SubscriptionRules};
 use ruststream::handler::HandlerError;
+use ruststream::machine::{
+    Admission, Arrival, Call, Delivered, MachineConfig, SubscriptionMachine,
+};
 use ruststream::message::Incoming;
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Handler, Instant};
 use tracing::Instrument;
 
-use super::batch::{Arrival, BatchLedger, BatchPlace, BatchSlot};
 use super::instruments::Instruments;
 use super::report;
 use super::slots::Slots;
@@ -62,15 +63,6 @@ struct Invocation<S> {
     duration: metrics::Histogram,
 }
 
-/// A delivery as the settler knows it: the transport's id, and its place in a batched entry
-/// (whose entry the id tells, [`ConsumerPort::entry`]). Kept small: a delivery waiting in
-/// `retry_after` is one of these in the settler.
-#[derive(Debug, Clone)]
-struct Delivered<Id> {
-    id: Id,
-    batch: Option<BatchPlace>,
-}
-
 /// A handler invocation that ended.
 struct Finished<Id> {
     id: Id,
@@ -115,30 +107,19 @@ async fn move_to_dead_letter<Id: std::fmt::Display>(
     }
 }
 
-/// Runs one subscription until told to stop.
+/// Runs one subscription until told to stop: the I/O loop around its
+/// [`SubscriptionMachine`], which decides everything (what to take, start, call and release).
 pub(crate) struct Driver<C: ConsumerPort, S> {
     consumer: C,
     config: DriverConfig<S>,
-    settler: Settler<Delivered<C::Id>>,
-    /// Batched entries with messages handed out or settled.
-    batches: BatchLedger<C::Id>,
-    /// Late copies of finished batched entries, to acknowledge again.
-    late_copies: Vec<C::Id>,
-    keys: KeyOrder<String, Received<C::Id>>,
-    key_ordered: bool,
+    machine: SubscriptionMachine<C::Id, Received<C::Id>>,
     invocation: Arc<Invocation<S>>,
-    /// The sleep for the settler's next deadline, with that deadline. A fired sleep is moved
+    /// The sleep for the machine's next deadline, with that deadline. A fired sleep is moved
     /// on only after the calls it released were made: what `RunningBroker::in_flight` promises
     /// (work a fired sleep releases counts as in flight until the sleep is let go).
     timer: Option<(Instant, Sleep)>,
     /// The handler's metric handles.
     instruments: Instruments,
-    /// Deliveries out of the driver's hands (settled, waiting, left, or never handed over),
-    /// each released once ([`ConsumerPort::release`]) after the flush that makes its due
-    /// calls and once the timer is armed: until then it still counts as in flight, so that
-    /// "nothing in flight" implies every call was made and every deadline has its sleep
-    /// (`RunningBroker::in_flight`).
-    to_release: Vec<C::Id>,
     /// The latest time read while handling the current event (a handler's end), for the
     /// flush that follows it: a time read a moment ago is never later than now, so no deadline
     /// fires early, and one that came due meanwhile has its timer fire at once.
@@ -148,7 +129,13 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
 impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
     pub(crate) fn new(consumer: C, config: DriverConfig<S>) -> Self {
         let rules = config.rules.clone();
-        let key_ordered = config.key_ordered;
+        let machine_config = MachineConfig {
+            key_ordered: config.key_ordered,
+            max_attempts: config.dead_letter.as_ref().map(|d| d.max_attempts),
+            batch_index_acks: consumer.acks_batch_index(),
+            ..MachineConfig::new(config.concurrency)
+        };
+        let machine = SubscriptionMachine::new(rules.clone(), machine_config, C::entry);
         let instruments = Instruments::new(config.handler.name());
         let invocation = Arc::new(Invocation {
             handler: config.handler.clone(),
@@ -158,21 +145,16 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             publisher: config.publisher.clone(),
             dead_letter: config.dead_letter.clone(),
             subscription: rules.subscription_name(),
-            key_ordered,
+            key_ordered: machine.config().key_ordered,
             duration: instruments.duration.clone(),
         });
         Driver {
             invocation,
             instruments,
             consumer,
-            settler: Settler::new(rules),
+            machine,
             config,
-            batches: BatchLedger::default(),
-            late_copies: Vec::new(),
-            keys: KeyOrder::new(),
-            key_ordered,
             timer: None,
-            to_release: Vec::new(),
             read_at: None,
         }
     }
@@ -197,8 +179,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         // invocations' future type has no name to write a method over.
         // (A delivery is moved as little as can be: each move is a copy of 192 bytes.)
         macro_rules! start_one {
-            ($received:expr) => {{
-                let finished = running.start(self.begin($received));
+            ($received:expr, $admission:expr) => {{
+                let finished = running.start(self.begin($received, $admission));
                 self.instruments.in_flight.set(running.len() as f64);
                 match finished {
                     Some(done) => self.finish(done, running.len()),
@@ -210,7 +192,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             ($next:expr) => {{
                 let mut next = $next;
                 while let Some(received) = next {
-                    next = start_one!(received);
+                    next = start_one!(received, Admission::Handle);
                 }
             }};
         }
@@ -224,10 +206,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             }
             self.flush().await;
             self.arm_timer();
-            for id in self.to_release.drain(..) {
+            while let Some(id) = self.machine.poll_release() {
                 self.consumer.release(&id);
             }
-            let limit = self.config.concurrency;
             let event = poll_fn(|cx| {
                 if stop.poll_unpin(cx).is_ready() {
                     return Poll::Ready(Event::Stop);
@@ -236,16 +217,25 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     start!(self.finish(done, running.len()));
                     return Poll::Ready(Event::Handled);
                 }
-                if running.len() + self.keys.held() < limit {
+                if self.machine.wants_delivery() {
                     match self.consumer.poll_receive(cx) {
                         Poll::Ready(Some(received)) => {
-                            if !self.admit(&received) {
-                            } else if self.key_ordered {
-                                // Not while a delivery of its key runs.
-                                let key = received.key.clone();
-                                start!(self.keys.arrive(key, received));
+                            let admission = self.machine.arrive(&Arrival {
+                                id: &received.id,
+                                batch: received.batch,
+                                redelivery_count: received.redelivery_count,
+                            });
+                            if admission == Admission::Skip {
+                                tracing::debug!(
+                                    message_id = %received.id,
+                                    "not handed over again: its batch came back for a sibling"
+                                );
+                            } else if self.machine.start(admission, received.key.as_deref()) {
+                                start!(start_one!(received, admission));
                             } else {
-                                start!(start_one!(received));
+                                // Waits for the delivery of its key that runs.
+                                let key = received.key.clone().unwrap_or_default();
+                                self.machine.hold(&key, received);
                             }
                             return Poll::Ready(Event::Handled);
                         }
@@ -271,33 +261,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         self.shutdown(running).await;
     }
 
-    /// Whether a delivery that came is to be handed over: not a copy of a batched message
-    /// already in hand or settled. One that is not is let go of here. (It takes the delivery
-    /// by reference: a delivery moved in and out of a call is copied each time.)
-    fn admit(&mut self, received: &Received<C::Id>) -> bool {
-        let Some(slot) = received.batch else {
-            return true;
-        };
-        let arrival = self.batches.arrive(slot);
-        if arrival == Arrival::Handle {
-            return true;
-        }
-        tracing::debug!(
-            message_id = %received.id,
-            already = ?arrival,
-            "not handed over again: its batch came back for a sibling"
-        );
-        if arrival == Arrival::Finished {
-            self.late_copies.push(received.id.clone());
-        }
-        self.to_release.push(received.id.clone());
-        false
-    }
-
     /// The handler invocation for `received`, counted as a delivery.
     fn begin(
         &mut self,
         received: Received<C::Id>,
+        admission: Admission,
     ) -> impl Future<Output = Finished<Delivered<C::Id>>> + Send + 'static {
         self.instruments.deliveries.increment(1);
         self.config.handled.bump();
@@ -329,13 +297,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             let key_ordered = *key_ordered;
             let id = Delivered {
                 id: received.id.clone(),
-                batch: received.batch.map(BatchSlot::place),
+                batch: received.batch.map(|slot| slot.place()),
             };
             let key = if key_ordered { received.key.clone() } else { None };
-            if let Some(dead_letter) = dead_letter
-                .as_ref()
-                .filter(|d| d.out_of_attempts(received.redelivery_count))
-            {
+            if let (Admission::DeadLetter, Some(dead_letter)) = (admission, dead_letter.as_ref()) {
                 // Boxed: a rare path, whose publish would otherwise enlarge every delivery's
                 // future (and each copy of it).
                 let completion = Box::pin(move_to_dead_letter(dead_letter, &received, "out of attempts", (&own, handler.name()))).await;
@@ -425,8 +390,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         .instrument(span)
     }
 
-    /// Settle a handler invocation that ended (`running` still run); the next delivery of its
-    /// key, if one was held back, is what to start now.
+    /// Hand a handler invocation that ended to the machine; the next delivery of its key, if
+    /// one was held back, is what to start now.
     fn finish(
         &mut self,
         done: Finished<Delivered<C::Id>>,
@@ -437,91 +402,45 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         self.instruments.in_flight.set(running as f64);
         let outcome = done.completion.label();
         self.instruments.outcome(outcome).increment(1);
-        let delivered = done.id.clone();
         // Logged in the delivery's span, so that a refusal names its topic and message id.
         let span_guard = done.span.enter();
-        // Whether the message is let go of without a call, so that its batched entry's
-        // redelivery may hand it over again.
-        let put_back = match self.settler.complete(done.id, done.completion, now) {
-            Ok(settlement) => {
-                tracing::debug!(?settlement, "settled");
-                // A `NackAt` is still in hand: a batched sibling's redelivery must not hand it
-                // over.
-                settlement == ruststream::Settlement::Leave
-            }
+        let message_id = done.id.id.clone();
+        let settlement = self.machine.finish(done.id, done.completion, now);
+        match settlement {
+            Ok(settlement) => tracing::debug!(?settlement, "settled"),
             Err(error) => {
                 let _context = report::context(
                     &done.span,
                     self.config.handler.name(),
                     &self.config.topic,
-                    &delivered.id,
+                    &message_id,
                 );
                 tracing::error!(%error, "outcome refused");
                 self.instruments.refused.increment(1);
-                true
             }
-        };
+        }
         drop(span_guard);
-        if put_back {
-            if let Some(place) = delivered.batch {
-                self.batches
-                    .put_back(place.in_entry(C::entry(&delivered.id)));
-            }
-        }
-        // Released after the calls the next flush makes for it, whatever the settlement.
-        self.to_release.push(delivered.id);
-        self.instruments.waiting.set(self.settler.waiting() as f64);
-        if !self.key_ordered {
-            return None;
-        }
-        self.keys.finish(done.key.as_ref())
+        self.instruments.waiting.set(self.machine.waiting() as f64);
+        self.machine.next_of_key(done.key.as_deref())
     }
 
-    /// Make every call that is due. A message of a batched entry is acknowledged at the
-    /// broker only with the last of its entry; until then its acknowledgement is held.
+    /// Make every call the machine says is due.
     async fn flush(&mut self) {
         let now = match self.read_at.take() {
             Some(read) => read,
             None => self.config.runtime.now(),
         };
-        for id in std::mem::take(&mut self.late_copies) {
-            let result = self.consumer.ack(&id).await;
-            self.count_call("ack", &result);
-        }
-        while let Some(action) = self.settler.poll_action(now) {
-            match action {
-                Action::Ack(Delivered { id, batch: None }) => {
+        while let Some(call) = self.machine.poll_call(now) {
+            match call {
+                Call::Ack(id) => {
                     let result = self.consumer.ack(&id).await;
                     self.count_call("ack", &result);
                 }
-                Action::Ack(Delivered {
-                    id,
-                    batch: Some(place),
-                }) => {
-                    let slot = place.in_entry(C::entry(&id));
-                    match self.batches.settle(slot, id.clone()) {
-                        Some(entry) => {
-                            for id in entry {
-                                let result = self.consumer.ack(&id).await;
-                                self.count_call("ack", &result);
-                            }
-                        }
-                        None => {
-                            if self.consumer.acks_batch_index() {
-                                let ack_set = self.batches.unsettled(slot);
-                                let result =
-                                    self.consumer.ack_batch_index(&id, slot, ack_set).await;
-                                self.count_call("ack_index", &result);
-                            }
-                        }
-                    }
+                Call::AckIndex { id, slot, ack_set } => {
+                    let result = self.consumer.ack_batch_index(&id, slot, ack_set).await;
+                    self.count_call("ack_index", &result);
                 }
-                Action::Nack(Delivered { id, batch }) => {
-                    if batch.is_some_and(|place| !self.batches.retry(place.in_entry(C::entry(&id))))
-                    {
-                        // Its entry is already on its way back.
-                        continue;
-                    }
+                Call::Nack(id) => {
                     let result = self.consumer.nack(&id).await;
                     self.count_call("nack", &result);
                 }
@@ -538,10 +457,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         }
     }
 
-    /// Make the timer match the settler's next deadline: the one sleep is moved in place (no
+    /// Make the timer match the machine's next deadline: the one sleep is moved in place (no
     /// allocation), made on first need, dropped when nothing waits.
     fn arm_timer(&mut self) {
-        let next = self.settler.next_deadline();
+        let next = self.machine.poll_timeout();
         match (&mut self.timer, next) {
             (Some((at, _)), Some(next)) if *at == next => {}
             (Some((at, sleep)), Some(next)) => {
@@ -557,7 +476,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         F: Future<Output = Finished<Delivered<C::Id>>>,
     {
         // Held deliveries (same key as a running one) never started: no outcome.
-        let held: Vec<_> = self.keys.drain().collect();
+        let held: Vec<_> = self.machine.drain_held().collect();
         for r in held {
             self.consumer.release(&r.id);
         }
@@ -600,13 +519,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         }
         drop(grace);
         self.flush().await;
-        for id in self.to_release.drain(..) {
+        while let Some(id) = self.machine.poll_release() {
             self.consumer.release(&id);
         }
-        let abandoned: Vec<_> = self.settler.abandon_waits().collect();
-        if !abandoned.is_empty() {
+        let abandoned = self.machine.abandon_waits();
+        if abandoned > 0 {
             tracing::info!(
-                count = abandoned.len(),
+                count = abandoned,
                 "stopping: retry_after waits abandoned; their messages stay unacknowledged and come back"
             );
         }
@@ -616,9 +535,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
 }
 #[cfg(test)]
 mod tests {
-    /// A finished invocation is moved three times on its way to the settler; at 128 bytes or
-    /// less the compiler moves it inline instead of calling `memcpy` (about 30 instructions a
-    /// message each, measured by `scripts/bench`).
+    /// A finished invocation is moved three times on its way to the machine; at 128 bytes or
+    /// less the compiler moves it inline instead of calling `memcpy`, which `scripts/bench`
+    /// showed on the consume->ack path.
     #[test]
     fn a_finished_invocation_moves_without_memcpy() {
         let size = std::mem::size_of::<

@@ -3,8 +3,8 @@
 //! Handlers of one subscription run concurrently. On a KeyShared subscription, though, two
 //! deliveries with the same key must not overlap: the second starts only when the first is
 //! settled, so per-key order holds end to end. [`KeyOrder`] is that rule as a pure state
-//! machine; the driver asks it whether a delivery may start and tells it when one finished.
-//! Deliveries without a key, and every delivery on the other types, start at once.
+//! machine; the subscription machine asks it whether a delivery may start and tells it when one
+//! finished. Deliveries without a key start at once.
 
 use alloc::collections::{BTreeMap, VecDeque};
 
@@ -50,9 +50,40 @@ impl<K: Ord + Clone, D> KeyOrder<K, D> {
         }
     }
 
+    /// Whether a delivery with `key` may start now: the key is marked busy and `true`, or the
+    /// key is busy and `false` (then [`KeyOrder::hold`] it). The delivery itself is not moved.
+    pub fn try_start<Q>(&mut self, key: &Q) -> bool
+    where
+        K: core::borrow::Borrow<Q>,
+        Q: Ord + ?Sized + alloc::borrow::ToOwned<Owned = K>,
+    {
+        if self.busy.contains_key(key) {
+            return false;
+        }
+        self.busy.insert(key.to_owned(), VecDeque::new());
+        true
+    }
+
+    /// Hold `delivery` behind the running one of its busy `key` ([`KeyOrder::try_start`] said
+    /// no), until that one finishes.
+    pub fn hold<Q>(&mut self, key: &Q, delivery: D)
+    where
+        K: core::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        if let Some(waiting) = self.busy.get_mut(key) {
+            waiting.push_back(delivery);
+            self.held += 1;
+        }
+    }
+
     /// The running delivery of `key` finished. Returns the next delivery of that key, which
     /// may start now, if one was held.
-    pub fn finish(&mut self, key: Option<&K>) -> Option<D> {
+    pub fn finish<Q>(&mut self, key: Option<&Q>) -> Option<D>
+    where
+        K: core::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
         let key = key?;
         let waiting = self.busy.get_mut(key)?;
         match waiting.pop_front() {

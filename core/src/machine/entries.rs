@@ -1,66 +1,70 @@
-//! Settling the messages of a batched entry one by one, on a broker that acknowledges entries.
+//! The messages of one batched entry, settled one by one on a broker that acknowledges entries.
 //!
-//! A batching producer (the default of the Java, Python and Go clients) writes several
-//! messages as one broker entry. Apache Pulsar acknowledges and redelivers such an entry as a
-//! whole unless batch-index acknowledgement is enabled on the broker
-//! (`acknowledgmentAtBatchIndexLevelEnabled`, off by default in 4.0.7), and pulsar-rs 6.9 sends
-//! no batch-index ack set anyway. So `ack_with_id` on one message of an entry acknowledges its
-//! siblings too, and a sibling that was meant to come back is lost; and a `nack_with_id` brings
-//! the whole entry back, siblings already handled included.
+//! A batching producer (the default of the Java, Python and Go Pulsar clients) writes several
+//! messages as one broker entry. A broker that tracks acknowledgements by entry (Apache Pulsar
+//! unless `acknowledgmentAtBatchIndexLevelEnabled`, off by default in 4.0.7) acknowledges and
+//! redelivers such an entry as a whole: acknowledging one message of it acknowledges its
+//! siblings too (and one that was meant to come back is lost), and a negative acknowledgement
+//! brings every message of it back, siblings already handled included.
 //!
-//! The ledger below makes each message of an entry settle as the completion table says, the
-//! way the Java client's batch acker does, plus the memory the issue asks for:
+//! [`EntryLedger`] makes each message of an entry settle as the completion table says, as the
+//! Java client's batch acker does:
 //!
-//! - an acknowledgement of one message is held until every message of its entry is
-//!   acknowledged (or dropped, or dead-lettered); then every message id of the entry is
-//!   acknowledged, so pulsar-rs also forgets each one's ack-timeout record;
-//! - a message whose index was already settled, or is still being handled (running, or in a
-//!   `retry_after` wait), is not handed to the handler again when the entry comes back because
-//!   of a sibling's redelivery;
+//! - an acknowledgement is held until every message of its entry is settled (acknowledged,
+//!   dropped or dead-lettered); then every message id of the entry is acknowledged;
+//! - a message whose index was settled already, or is still in hand (running, or in a
+//!   `retry_after` wait), is not handed to the handler again when the entry comes back for a
+//!   sibling's redelivery;
 //! - a `retry`, an expired wait or no outcome puts the index back out, so its next delivery is
-//!   handled.
-//!
+//!   handled;
 //! - a `retry` of a message whose entry is already on its way back (a sibling's negative
-//!   acknowledgement was sent, and no message of the entry has arrived since) makes no
-//!   call: that redelivery brings it too. So siblings retried together cost the entry one
-//!   redelivery, and one count (the broker counts by entry);
-//! - a message of an entry that was finished here arrives again (a copy the broker sent before
-//!   the acknowledgement reached it, or a rewind on Exclusive/Failover): it is acknowledged
-//!   again at once, not handled. The last [`REMEMBERED`] finished entries are remembered.
+//!   acknowledgement was sent, and no message of the entry arrived since) makes no call: that
+//!   redelivery brings it too, so siblings retried together cost the entry one redelivery and
+//!   one count (the broker counts by entry);
+//! - a message of an entry finished here that arrives again (a copy sent before the
+//!   acknowledgement reached the broker, or an Exclusive/Failover rewind) is acknowledged again
+//!   at once, not handled. The last [`REMEMBERED`] finished entries are remembered.
 //!
-//! The memory lives in this consumer only. A restart, or the entry moving to another consumer
-//! (this one closed or lost its connection), hands every message of the unfinished entry to a
-//! handler again, acknowledged siblings included: at-least-once, as documented in
-//! `docs/delivery-guarantees.md`.
+//! The memory lives in one consumer only. A restart, or the entry moving to another consumer,
+//! hands every message of an unfinished entry to a handler again, acknowledged siblings
+//! included: at least once, as `docs/delivery-guarantees.md` says.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::num::NonZeroU32;
 
 /// How many finished entries a consumer remembers, to acknowledge late copies of them without
 /// handling them again. A copy can only be late by what the client had queued when the entry
 /// finished, which the receiver queue bounds (the concurrency, 32 by default).
 pub(crate) const REMEMBERED: usize = 1024;
 
-/// Where an entry sits: what the broker acknowledges and redelivers as one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct EntryPosition {
-    pub(crate) ledger: u64,
-    pub(crate) entry: u64,
-    pub(crate) partition: i32,
+/// Where an entry sits: what the broker stores, acknowledges and redelivers as one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntryPosition {
+    /// The ledger that holds it.
+    pub ledger: u64,
+    /// Its number in the ledger.
+    pub entry: u64,
+    /// The partition of its topic, `-1` for a topic that is not a partition.
+    pub partition: i32,
 }
 
 /// A message's place in a batched entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BatchSlot {
-    pub(crate) entry: EntryPosition,
-    pub(crate) index: u32,
+pub struct BatchSlot {
+    /// The entry.
+    pub entry: EntryPosition,
+    /// The message's index in it.
+    pub index: u32,
     /// How many messages the entry holds; never zero, which lets `Option<BatchSlot>` take no
     /// more room than a slot (a delivery waiting in `retry_after` carries one).
-    pub(crate) size: std::num::NonZeroU32,
+    pub size: NonZeroU32,
 }
 
 impl BatchSlot {
     /// The slot without its entry, which the message's id tells again.
-    pub(crate) fn place(self) -> BatchPlace {
+    pub fn place(self) -> BatchPlace {
         BatchPlace {
             index: self.index,
             size: self.size,
@@ -70,16 +74,16 @@ impl BatchSlot {
 
 /// A message's place in a batched entry, without the entry: what a delivery carries while it
 /// is handled or waits in `retry_after` (8 bytes instead of 32; the entry is in its id, see
-/// [`ConsumerPort::entry`](super::ConsumerPort::entry)).
+/// the machine's `entry_of`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BatchPlace {
+pub struct BatchPlace {
     index: u32,
-    size: std::num::NonZeroU32,
+    size: NonZeroU32,
 }
 
 impl BatchPlace {
     /// The slot of this place in `entry`.
-    pub(crate) fn in_entry(self, entry: EntryPosition) -> BatchSlot {
+    pub fn in_entry(self, entry: EntryPosition) -> BatchSlot {
         BatchSlot {
             entry,
             index: self.index,
@@ -123,30 +127,30 @@ struct Entry<Id> {
 
 /// The batched entries of one consumer that have messages handed out or settled.
 #[derive(Debug)]
-pub(crate) struct BatchLedger<Id> {
-    entries: HashMap<EntryPosition, Entry<Id>>,
-    finished: HashSet<EntryPosition>,
+pub(crate) struct EntryLedger<Id> {
+    entries: BTreeMap<EntryPosition, Entry<Id>>,
+    finished: BTreeSet<EntryPosition>,
     finished_order: VecDeque<EntryPosition>,
 }
 
-impl<Id> Default for BatchLedger<Id> {
+impl<Id> Default for EntryLedger<Id> {
     fn default() -> Self {
-        BatchLedger {
-            entries: HashMap::new(),
-            finished: HashSet::new(),
+        EntryLedger {
+            entries: BTreeMap::new(),
+            finished: BTreeSet::new(),
             finished_order: VecDeque::new(),
         }
     }
 }
 
-impl<Id> BatchLedger<Id> {
+impl<Id> EntryLedger<Id> {
     /// A message of a batched entry arrived.
     pub(crate) fn arrive(&mut self, slot: BatchSlot) -> Arrival {
         if self.finished.contains(&slot.entry) {
             return Arrival::Finished;
         }
         let entry = self.entries.entry(slot.entry).or_insert_with(|| Entry {
-            slots: std::iter::repeat_with(|| Slot::Out)
+            slots: core::iter::repeat_with(|| Slot::Out)
                 .take(slot.size.get() as usize)
                 .collect(),
             redelivery_pending: false,
@@ -267,13 +271,13 @@ mod tests {
         BatchSlot {
             entry: E,
             index,
-            size: std::num::NonZeroU32::new(3).unwrap(),
+            size: NonZeroU32::new(3).unwrap(),
         }
     }
 
     #[test]
     fn the_entry_is_acknowledged_once_every_message_is_settled() {
-        let mut ledger = BatchLedger::default();
+        let mut ledger = EntryLedger::default();
         for i in 0..3 {
             assert_eq!(ledger.arrive(slot(i)), Arrival::Handle);
         }
@@ -290,7 +294,7 @@ mod tests {
 
     #[test]
     fn siblings_retried_before_the_redelivery_begins_share_it() {
-        let mut ledger: BatchLedger<&str> = BatchLedger::default();
+        let mut ledger: EntryLedger<&str> = EntryLedger::default();
         for i in 0..3 {
             ledger.arrive(slot(i));
         }
@@ -309,7 +313,7 @@ mod tests {
 
     #[test]
     fn the_ack_set_has_a_bit_for_each_index_not_settled() {
-        let mut ledger = BatchLedger::default();
+        let mut ledger = EntryLedger::default();
         for i in 0..3 {
             ledger.arrive(slot(i));
         }
@@ -319,7 +323,7 @@ mod tests {
         let wide = BatchSlot {
             entry: EntryPosition { entry: 9, ..E },
             index: 70,
-            size: std::num::NonZeroU32::new(71).unwrap(),
+            size: NonZeroU32::new(71).unwrap(),
         };
         ledger.arrive(wide);
         ledger.settle(wide, "z");
@@ -331,11 +335,11 @@ mod tests {
 
     #[test]
     fn only_the_last_finished_entries_are_remembered() {
-        let mut ledger = BatchLedger::default();
+        let mut ledger = EntryLedger::default();
         let one = |n: u64| BatchSlot {
             entry: EntryPosition { entry: n, ..E },
             index: 0,
-            size: std::num::NonZeroU32::new(1).unwrap(),
+            size: NonZeroU32::new(1).unwrap(),
         };
         for n in 0..=REMEMBERED as u64 {
             ledger.arrive(one(n));
@@ -347,7 +351,7 @@ mod tests {
 
     #[test]
     fn a_redelivered_entry_hands_over_only_what_is_not_settled_or_in_hand() {
-        let mut ledger = BatchLedger::default();
+        let mut ledger = EntryLedger::default();
         for i in 0..3 {
             ledger.arrive(slot(i));
         }
@@ -363,7 +367,7 @@ mod tests {
 
     #[test]
     fn putting_back_a_settled_index_changes_nothing() {
-        let mut ledger = BatchLedger::default();
+        let mut ledger = EntryLedger::default();
         ledger.arrive(slot(0));
         ledger.settle(slot(0), "a");
         ledger.put_back(slot(0));
@@ -372,7 +376,7 @@ mod tests {
 
     #[test]
     fn an_unknown_entry_settles_nothing() {
-        let mut ledger: BatchLedger<&str> = BatchLedger::default();
+        let mut ledger: EntryLedger<&str> = EntryLedger::default();
         assert_eq!(ledger.settle(slot(0), "a"), None);
         ledger.put_back(slot(0));
         assert_eq!(ledger.len(), 0);

@@ -1,0 +1,27 @@
+//! A call the driver makes on its consumer.
+
+use alloc::vec::Vec;
+
+use super::BatchSlot;
+
+/// One call on a subscription's consumer, from
+/// [`SubscriptionMachine::poll_call`](super::SubscriptionMachine::poll_call).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Call<Id> {
+    /// Acknowledge the message (Pulsar: `ack_with_id`).
+    Ack(Id),
+    /// Acknowledge one message of a batched entry that is not finished yet at batch-index
+    /// level: `ack_set` has a bit set for every index of the entry not settled yet, 64 a word,
+    /// as Pulsar's batch-index acknowledgement (PIP-54) takes it.
+    AckIndex {
+        /// The message.
+        id: Id,
+        /// Its place in its entry.
+        slot: BatchSlot,
+        /// The indexes still to acknowledge.
+        ack_set: Vec<i64>,
+    },
+    /// Ask for the message again (Pulsar: `nack_with_id`).
+    Nack(Id),
+}

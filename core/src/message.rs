@@ -1,24 +1,43 @@
-//! A delivered message as handlers and extractors see it, whatever the broker, and the port
-//! a handler publishes through.
+//! A message to publish, a delivered message as handlers and extractors see it, whatever the
+//! broker, and the port a handler publishes through.
 
-use alloc::string::String;
+use alloc::borrow::Cow;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::time::Duration;
 
+pub use crate::message_id::{MessageId, MessageIdError};
+use crate::outgoing::{EncodeError, Outgoing};
 pub use crate::publishing::Publishing;
 
-/// Message headers: name/value pairs, in the order the message carries them. For Pulsar these
-/// are the message properties, so other clients read and write the same values.
-pub type Headers = Vec<(String, String)>;
-
-/// One encoded message to publish, with what the producer may say about it.
+/// A message to publish: where to, the encoded payload, and what the producer may say about
+/// it. Build one with [`Message::new`] (bytes to a topic) or [`Message::of`] (a typed value to
+/// its `#[outgoing(name)]` topic), then set options:
+///
+/// ```
+/// use std::time::Duration;
+/// use ruststream::message::Message;
+///
+/// let message = Message::new("refunds", br#"{"id":7}"#.to_vec())
+///     .property("tenant", "acme")
+///     .key("card-7")
+///     .deliver_after(Duration::from_secs(30));
+/// assert_eq!(message.topic, "refunds");
+/// ```
+///
+/// Every way to publish takes one ([`IntoMessage`]): a `Message`, or a reference to a typed
+/// value, published to its own topic with no options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Record {
+pub struct Message {
+    /// The topic, short (in the broker's namespace) or fully qualified. A `&'static str` (an
+    /// `#[outgoing]` type's topic) is kept without a copy.
+    pub topic: Cow<'static, str>,
     /// The encoded payload.
     pub payload: Vec<u8>,
-    /// The headers (Pulsar: properties).
-    pub headers: Headers,
+    /// The message properties: name/value pairs, in order (what other Pulsar clients read and
+    /// write as properties).
+    pub properties: Vec<(String, String)>,
     /// The partitioning / ordering key.
     pub key: Option<String>,
     /// When the event happened, since the Unix epoch (Pulsar: `event_time`).
@@ -31,43 +50,108 @@ pub struct Record {
     pub deliver_at: Option<Duration>,
 }
 
-impl Record {
-    /// A record with this payload, no headers and no key.
-    pub fn new(payload: impl Into<Vec<u8>>) -> Self {
-        Record {
+impl Message {
+    /// `payload` (already encoded) to `topic`, with no properties and no key.
+    pub fn new(topic: impl Into<Cow<'static, str>>, payload: impl Into<Vec<u8>>) -> Self {
+        Message {
+            topic: topic.into(),
             payload: payload.into(),
-            ..Record::default()
+            ..Message::default()
         }
     }
 
-    /// Add a header.
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
+    /// `value` encoded as its type says (JSON unless `#[outgoing(codec = ..)]` says otherwise),
+    /// to its `#[outgoing(name)]` topic.
+    pub fn of<T: Outgoing + ?Sized>(value: &T) -> Result<Self, EncodeError> {
+        Ok(Message::new(T::TOPIC, value.encode()?))
+    }
+
+    /// `value` as JSON, to `topic`: for a type that is not `#[outgoing]`, or another topic.
+    pub fn json<T: serde::Serialize + ?Sized>(
+        topic: impl Into<Cow<'static, str>>,
+        value: &T,
+    ) -> Result<Self, EncodeError> {
+        let payload = serde_json::to_vec(value).map_err(|e| EncodeError::new::<T>("JSON", e))?;
+        Ok(Message::new(topic, payload))
+    }
+
+    /// To `topic` instead.
+    pub fn to(mut self, topic: impl Into<Cow<'static, str>>) -> Self {
+        self.topic = topic.into();
         self
     }
 
-    /// Set the key.
-    pub fn with_key(mut self, key: impl Into<String>) -> Self {
+    /// With one more property.
+    pub fn property(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.properties.push((name.into(), value.into()));
+        self
+    }
+
+    /// With the partitioning / ordering key `key`.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
         self.key = Some(key.into());
         self
     }
 
-    /// Set the event time, since the Unix epoch.
-    pub fn with_event_time(mut self, since_epoch: Duration) -> Self {
+    /// With the time the event happened, since the Unix epoch.
+    pub fn event_time(mut self, since_epoch: Duration) -> Self {
         self.event_time = Some(since_epoch);
         self
     }
 
-    /// Deliver no sooner than `delay` after publishing (Shared and KeyShared).
+    /// Delivered no sooner than `delay` after publishing (Shared and KeyShared).
     pub fn deliver_after(mut self, delay: Duration) -> Self {
         self.deliver_after = Some(delay);
         self
     }
 
-    /// Deliver no sooner than `since_epoch` (Shared and KeyShared).
+    /// Delivered no sooner than `since_epoch` (Shared and KeyShared).
     pub fn deliver_at(mut self, since_epoch: Duration) -> Self {
         self.deliver_at = Some(since_epoch);
         self
+    }
+}
+
+/// The one topic `messages` go to, for a batch (`None` for no message).
+///
+/// # Errors
+///
+/// [`PublishError::MixedBatch`] when they name more than one.
+pub fn batch_topic(messages: &[Message]) -> Result<Option<&str>, crate::PublishError> {
+    let Some(first) = messages.first() else {
+        return Ok(None);
+    };
+    match messages.iter().find(|m| m.topic != first.topic) {
+        Some(other) => Err(crate::PublishError::MixedBatch {
+            first: first.topic.to_string(),
+            other: other.topic.to_string(),
+        }),
+        None => Ok(Some(&first.topic)),
+    }
+}
+
+/// What can be published: a [`Message`], or a reference to a value of an `#[outgoing]` type
+/// (encoded, to its own topic).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be published",
+    label = "not a message",
+    note = "publish a `Message` (`Message::new(topic, bytes)`, `Message::of(&value)?` with \
+            options), or `&value` of a type that derives `Outgoing`"
+)]
+pub trait IntoMessage {
+    /// The message, or why the value could not be encoded.
+    fn into_message(self) -> Result<Message, EncodeError>;
+}
+
+impl IntoMessage for Message {
+    fn into_message(self) -> Result<Message, EncodeError> {
+        Ok(self)
+    }
+}
+
+impl<T: Outgoing + ?Sized> IntoMessage for &T {
+    fn into_message(self) -> Result<Message, EncodeError> {
+        Message::of(self)
     }
 }
 
@@ -77,8 +161,8 @@ impl Record {
 pub struct Incoming<'a> {
     /// The encoded payload.
     pub payload: &'a [u8],
-    /// The headers (Pulsar: properties).
-    pub headers: &'a [(String, String)],
+    /// The message properties.
+    pub properties: &'a [(String, String)],
     /// The fully qualified topic the message came from.
     pub topic: &'a str,
     /// The partitioning / ordering key, if the message has one.
@@ -89,10 +173,8 @@ pub struct Incoming<'a> {
     pub redelivery_count: Option<u32>,
     /// The broker's publishing port, for the `Publisher` parameter.
     pub publisher: Option<&'a alloc::sync::Arc<dyn Publish>>,
-    /// The broker's id of the message, printed on demand (for Pulsar
-    /// `ledger:entry:partition`, plus `:index` for a message of a batch): only a handler that
-    /// asks for its `MessageId` pays for the text. `None` where the broker gave none.
-    pub message_id: Option<&'a (dyn core::fmt::Display + Sync)>,
+    /// The broker's id of the message, `None` where the broker gave none.
+    pub message_id: Option<MessageId>,
     /// When the broker stored the message, since the Unix epoch (on a virtual clock, since it
     /// started), where the client tells.
     pub publish_time: Option<Duration>,
@@ -104,10 +186,7 @@ impl core::fmt::Debug for Incoming<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Incoming")
             .field("topic", &self.topic)
-            .field(
-                "message_id",
-                &self.message_id.map(alloc::string::ToString::to_string),
-            )
+            .field("message_id", &self.message_id)
             .field("key", &self.key)
             .field("redelivery_count", &self.redelivery_count)
             .field("payload_len", &self.payload.len())
@@ -117,10 +196,10 @@ impl core::fmt::Debug for Incoming<'_> {
 
 impl<'a> Incoming<'a> {
     /// A view over the given parts, with no key and no redelivery count.
-    pub fn new(payload: &'a [u8], headers: &'a [(String, String)], topic: &'a str) -> Self {
+    pub fn new(payload: &'a [u8], properties: &'a [(String, String)], topic: &'a str) -> Self {
         Incoming {
             payload,
-            headers,
+            properties,
             topic,
             key: None,
             redelivery_count: None,
@@ -132,7 +211,7 @@ impl<'a> Incoming<'a> {
     }
 
     /// The same view with the broker's message id.
-    pub fn with_message_id(mut self, id: &'a (dyn core::fmt::Display + Sync)) -> Self {
+    pub fn with_message_id(mut self, id: MessageId) -> Self {
         self.message_id = Some(id);
         self
     }
@@ -162,29 +241,22 @@ impl<'a> Incoming<'a> {
         self
     }
 
-    /// The value of header `name`, if present.
-    pub fn header(&self, name: &str) -> Option<&'a str> {
-        self.headers
+    /// The value of property `name`, if present.
+    pub fn property(&self, name: &str) -> Option<&'a str> {
+        self.properties
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
 }
 
-/// What a broker offers handlers for publishing: one message to one topic, awaiting the
-/// broker's receipt. Returns the message id as the broker prints it.
+/// What a broker offers handlers for publishing: one message, awaiting the broker's receipt;
+/// the message's id.
 ///
 /// An implementation that stores the message at the call (an in-process broker) returns
 /// [`Publishing::done`], and the message is published even if the future is never awaited;
 /// one that waits for a receipt returns [`Publishing::waiting`].
 pub trait Publish: Send + Sync {
-    /// Publish `record` to `topic`.
-    fn publish<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, String>;
-
-    /// Publish `record` to `topic`, awaiting the broker's receipt, for a caller that does not
-    /// read the message id: a broker that prints ids on demand need not print this one.
-    /// Overriding it is optional; this default publishes and drops the id.
-    fn publish_without_id<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, ()> {
-        self.publish(topic, record).map(drop)
-    }
+    /// Publish `message`.
+    fn publish(&self, message: Message) -> Publishing<'_, MessageId>;
 }

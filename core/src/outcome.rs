@@ -84,3 +84,139 @@ mod tests {
         assert_eq!(HandlerOutcome::drop().name(), "drop");
     }
 }
+
+/// What a handler's return becomes: an outcome, and the error that led to it, if any (logged
+/// with the delivery, never sent anywhere).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Answer {
+    /// What becomes of the message.
+    pub outcome: HandlerOutcome,
+    /// Why, when the handler returned an error.
+    pub error: Option<alloc::boxed::Box<dyn core::error::Error + Send + Sync>>,
+}
+
+impl Answer {
+    /// `outcome`, for no error.
+    pub fn new(outcome: HandlerOutcome) -> Self {
+        Answer {
+            outcome,
+            error: None,
+        }
+    }
+
+    /// The same outcome, because of `error`.
+    pub fn because(mut self, error: impl core::error::Error + Send + Sync + 'static) -> Self {
+        self.error = Some(alloc::boxed::Box::new(error));
+        self
+    }
+}
+
+/// What a handler may return: a [`HandlerOutcome`], or a `Result` of two types that are
+/// themselves `IntoOutcome`, so that a handler can use `?`.
+///
+/// - `HandlerOutcome`: as it is.
+/// - `Result<T, E>`: `Ok(t)` as `t` says, `Err(e)` as `e` says (its [`Answer`] keeps the error,
+///   which is logged with the delivery).
+/// - `Box<dyn Error + Send + Sync>` (any error, boxed by `?`): [`HandlerOutcome::retry`], the
+///   error logged. `Result<HandlerOutcome, Box<dyn Error + Send + Sync>>` lets a handler use
+///   `?` on any fallible call.
+/// - A service's own error type says what each of its variants becomes by implementing this
+///   trait:
+///
+/// ```
+/// use std::time::Duration;
+/// use ruststream::outcome::{Answer, IntoOutcome};
+/// use ruststream::HandlerOutcome;
+///
+/// #[derive(Debug, thiserror::Error)]
+/// enum Refusal {
+///     #[error("rate limited")]
+///     Busy,
+///     #[error("card declined")]
+///     Declined,
+/// }
+///
+/// impl IntoOutcome for Refusal {
+///     fn into_outcome(self) -> Answer {
+///         let outcome = match self {
+///             Refusal::Busy => HandlerOutcome::retry_after(Duration::from_secs(30)),
+///             Refusal::Declined => HandlerOutcome::drop(),
+///         };
+///         Answer::new(outcome).because(self)
+///     }
+/// }
+///
+/// // A handler may now return `Result<HandlerOutcome, Refusal>` and use `?`.
+/// let answer = Err::<HandlerOutcome, _>(Refusal::Declined).into_outcome();
+/// assert_eq!(answer.outcome, HandlerOutcome::drop());
+/// assert_eq!(answer.error.unwrap().to_string(), "card declined");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a handler cannot return `{Self}`",
+    label = "the handler's return type",
+    note = "return a `HandlerOutcome`, or `Result<HandlerOutcome, E>` where `E` implements \
+            `IntoOutcome` (`Box<dyn Error + Send + Sync>` does: an error becomes `retry()`), \
+            or implement `ruststream::outcome::IntoOutcome` for your own error type"
+)]
+pub trait IntoOutcome {
+    /// The outcome, and the error behind it if any.
+    fn into_outcome(self) -> Answer;
+}
+
+impl IntoOutcome for HandlerOutcome {
+    #[inline]
+    fn into_outcome(self) -> Answer {
+        Answer::new(self)
+    }
+}
+
+impl IntoOutcome for Answer {
+    #[inline]
+    fn into_outcome(self) -> Answer {
+        self
+    }
+}
+
+impl<T: IntoOutcome, E: IntoOutcome> IntoOutcome for Result<T, E> {
+    #[inline]
+    fn into_outcome(self) -> Answer {
+        match self {
+            Ok(value) => value.into_outcome(),
+            Err(error) => error.into_outcome(),
+        }
+    }
+}
+
+impl IntoOutcome for alloc::boxed::Box<dyn core::error::Error + Send + Sync> {
+    fn into_outcome(self) -> Answer {
+        Answer {
+            outcome: HandlerOutcome::retry(),
+            error: Some(self),
+        }
+    }
+}
+
+#[cfg(test)]
+mod into_outcome_tests {
+    use super::*;
+    use alloc::boxed::Box;
+    use alloc::string::ToString;
+
+    #[test]
+    fn a_boxed_error_is_a_retry_that_keeps_the_error() {
+        let failed: Result<HandlerOutcome, Box<dyn core::error::Error + Send + Sync>> =
+            Err("the processor did not answer".into());
+        let answer = failed.into_outcome();
+        assert_eq!(answer.outcome, HandlerOutcome::retry());
+        assert_eq!(
+            answer.error.map(|e| e.to_string()).as_deref(),
+            Some("the processor did not answer")
+        );
+        let ok: Result<HandlerOutcome, Box<dyn core::error::Error + Send + Sync>> =
+            Ok(HandlerOutcome::ack());
+        let answer = ok.into_outcome();
+        assert_eq!(answer.outcome, HandlerOutcome::ack());
+        assert!(answer.error.is_none());
+    }
+}

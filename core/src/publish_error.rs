@@ -37,6 +37,18 @@ pub enum PublishError {
     /// The app has no broker to publish through.
     #[error("the app has no broker to publish through: add one with `with_broker`")]
     NoBroker,
+    /// A batch named more than one topic; nothing was sent. A batch is one entry of one
+    /// topic.
+    #[error(
+        "a batch goes to one topic, but its messages name `{first}` and `{other}`; publish one \
+         batch per topic"
+    )]
+    MixedBatch {
+        /// The first message's topic.
+        first: String,
+        /// Another topic named in the batch.
+        other: String,
+    },
 }
 
 impl PublishError {

@@ -14,7 +14,16 @@ mod subscriber;
 /// The argument is a descriptor expression understood by the broker the handler is included
 /// in (for Pulsar, `PulsarSubscription::new(topic, subscription)` with its options, or a bare
 /// topic name). The first parameter is the decoded payload, `&T` with `T: Deserialize`; the
-/// others are extractors such as `State<T>`. The function must return `HandlerOutcome`.
+/// others are extractors such as `State<T>`. The function returns a `HandlerOutcome`, or
+/// anything else that implements `IntoOutcome` (such as `Result<HandlerOutcome, E>`, so that
+/// the body can use `?`).
+///
+/// The macro names the descriptor's type in the handler's `Described` impl, where stable Rust
+/// accepts no `impl Trait` and no inference. It reads the type off a string literal
+/// (`&'static str`) and off a call of an associated function (`PulsarSubscription::new(..)`,
+/// with any method calls after it); for any other expression, such as a function of the
+/// service's own that builds the subscription, write the type after it:
+/// `#[subscriber(refunds_subscription(), descriptor = PulsarSubscription)]`.
 ///
 /// The macro replaces the function with a unit struct of the same name, so that
 /// `b.include(process_refund)` passes the handler; the function body is kept as

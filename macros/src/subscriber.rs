@@ -193,12 +193,14 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 state: &'a __S,
             ) -> ::ruststream::handler::BoxFuture<
                 'a,
-                ::core::result::Result<::ruststream::HandlerOutcome, ::ruststream::HandlerError>,
+                ::core::result::Result<::ruststream::Answer, ::ruststream::Rejection>,
             > {
                 ::ruststream::__private::Box::pin(async move {
                     #decode
                     #(#extract_lets)*
-                    ::core::result::Result::Ok(#name::handle(payload, #(#extract_args),*).await)
+                    ::core::result::Result::Ok(::ruststream::IntoOutcome::into_outcome(
+                        #name::handle(payload, #(#extract_args),*).await,
+                    ))
                 })
             }
         }

@@ -27,6 +27,7 @@ compile_error!(
 mod broker;
 mod driver;
 mod inprocess;
+mod message_id;
 mod observe;
 pub mod prelude;
 mod registration;
@@ -46,7 +47,7 @@ pub use broker::{
 };
 pub use driver::metric;
 pub use inprocess::{InProcessPulsar, TopicMessage};
-pub use observe::CallRecord;
+pub use observe::Call;
 pub use registration::Mounted;
 pub use ruststream_pulsar_model::{HashingScheme, InitialPosition, TopicName, TopicNameError};
 pub use subscription::{

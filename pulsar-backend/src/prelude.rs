@@ -6,6 +6,6 @@ pub use ruststream::params::{
     EventTime, MessageId, MessageKey, Properties, PublishTime, RedeliveryCount, Topic,
 };
 pub use ruststream::{
-    nonzero, subscriber, AppInfo, FromRef, HandlerOutcome, Outgoing, PublishError, Publisher,
-    RustStream, State, SubscriptionType,
+    nonzero, subscriber, AppInfo, FromRef, HandlerOutcome, IntoOutcome, Message, Outgoing,
+    PublishError, Publisher, RustStream, State, SubscriptionType,
 };

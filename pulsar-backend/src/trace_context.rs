@@ -38,17 +38,17 @@ mod w3c {
         }
     }
 
-    /// Write the current span's trace context into `headers`, if it has one.
-    pub(crate) fn inject(headers: &mut Vec<(String, String)>) {
+    /// Write the current span's trace context into `properties`, if it has one.
+    pub(crate) fn inject(properties: &mut Vec<(String, String)>) {
         let cx = tracing::Span::current().context();
         if cx.span().span_context().is_valid() {
-            TraceContextPropagator::new().inject_context(&cx, &mut Write(headers));
+            TraceContextPropagator::new().inject_context(&cx, &mut Write(properties));
         }
     }
 
-    /// Make the trace context in `headers`, if any, the parent of `span`.
-    pub(crate) fn continue_from(span: &tracing::Span, headers: &[(String, String)]) {
-        let cx = TraceContextPropagator::new().extract(&Read(headers));
+    /// Make the trace context in `properties`, if any, the parent of `span`.
+    pub(crate) fn continue_from(span: &tracing::Span, properties: &[(String, String)]) {
+        let cx = TraceContextPropagator::new().extract(&Read(properties));
         if cx.span().span_context().is_valid() {
             // Fails only when the span is disabled or closed: then there is nothing to link.
             let _ = span.set_parent(cx);
@@ -61,8 +61,8 @@ pub(crate) use w3c::{continue_from, inject};
 
 /// Without the `otel` feature: nothing to write.
 #[cfg(not(feature = "otel"))]
-pub(crate) fn inject(_headers: &mut Vec<(String, String)>) {}
+pub(crate) fn inject(_properties: &mut Vec<(String, String)>) {}
 
 /// Without the `otel` feature: nothing to continue.
 #[cfg(not(feature = "otel"))]
-pub(crate) fn continue_from(_span: &tracing::Span, _headers: &[(String, String)]) {}
+pub(crate) fn continue_from(_span: &tracing::Span, _properties: &[(String, String)]) {}

@@ -19,7 +19,7 @@ use crate::{ConsumerId, Content, MessageId, Properties, TopicName};
 pub struct OutgoingMessage {
     /// The message body.
     pub payload: Vec<u8>,
-    /// The message properties (ruststream's headers), sorted by name: the list the topic
+    /// The message properties, sorted by name: the list the topic
     /// stores and every delivery shares.
     pub properties: Properties,
     /// The partition key; on a KeyShared subscription it decides which consumer gets the

@@ -11,6 +11,7 @@ use futures::StreamExt;
 use ruststream::app::{
     App, AppParts, RunningApp, SettingSpec, Settings, StartContext, VirtualTime,
 };
+use ruststream::message::Message;
 use ruststream::runtime::{Runtime, Spawn, WithClock};
 use ruststream::ManualClock;
 
@@ -223,6 +224,9 @@ async fn publish_file(
 ) -> Result<(), String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read `{file}` for --publish {topic}={file}: {e}"))?;
+    // Named by every message of the file without a copy each: a handful of command-line
+    // topics, kept for the process's life.
+    let topic: &'static str = Box::leak(topic.to_owned().into_boxed_str());
     let mut published = 0usize;
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -235,7 +239,9 @@ async fn publish_file(
         } else {
             Vec::new()
         };
-        app.publish(topic, line.as_bytes().to_vec(), properties, None)
+        let mut message = Message::new(topic, line.as_bytes().to_vec());
+        message.properties = properties;
+        app.publish(message)
             .await
             .map_err(|e| format!("{file}:{}: cannot publish to `{topic}`: {e}", n + 1))?;
         tracing::debug!(%topic, payload = line, "published");

@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::completion::Completion;
-use ruststream::message::Record;
+use ruststream::message::Message;
 use ruststream::HandlerOutcome;
+use ruststream::MessageId;
 
 use crate::harness::{Env, Running};
 use crate::scenario::*;
@@ -63,6 +64,7 @@ cases!(
     drop_goes_nowhere: Brokers::Both,
     retry: Brokers::Both,
     retry_after: Brokers::Both,
+    an_error_returned_is_retried: Brokers::Both,
     retry_after_refused_against_ack_timeout: Brokers::Both,
     ack_timeout_redelivers_after_no_outcome: Brokers::Both,
     max_attempts_then_dead_letter: Brokers::Both,
@@ -186,6 +188,41 @@ pub async fn retry(env: Env) {
     assert_eq!(app.calls_of("shared").len(), 3);
     if let Some(backlog) = app.backlog("jobs", "shared").await {
         assert_eq!(backlog, 0, "acknowledged on the third call");
+    }
+    app.stop().await;
+}
+
+/// A handler's `Err` (a boxed error, what `?` makes) → retry, the error kept with the call.
+pub async fn an_error_returned_is_retried(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(fallible);
+            }),
+            Script::new(
+                [fail("the card service is down")],
+                ret(HandlerOutcome::ack()),
+            ),
+        )
+        .await;
+    app.publish("jobs-fallible", job(1), vec![], None).await;
+    let calls = app.until_calls("fallible", 2, SOON).await;
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].outcome(), Some(HandlerOutcome::retry()));
+    assert_eq!(calls[0].error(), Some("the card service is down"));
+    assert_eq!(calls[1].outcome(), Some(HandlerOutcome::ack()));
+    assert_eq!(calls[1].error(), None);
+    assert_eq!(calls[1].redelivery_count(), 1, "redelivered by the nack");
+    if env.exact() {
+        assert_eq!(calls[1].at(), calls[0].at(), "redelivered at once");
+    } else {
+        // Sooner than the ack timeout: it was the nack, not the client's timer.
+        assert!(calls[1].at() - calls[0].at() < ACK_TIMEOUT);
+    }
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("fallible").len(), 2);
+    if let Some(backlog) = app.backlog("jobs-fallible", "fallible").await {
+        assert_eq!(backlog, 0, "acknowledged on the second call");
     }
     app.stop().await;
 }
@@ -334,7 +371,7 @@ pub async fn max_attempts_then_dead_letter(env: Env) {
     assert!(real_topic.starts_with("persistent://") && real_topic.ends_with("/jobs"));
     assert_eq!(
         dead[0].property("ORIGIN_MESSAGE_ID"),
-        Some(calls[0].message_id())
+        Some(calls[0].message_id().to_string().as_str())
     );
     if let Some(tb) = app.in_process() {
         let dlq = tb.topic("jobs-dlq");
@@ -521,7 +558,7 @@ async fn undecodable_dead_lettered(
     assert_eq!(dead[0].payload_bytes(), payload);
     assert_eq!(
         dead[0].property("ORIGIN_MESSAGE_ID"),
-        Some(calls[0].message_id())
+        Some(calls[0].message_id().to_string().as_str())
     );
     if env.exact() {
         assert_eq!(dead[0].at(), Duration::ZERO, "at once");
@@ -823,7 +860,7 @@ pub async fn message_parts_reach_the_handler(env: Env) {
         assert_eq!(seen.key.as_deref(), Some("card-7"));
         assert_eq!(
             seen.message_id,
-            call.message_id(),
+            call.message_id().to_string(),
             "the broker's id, as recorded"
         );
         assert_eq!(seen.redelivery_count, Some(n as u32), "delivery {n}");
@@ -902,11 +939,11 @@ pub async fn delayed_delivery_and_event_time(env: Env) {
             script.clone(),
         )
         .await;
-    let record = Record::new(job(5))
-        .with_header("tenant", "acme")
-        .with_event_time(event_time)
+    let record = Message::new("jobs-parts", job(5))
+        .property("tenant", "acme")
+        .event_time(event_time)
         .deliver_after(delay);
-    app.publish_record("jobs-parts", record).await;
+    app.publish_message(record).await;
     app.pass(Duration::from_secs(1)).await;
     assert!(
         app.calls_of("inspect").is_empty(),
@@ -927,12 +964,17 @@ pub async fn delayed_delivery_and_event_time(env: Env) {
 
 /// The ids of a batch publish all name one entry, each with its index: the producer really
 /// batched.
-fn assert_one_entry(ids: &[String]) {
-    let entry = |id: &str| id.rsplit_once(':').map(|(entry, _)| entry.to_owned());
-    let first = entry(&ids[0]).expect("a batched id has an index");
+fn assert_one_entry(ids: &[MessageId]) {
+    let entry = |id: &MessageId| id.parts()[..3].to_vec();
+    assert_eq!(
+        ids[0].parts().len(),
+        4,
+        "a batched id has an index: {}",
+        ids[0]
+    );
     for (i, id) in ids.iter().enumerate() {
-        assert_eq!(entry(id).as_deref(), Some(first.as_str()), "{ids:?}");
-        assert!(id.ends_with(&format!(":{i}")), "index {i} in {id}");
+        assert_eq!(entry(id), entry(&ids[0]), "{ids:?}");
+        assert_eq!(id.parts().get(3), Some(&(i as i64)), "index {i} in {id}");
     }
 }
 
@@ -973,9 +1015,8 @@ async fn batch_siblings_retried_once(env: Env, first: HandlerOutcome) {
     for first_id in (0..BATCH).step_by(BATCH_SIZE as usize) {
         let entry = app
             .publish_batch(
-                "jobs-batch",
                 (first_id..first_id + BATCH_SIZE)
-                    .map(|id| Record::new(job(id)))
+                    .map(|id| Message::new("jobs-batch", job(id)))
                     .collect(),
             )
             .await;
@@ -993,7 +1034,7 @@ async fn batch_siblings_retried_once(env: Env, first: HandlerOutcome) {
     // Each delivery names its place in the entry.
     for call in &calls {
         assert!(
-            ids.iter().any(|id| id == call.message_id()),
+            ids.iter().any(|id| *id == call.message_id()),
             "{}",
             call.message_id()
         );
@@ -1038,8 +1079,9 @@ pub async fn batch_dead_letters_only_the_exhausted_message(env: Env) {
         .await;
     let ids = app
         .publish_batch(
-            "jobs-batch",
-            (0..4).map(|id| Record::new(job(id))).collect(),
+            (0..4)
+                .map(|id| Message::new("jobs-batch", job(id)))
+                .collect(),
         )
         .await;
     assert_one_entry(&ids);
@@ -1051,7 +1093,7 @@ pub async fn batch_dead_letters_only_the_exhausted_message(env: Env) {
     assert_eq!(job1.id, 1);
     assert_eq!(
         dead_now[0].property("ORIGIN_MESSAGE_ID"),
-        Some(ids[1].as_str())
+        Some(ids[1].to_string().as_str())
     );
     let real_topic = dead_now[0].property("REAL_TOPIC").expect("REAL_TOPIC");
     assert!(real_topic.starts_with("persistent://") && real_topic.ends_with("/jobs-batch"));
@@ -1118,18 +1160,18 @@ async fn partitioned_retried_once(
         )
         .await;
     for batch in 0..PARTITIONED / BATCH_SIZE {
-        let records: Vec<Record> = (0..BATCH_SIZE)
+        let records: Vec<Message> = (0..BATCH_SIZE)
             .map(|i| {
                 let id = batch * BATCH_SIZE + i;
-                let record = Record::new(job(id));
+                let record = Message::new(topic, job(id));
                 if keyed {
-                    record.with_key(format!("key-{batch}"))
+                    record.key(format!("key-{batch}"))
                 } else {
                     record
                 }
             })
             .collect();
-        let ids = app.publish_batch(topic, records).await;
+        let ids = app.publish_batch(records).await;
         assert_one_entry(&ids);
     }
     let expected = (PARTITIONED + PARTITIONED / 2) as usize;
@@ -1167,13 +1209,8 @@ async fn partitioned_retried_once(
     );
     // Each delivery's id names its partition, as the Java client prints it.
     for call in &calls {
-        let fields: Vec<&str> = call.message_id().split(':').collect();
-        assert_eq!(
-            fields[2],
-            partition_of(call).to_string(),
-            "{}",
-            call.message_id()
-        );
+        let id = call.message_id();
+        assert_eq!(id.parts()[2], i64::from(partition_of(call)), "{id}");
     }
     for partition in partitions_of(topic) {
         if let Some(backlog) = app.backlog(&partition, subscription).await {
@@ -1257,7 +1294,7 @@ pub async fn partitioned_dead_letter_names_the_partition(env: Env) {
     );
     assert_eq!(
         dead[0].property("ORIGIN_MESSAGE_ID"),
-        Some(calls[0].message_id())
+        Some(calls[0].message_id().to_string().as_str())
     );
     app.stop().await;
 }
@@ -1435,14 +1472,14 @@ async fn publish_held(app: &dyn Running, script: &Script, topic: &str, keys: &[O
         .iter()
         .enumerate()
         .map(|(id, key)| {
-            let record = Record::new(job(id as u64));
+            let record = Message::new(topic.to_owned(), job(id as u64));
             match key {
-                Some(key) => record.with_key(*key),
+                Some(key) => record.key(*key),
                 None => record,
             }
         })
         .collect();
-    app.publish_batch_unsettled(topic, records).await;
+    app.publish_batch_unsettled(records).await;
 }
 
 /// How many overlap handlers started while held: waits until `expected` have, then a moment

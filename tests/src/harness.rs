@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use ruststream::app::App;
 use ruststream::handler::BoxFuture;
-use ruststream::message::Record;
+use ruststream::message::Message;
 use ruststream::runtime::{Runtime, Spawn};
+use ruststream::MessageId;
 use ruststream_pulsar::testing::{Call, LiveApp, TestApp};
 
 use crate::scenario::{Plan, Script};
@@ -59,24 +60,17 @@ pub trait Running: Send + Sync {
         key: Option<String>,
     ) -> BoxFuture<'a, ()>;
 
-    /// Publish `record`, with its options, and wait for the receipt (in process: and settle).
-    fn publish_record<'a>(&'a self, topic: &'a str, record: Record) -> BoxFuture<'a, ()>;
+    /// Publish `message`, with its options, and wait for the receipt (in process: and
+    /// settle).
+    fn publish_message(&self, message: Message) -> BoxFuture<'_, MessageId>;
 
-    /// Publish `messages` as one batch (one entry on the broker) and wait for the receipts;
-    /// the message ids (in process: and settle).
-    fn publish_batch<'a>(
-        &'a self,
-        topic: &'a str,
-        messages: Vec<Record>,
-    ) -> BoxFuture<'a, Vec<String>>;
+    /// Publish `messages` (to one topic) as one batch (one entry on the broker) and wait for
+    /// the receipts; the message ids (in process: and settle).
+    fn publish_batch(&self, messages: Vec<Message>) -> BoxFuture<'_, Vec<MessageId>>;
 
     /// Publish `messages` as one batch without waiting for the app to settle (in process the
     /// other publishes wait until nothing is in flight, which a held handler never allows).
-    fn publish_batch_unsettled<'a>(
-        &'a self,
-        topic: &'a str,
-        messages: Vec<Record>,
-    ) -> BoxFuture<'a, ()>;
+    fn publish_batch_unsettled(&self, messages: Vec<Message>) -> BoxFuture<'_, ()>;
 
     /// Wait at most `within` for `done` to hold, without waiting for the app to settle (in
     /// process: letting the app's tasks run, time standing still); whether it held.
@@ -237,6 +231,19 @@ impl Env {
     }
 }
 
+/// A message of `topic` with these parts.
+fn message(
+    topic: &str,
+    payload: Vec<u8>,
+    properties: Vec<(String, String)>,
+    key: Option<String>,
+) -> Message {
+    let mut message = Message::new(topic.to_owned(), payload);
+    message.properties = properties;
+    message.key = key;
+    message
+}
+
 impl Running for TestApp {
     fn publish<'a>(
         &'a self,
@@ -246,7 +253,7 @@ impl Running for TestApp {
         key: Option<String>,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            self.publish_raw(topic, payload, properties, key)
+            TestApp::publish(self, message(topic, payload, properties, key))
                 .await
                 .expect("published");
         })
@@ -261,40 +268,26 @@ impl Running for TestApp {
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             self.pulsar()
-                .publish(topic, payload, properties, key)
+                .publish(message(topic, payload, properties, key))
                 .expect("published");
         })
     }
 
-    fn publish_record<'a>(&'a self, topic: &'a str, record: Record) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            TestApp::publish_record(self, topic, record)
-                .await
-                .expect("published");
-        })
+    fn publish_message(&self, message: Message) -> BoxFuture<'_, MessageId> {
+        Box::pin(async move { TestApp::publish(self, message).await.expect("published") })
     }
 
-    fn publish_batch<'a>(
-        &'a self,
-        topic: &'a str,
-        messages: Vec<Record>,
-    ) -> BoxFuture<'a, Vec<String>> {
+    fn publish_batch(&self, messages: Vec<Message>) -> BoxFuture<'_, Vec<MessageId>> {
         Box::pin(async move {
-            TestApp::publish_batch_raw(self, topic, messages)
+            TestApp::publish_batch(self, messages)
                 .await
                 .expect("published")
         })
     }
 
-    fn publish_batch_unsettled<'a>(
-        &'a self,
-        topic: &'a str,
-        messages: Vec<Record>,
-    ) -> BoxFuture<'a, ()> {
+    fn publish_batch_unsettled(&self, messages: Vec<Message>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            self.pulsar()
-                .publish_batch(topic, messages)
-                .expect("published");
+            self.pulsar().publish_batch(messages).expect("published");
         })
     }
 
@@ -365,7 +358,7 @@ impl Running for LiveApp {
         key: Option<String>,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            self.publish_raw(topic, payload, properties, key)
+            LiveApp::publish(self, message(topic, payload, properties, key))
                 .await
                 .expect("published");
         })
@@ -382,33 +375,21 @@ impl Running for LiveApp {
         Running::publish(self, topic, payload, properties, key)
     }
 
-    fn publish_record<'a>(&'a self, topic: &'a str, record: Record) -> BoxFuture<'a, ()> {
-        Box::pin(async move {
-            LiveApp::publish_record(self, topic, record)
-                .await
-                .expect("published");
-        })
+    fn publish_message(&self, message: Message) -> BoxFuture<'_, MessageId> {
+        Box::pin(async move { LiveApp::publish(self, message).await.expect("published") })
     }
 
-    fn publish_batch<'a>(
-        &'a self,
-        topic: &'a str,
-        messages: Vec<Record>,
-    ) -> BoxFuture<'a, Vec<String>> {
+    fn publish_batch(&self, messages: Vec<Message>) -> BoxFuture<'_, Vec<MessageId>> {
         Box::pin(async move {
-            LiveApp::publish_batch_raw(self, topic, messages)
+            LiveApp::publish_batch(self, messages)
                 .await
                 .expect("published")
         })
     }
 
-    fn publish_batch_unsettled<'a>(
-        &'a self,
-        topic: &'a str,
-        messages: Vec<Record>,
-    ) -> BoxFuture<'a, ()> {
+    fn publish_batch_unsettled(&self, messages: Vec<Message>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            LiveApp::publish_batch_raw(self, topic, messages)
+            LiveApp::publish_batch(self, messages)
                 .await
                 .expect("published");
         })

@@ -39,6 +39,8 @@ pub struct Job {
 pub enum Step {
     Return(HandlerOutcome),
     Panic,
+    /// Return `Err` with this message (the `fallible` handler only; the others panic).
+    Fail(&'static str),
 }
 
 /// An outcome chosen by job id and attempt (0 for the first call with that id).
@@ -198,11 +200,15 @@ impl Script {
         self.gate.lock().unwrap().is_none()
     }
 
+    fn next_step(&self) -> Step {
+        self.steps.lock().unwrap().pop_front().unwrap_or(self.then)
+    }
+
     fn next(&self) -> HandlerOutcome {
-        let step = self.steps.lock().unwrap().pop_front().unwrap_or(self.then);
-        match step {
+        match self.next_step() {
             Step::Return(outcome) => outcome,
             Step::Panic => panic!("scripted panic"),
+            Step::Fail(_) => panic!("only the `fallible` handler can return an error"),
         }
     }
 }
@@ -210,6 +216,11 @@ impl Script {
 /// Shorthands for steps.
 pub fn ret(outcome: HandlerOutcome) -> Step {
     Step::Return(outcome)
+}
+
+/// Return `Err(message)`, boxed.
+pub fn fail(message: &'static str) -> Step {
+    Step::Fail(message)
 }
 
 /// The app state.
@@ -227,6 +238,20 @@ impl Plan {
 #[subscriber(PulsarSubscription::new("jobs", "shared").ack_timeout(ACK_TIMEOUT))]
 pub async fn shared(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
     script.for_job(job)
+}
+
+/// A handler that returns `Result`, to use `?`: an error it returns is settled as `IntoOutcome`
+/// says for a boxed error.
+#[subscriber(PulsarSubscription::new("jobs-fallible", "fallible").ack_timeout(ACK_TIMEOUT))]
+pub async fn fallible(
+    _job: &Job,
+    State(script): State<Arc<Script>>,
+) -> Result<HandlerOutcome, Box<dyn std::error::Error + Send + Sync>> {
+    match script.next_step() {
+        Step::Return(outcome) => Ok(outcome),
+        Step::Panic => panic!("scripted panic"),
+        Step::Fail(message) => Err(message.into()),
+    }
 }
 
 #[subscriber(PulsarSubscription::new("jobs-nt", "no-timeout"))]

@@ -6,6 +6,7 @@
 //! (`tests/src/cases.rs`), run in process by `cases_in_process.rs` and on real brokers by
 //! `live.rs`.
 
+use ruststream::message::Message;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,11 +33,11 @@ async fn always_retry_on_exclusive_fails_the_step_instead_of_hanging(spawn: Arc<
         Plan::new(Script::always(ret(HandlerOutcome::retry()))),
     )
     .on(spawn)
-    .max_calls_per_instant(500)
+    .max_handled_per_instant(500)
     .await
     .expect("the scripted app starts");
     let error = tb
-        .publish_to("jobs-ex", &Job { id: 1 })
+        .publish(Message::json("jobs-ex", &Job { id: 1 }).unwrap())
         .await
         .expect_err("no progress at t=0");
     let message = error.to_string();
@@ -45,21 +46,22 @@ async fn always_retry_on_exclusive_fails_the_step_instead_of_hanging(spawn: Arc<
         message.contains("`exclusive` on subscription `exclusive` with message 1:0:-1"),
         "{message}"
     );
-    let TestPublishError::NoProgress(stuck) = error else {
-        panic!("the step fails with NoProgress: {error:?}")
+    let TestPublishError::Stalled(stuck) = error else {
+        panic!("the step fails with Stalled: {error:?}")
     };
     // The step gives up once past the bound. How far past depends on how many handler calls
     // the runtime's other worker threads made before the step noticed, so only the lower
     // side is exact.
-    assert!(stuck.calls > 500, "gave up before the bound: {stuck:?}");
+    assert!(stuck.handled > 500, "gave up before the bound: {stuck:?}");
     assert_eq!(tb.now(), Duration::ZERO);
     // `advance` says the same instead of looping.
     let again = tb
         .advance(Duration::from_secs(1))
         .await
         .expect_err("still stuck");
-    assert_eq!(again.subscription, "exclusive");
-    assert_eq!(again.message_id, "1:0:-1");
+    let last = again.last_call.expect("the last call is named");
+    assert_eq!(last.subscription, "exclusive");
+    assert_eq!(last.message_id.to_string(), "1:0:-1");
     tb.stop().await;
 }
 

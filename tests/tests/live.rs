@@ -171,18 +171,13 @@ fn keys_route_like(target: &Target, client: &'static str) -> Result<(), Failed> 
         let mut partitions = Vec::with_capacity(keys.len());
         for key in &keys {
             let id = app
-                .publish_record(
-                    &ours_topic,
-                    ruststream::message::Record::new(key.clone().into_bytes())
-                        .with_key(key.clone()),
+                .publish(
+                    Message::new(ours_topic.clone(), key.clone().into_bytes()).key(key.clone()),
                 )
                 .await
                 .expect("published");
-            let partition = id
-                .split(':')
-                .nth(2)
-                .and_then(|p| p.parse().ok())
-                .unwrap_or_else(|| panic!("the id {id} names no partition"));
+            let partition = i32::try_from(id.parts()[2])
+                .unwrap_or_else(|_| panic!("the id {id} names no partition"));
             partitions.push(partition);
         }
         app.stop().await;

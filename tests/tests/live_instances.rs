@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use ruststream::message::Record;
+use ruststream::message::Message;
 use ruststream_pulsar::testing::LiveApp;
 use ruststream_test_brokers::{ApacheStandalone, APACHE_PULSAR_VERSION};
 use ruststream_tests::scenario::{app, Plan, Script};
@@ -185,9 +185,9 @@ impl Producer {
     fn publish(&self, topic: &str, ids: std::ops::Range<u64>, batch: usize, keys: u64) {
         let app = self.app.as_ref().expect("connected");
         let record = |id: u64| {
-            let r = Record::new(format!("{{\"id\":{id}}}"));
+            let r = Message::new(topic.to_owned(), format!("{{\"id\":{id}}}"));
             if keys > 0 {
-                r.with_key(format!("key-{}", id % keys))
+                r.key(format!("key-{}", id % keys))
             } else {
                 r
             }
@@ -196,16 +196,13 @@ impl Producer {
         self.rt.block_on(async {
             for chunk in ids.chunks(batch) {
                 if batch == 1 {
-                    let r = record(chunk[0]);
-                    app.publish_raw(topic, r.payload, r.headers, r.key)
-                        .await
-                        .expect("published");
+                    app.publish(record(chunk[0])).await.expect("published");
                 } else {
                     let published = app
-                        .publish_batch_raw(topic, chunk.iter().map(|&id| record(id)).collect())
+                        .publish_batch(chunk.iter().map(|&id| record(id)))
                         .await
                         .expect("published");
-                    assert!(published.iter().all(|id| id.matches(':').count() == 3));
+                    assert!(published.iter().all(|id| id.parts().len() == 4));
                 }
             }
         });

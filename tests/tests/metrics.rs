@@ -1,5 +1,6 @@
 //! The counters a service can export, read through a debugging recorder.
 
+use ruststream::message::Message;
 use std::sync::Arc;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
@@ -52,7 +53,7 @@ async fn outcomes_and_calls_are_counted() {
     .on(Arc::new(ruststream_tokio::TokioRuntime::current()))
     .await
     .unwrap();
-    tb.publish_to("jobs", &serde_json::json!({ "id": 1 }))
+    tb.publish(Message::json("jobs", &serde_json::json!({ "id": 1 })).unwrap())
         .await
         .unwrap();
     tb.advance(ruststream_tests::scenario::ACK_TIMEOUT * 2)

@@ -1,6 +1,7 @@
 //! Short topic names resolve in the broker's namespace on the in-process transport as they do
 //! on a server: subscribing, publishing from a handler, and dead-lettering.
 
+use ruststream::message::Message;
 use std::num::NonZeroU32;
 
 use ruststream::{AppInfo, HandlerOutcome, RustStream};
@@ -27,7 +28,7 @@ async fn short_names_resolve_in_the_broker_namespace_in_process() {
         );
     let tb = TestApp::start(app).await.expect("starts");
     // The handlers subscribed in the namespace: a message there reaches them.
-    tb.publish_to("persistent://acme/prod/jobs-fwd", &Job { id: 7 })
+    tb.publish(Message::json("persistent://acme/prod/jobs-fwd", &Job { id: 7 }).unwrap())
         .await
         .expect("published");
     // `forwarder` published `Forwarded` to the short name `jobs-out`.
@@ -39,7 +40,7 @@ async fn short_names_resolve_in_the_broker_namespace_in_process() {
     );
     assert_eq!(tb.calls_of("outbox").len(), 1);
     // A message out of attempts goes to the dead-letter topic in the namespace.
-    tb.publish_to("persistent://acme/prod/jobs", &Job { id: 8 })
+    tb.publish(Message::json("persistent://acme/prod/jobs", &Job { id: 8 }).unwrap())
         .await
         .expect("published");
     tb.advance(ruststream_tests::scenario::ACK_TIMEOUT * 2)

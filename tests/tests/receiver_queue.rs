@@ -4,6 +4,7 @@
 //!
 //! On tokio's paused clock, so stopping with stuck handlers (the grace period) costs no time.
 
+use ruststream::message::Message;
 use std::sync::Arc;
 
 use ruststream::app::{App, RunningApp, StartContext};
@@ -43,7 +44,7 @@ async fn in_flight_with(
         .expect("starts");
     for n in 0..50 {
         running
-            .publish(topic, format!("{n}").into_bytes(), vec![], None)
+            .publish(Message::new(topic.to_owned(), format!("{n}").into_bytes()))
             .await
             .expect("published");
     }

@@ -1,6 +1,7 @@
 //! A refused outcome is logged inside the delivery's span: the error line names its topic and
 //! message id. (Its own test binary: it installs the process-wide tracing subscriber.)
 
+use ruststream::message::Message;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -40,7 +41,9 @@ async fn the_refusal_names_the_topic_and_message_id() {
     )
     .await
     .unwrap();
-    tb.publish_to("jobs", &Job { id: 1 }).await.unwrap();
+    tb.publish(Message::json("jobs", &Job { id: 1 }).unwrap())
+        .await
+        .unwrap();
     tb.stop().await;
     let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     let refusal = log

@@ -2,6 +2,7 @@
 //! second app on the first one's in-process Pulsar and clock, `TestApp::kill` ends one as a
 //! process that dies does. Run on tokio, async-std and smol.
 
+use ruststream::message::Message;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,7 +63,9 @@ async fn shared_killed_instance_hands_its_messages_to_the_other(spawn: Arc<dyn S
     )
     .await;
     for id in 0..10 {
-        a.publish_to("jobs", &Job { id }).await.unwrap();
+        a.publish(Message::json("jobs", &Job { id }).unwrap())
+            .await
+            .unwrap();
     }
     let held = ids(&a.calls_of("shared"));
     let acked = ids(&b.calls_of("shared"));
@@ -108,7 +111,9 @@ async fn shared_stopped_instance_hands_its_waits_to_the_other(spawn: Arc<dyn Spa
     )
     .await;
     for id in 0..6 {
-        b.publish_to("jobs", &Job { id }).await.unwrap();
+        b.publish(Message::json("jobs", &Job { id }).unwrap())
+            .await
+            .unwrap();
     }
     let held = ids(&a.calls_of("shared"));
     assert!(!held.is_empty());
@@ -132,7 +137,9 @@ async fn failover_standby_takes_over(spawn: Arc<dyn Spawn>) {
     )
     .await;
     for id in 0..4 {
-        a.publish_to("jobs-fo", &Job { id }).await.unwrap();
+        a.publish(Message::json("jobs-fo", &Job { id }).unwrap())
+            .await
+            .unwrap();
     }
     assert_eq!(
         ids(&a.calls_of("failover")),
@@ -177,7 +184,9 @@ async fn exclusive_refuses_a_second_instance(spawn: Arc<dyn Spawn>) {
         "{refused}"
     );
     // The first instance is unaffected.
-    a.publish_to("jobs-ex", &Job { id: 1 }).await.unwrap();
+    a.publish(Message::json("jobs-ex", &Job { id: 1 }).unwrap())
+        .await
+        .unwrap();
     assert_eq!(a.calls_of("exclusive").len(), 1);
     a.stop().await;
 }
@@ -195,7 +204,7 @@ async fn key_shared_keeps_each_key_on_one_instance(spawn: Arc<dyn Spawn>) {
     .await;
     for id in 0..40 {
         let payload = format!("{{\"id\":{id}}}").into_bytes();
-        a.publish_raw("jobs-ks", payload, vec![], Some(format!("key-{}", id % 8)))
+        a.publish(Message::new("jobs-ks", payload).key(format!("key-{}", id % 8)))
             .await
             .unwrap();
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::app::{App, StartContext};
-use ruststream::HandlerOutcome;
+use ruststream::{HandlerOutcome, Message};
 use ruststream_pulsar::DEFAULT_SHUTDOWN_GRACE;
 use ruststream_tests::scenario::{app, gated, ret, Plan, Script};
 
@@ -28,7 +28,7 @@ async fn start_gated(script: Arc<Script>) -> ruststream::app::RunningApp {
         .await
         .expect("starts");
     running
-        .publish("jobs-gate", b"{\"id\":1}".to_vec(), vec![], None)
+        .publish(Message::new("jobs-gate", b"{\"id\":1}".to_vec()))
         .await
         .expect("published");
     // Let the driver take the delivery and start the handler, until it waits at its gate.

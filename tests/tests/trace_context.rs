@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use opentelemetry::trace::{SpanId, TraceId, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
-use ruststream::message::Record;
+use ruststream::message::Message;
 use ruststream::runtime::Runtime;
 use ruststream::HandlerOutcome;
 use ruststream_pulsar::testing::{LiveApp, TestApp};
@@ -105,7 +105,7 @@ fn the_delivery_span_of_service_b_continues_the_trace_of_service_a() {
             .alongside(&a)
             .await
             .expect("B starts");
-        a.publish_to("jobs-fwd", &ruststream_tests::scenario::Job { id: 1 })
+        a.publish(Message::json("jobs-fwd", &ruststream_tests::scenario::Job { id: 1 }).unwrap())
             .await
             .unwrap();
         b.settle().await.unwrap();
@@ -142,7 +142,7 @@ fn the_delivery_span_of_service_b_continues_the_trace_of_service_a() {
             .namespace("public/trace-context")
             .await
             .expect("B connects");
-        a.publish_record("jobs-fwd", Record::new(b"{\"id\":2}".to_vec()))
+        a.publish(Message::new("jobs-fwd", b"{\"id\":2}".to_vec()))
             .instrument(tracing::info_span!("checkout"))
             .await
             .expect("published");

@@ -7,7 +7,7 @@
 
 use std::hint::black_box;
 
-use ruststream::message::Record;
+use ruststream::message::Message;
 use ruststream_bench::heap::{Counting, Heap};
 use ruststream_bench::in_process::Bench;
 use ruststream_bench::order::Order;
@@ -46,14 +46,10 @@ fn app(decode: bool) -> impl App<State = ()> {
 /// Publish every record, on the app's in-process Pulsar; nothing is consumed meanwhile (the
 /// runtime has one thread and publishing never waits).
 #[inline(never)]
-fn phase_publish(bench: &Bench, topic: &str, records: Vec<Record>) {
+fn phase_publish(bench: &Bench, records: Vec<Message>) {
     bench.runtime.block_on(async {
         for record in records {
-            bench
-                .app
-                .publish_record(topic, record)
-                .await
-                .expect("published");
+            bench.app.publish(record).await.expect("published");
         }
     });
 }
@@ -81,15 +77,17 @@ fn main() {
 
     // Warm up: first-use allocations (the topic, the subscription's queues) are not per
     // message.
-    let warm: Vec<Record> = (0..500).map(|n| Record::new(Order::json(n))).collect();
-    phase_publish(&bench, topic, warm);
+    let warm: Vec<Message> = (0..500)
+        .map(|n| Message::new(topic, Order::json(n)))
+        .collect();
+    phase_publish(&bench, warm);
     phase_consume(&bench);
 
-    let records: Vec<Record> = (0..messages)
-        .map(|n| Record::new(Order::json(1000 + n)))
+    let records: Vec<Message> = (0..messages)
+        .map(|n| Message::new(topic, Order::json(1000 + n)))
         .collect();
     let heap = Heap::start(GLOBAL);
-    phase_publish(&bench, topic, records);
+    phase_publish(&bench, records);
     let published = heap.change();
     let heap = Heap::start(GLOBAL);
     phase_consume(&bench);

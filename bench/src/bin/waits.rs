@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ruststream::message::Record;
+use ruststream::message::Message;
 use ruststream_bench::heap::{Counting, Heap};
 use ruststream_bench::in_process::Bench;
 use ruststream_pulsar::prelude::*;
@@ -73,7 +73,7 @@ fn main() {
         for id in 0..messages {
             bench
                 .app
-                .publish_record("bench-waits", Record::new(id.to_string().into_bytes()))
+                .publish(Message::new("bench-waits", id.to_string().into_bytes()))
                 .await
                 .expect("published");
         }

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 
 use super::{AppInfo, BoxError, Broker, RunningBroker, StartContext, StartError};
 use crate::boxed::BoxFuture;
-use crate::message::Headers;
+use crate::message::{IntoMessage, MessageId};
 use crate::publish_error::PublishError;
 
 /// Builds the app state at startup.
@@ -97,23 +97,16 @@ impl RunningApp {
         &self.brokers
     }
 
-    /// Publish through the first broker.
+    /// Publish `message` (a [`Message`](crate::message::Message), or `&value` of an
+    /// `#[outgoing]` type, to its topic) through the app's first broker, waiting for the
+    /// broker's receipt; the message id.
     ///
     /// # Errors
     ///
-    /// The broker's, or [`PublishError::NoBroker`].
-    pub async fn publish(
-        &self,
-        topic: &str,
-        payload: Vec<u8>,
-        headers: Headers,
-        key: Option<String>,
-    ) -> Result<(), PublishError> {
-        let mut record = crate::message::Record::new(payload);
-        record.headers = headers;
-        record.key = key;
-        // No id is returned, so none is asked for: printing it was one allocation a message.
-        self.first_broker()?.publish_without_id(topic, record).await
+    /// The value does not encode, the broker refuses, or [`PublishError::NoBroker`].
+    pub async fn publish(&self, message: impl IntoMessage) -> Result<MessageId, PublishError> {
+        let message = message.into_message()?;
+        self.first_broker()?.publish(message).await
     }
 
     /// The broker the app's publish calls go through.
@@ -124,24 +117,23 @@ impl RunningApp {
             .ok_or(PublishError::NoBroker)
     }
 
-    /// Publish `record` (payload and options) to `topic` through the first broker; the
-    /// message id.
-    pub async fn publish_record(
+    /// Publish `messages`, all to one topic, as one batch through the app's first broker (see
+    /// [`RunningBroker::publish_batch`](super::RunningBroker::publish_batch)); their ids.
+    ///
+    /// # Errors
+    ///
+    /// A value does not encode, the messages name more than one topic, the broker refuses, or
+    /// [`PublishError::NoBroker`].
+    pub async fn publish_batch<M: IntoMessage>(
         &self,
-        topic: &str,
-        record: crate::message::Record,
-    ) -> Result<String, PublishError> {
-        self.first_broker()?.publish(topic, record).await
-    }
-
-    /// Publish `records` to `topic` as one batch through the app's first broker (see
-    /// [`RunningBroker::publish_batch`](super::RunningBroker::publish_batch)).
-    pub async fn publish_batch(
-        &self,
-        topic: &str,
-        records: Vec<crate::message::Record>,
-    ) -> Result<Vec<String>, PublishError> {
-        self.first_broker()?.publish_batch(topic, records).await
+        messages: impl IntoIterator<Item = M>,
+    ) -> Result<Vec<MessageId>, PublishError> {
+        let messages = messages
+            .into_iter()
+            .map(IntoMessage::into_message)
+            .collect::<Result<Vec<_>, _>>()?;
+        crate::message::batch_topic(&messages)?;
+        self.first_broker()?.publish_batch(messages).await
     }
 
     /// Completes once no broker has anything in flight.
@@ -181,10 +173,10 @@ impl RunningApp {
     }
 
     /// End every broker at once, as a process that dies does (see
-    /// [`RunningBroker::abort`]).
-    pub async fn abort(self) {
+    /// [`RunningBroker::kill`]).
+    pub async fn kill(self) {
         for b in self.brokers.into_iter().rev() {
-            b.abort().await;
+            b.kill().await;
         }
     }
 

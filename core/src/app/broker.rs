@@ -1,13 +1,13 @@
 //! What the app asks of a broker.
 
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::task::Waker;
 
 use super::{HealthCheck, SettingSpec, StartContext, StartError};
 use crate::boxed::BoxFuture;
+use crate::message::{Message, MessageId};
 use crate::publish_error::PublishError;
 use crate::publishing::Publishing;
 
@@ -43,33 +43,15 @@ pub trait Broker<S>: Send + 'static {
 
 /// A started broker.
 pub trait RunningBroker: Send + Sync {
-    /// Publish `record` to `topic`, waiting for the broker's receipt. Returns the message id
-    /// as the broker prints it.
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
-        record: crate::message::Record,
-    ) -> Publishing<'a, String>;
+    /// Publish `message`, waiting for the broker's receipt; the message's id.
+    fn publish(&self, message: Message) -> Publishing<'_, MessageId>;
 
-    /// Publish `record` to `topic`, waiting for the broker's receipt, for a caller that does
-    /// not read the message id (see [`Publish::publish_without_id`](crate::handler::Publish)).
-    /// Overriding it is optional; this default publishes and drops the id.
-    fn publish_without_id<'a>(
-        &'a self,
-        topic: &'a str,
-        record: crate::message::Record,
-    ) -> Publishing<'a, ()> {
-        self.publish(topic, record).map(drop)
-    }
-
-    /// Publish `records` to `topic` as one batch, as a batching producer does (on Pulsar they
-    /// share one entry), waiting for the broker's receipt. Returns each message's id as the
-    /// broker prints it.
-    fn publish_batch<'a>(
-        &'a self,
-        topic: &'a str,
-        records: Vec<crate::message::Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>>;
+    /// Publish `messages`, all to one topic, as one batch, as a batching producer does (on
+    /// Pulsar they share one entry), waiting for the broker's receipts; each message's id.
+    fn publish_batch(
+        &self,
+        messages: Vec<Message>,
+    ) -> BoxFuture<'_, Result<Vec<MessageId>, PublishError>>;
 
     /// Completes once nothing is in flight: no delivery is waiting to be handled, running, or
     /// waiting for its settlement call. Deliveries in a `retry_after` wait and messages left to
@@ -104,5 +86,5 @@ pub trait RunningBroker: Send + Sync {
     /// End at once, as a process that dies does: running handlers and `retry_after` waits are
     /// dropped and nothing is flushed; unacknowledged messages come back as after a lost
     /// connection. For a second stop signal, and for tests of what a crash leaves behind.
-    fn abort(self: Box<Self>) -> BoxFuture<'static, ()>;
+    fn kill(self: Box<Self>) -> BoxFuture<'static, ()>;
 }

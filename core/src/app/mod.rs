@@ -26,4 +26,4 @@ pub use health::{Health, HealthCheck};
 pub use info::AppInfo;
 pub use settings::{SettingSpec, Settings};
 pub use start_context::StartContext;
-pub use virtual_time::{Stalled, VirtualTime, DEFAULT_MAX_HANDLED_PER_INSTANT};
+pub use virtual_time::{Stalled, StalledCall, VirtualTime, DEFAULT_MAX_HANDLED_PER_INSTANT};

@@ -26,22 +26,57 @@ pub struct VirtualTime {
     max_handled: usize,
 }
 
-/// The app kept handling deliveries at one virtual instant past the bound: it would never
-/// settle.
+/// The app kept handling deliveries at one virtual instant past the bound: on a virtual clock
+/// it would never settle. Names the last handler call where the caller knows it (`TestApp`
+/// does).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 #[error(
-    "no progress at t={:?}: {handled} deliveries handled without time moving. A handler that \
-     always returns `retry()` on a subscription that keeps no redelivery count \
-     (Exclusive, Failover) is redelivered at once, forever: return `retry_after(..)` or \
-     `drop()`, or use a Shared subscription with `max_attempts`",
-    .at.elapsed_since_origin()
+    "no progress at t={:?}: {handled} deliveries handled without time moving{}. A handler \
+     that always returns `retry()` on a subscription that keeps no redelivery count \
+     (Exclusive, Failover) is redelivered at once, forever (no attempt limit applies): return \
+     `retry_after(..)` or `drop()`, or use a Shared subscription with `max_attempts`. If this \
+     many calls at one instant is expected, raise the bound (`max_handled_per_instant`)",
+    .at.elapsed_since_origin(),
+    .last_call.as_ref().map(|c| alloc::format!(
+        ", the last one `{}` on subscription `{}` with message {}",
+        c.handler, c.subscription, c.message_id
+    )).unwrap_or_default()
 )]
 pub struct Stalled {
     /// How many deliveries the step saw handed to handlers.
     pub handled: u64,
     /// The instant they were all handled at.
     pub at: Instant,
+    /// The last handler call, where the caller knows it.
+    pub last_call: Option<StalledCall>,
+}
+
+/// The last handler call of a step that made no progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StalledCall {
+    /// The subscription.
+    pub subscription: alloc::string::String,
+    /// The handler.
+    pub handler: &'static str,
+    /// The message.
+    pub message_id: crate::MessageId,
+}
+
+impl StalledCall {
+    /// The call of `handler` on `subscription` with `message_id`.
+    pub fn new(
+        subscription: impl Into<alloc::string::String>,
+        handler: &'static str,
+        message_id: crate::MessageId,
+    ) -> Self {
+        StalledCall {
+            subscription: subscription.into(),
+            handler,
+            message_id,
+        }
+    }
 }
 
 impl VirtualTime {
@@ -89,6 +124,7 @@ impl VirtualTime {
                 return Err(Stalled {
                     handled: app.handled().saturating_sub(start),
                     at: self.clock.now(),
+                    last_call: None,
                 });
             }
             // Sleeps first: a broker counts what a fired sleep releases as in flight before it

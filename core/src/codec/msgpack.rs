@@ -3,7 +3,7 @@
 use alloc::string::ToString;
 use alloc::vec::Vec;
 
-use crate::handler::{HandlerError, Payload};
+use crate::handler::{DecodeError, Payload, Rejection};
 use crate::outgoing::EncodeError;
 
 /// A payload in MessagePack: a handler parameter `event: &MsgPack<Event>` decodes the message
@@ -20,13 +20,16 @@ impl<T> core::ops::Deref for MsgPack<T> {
 }
 
 impl<T: serde::de::DeserializeOwned> Payload for MsgPack<T> {
-    fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, HandlerError> {
+    fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, Rejection> {
         rmp_serde::from_slice(bytes)
             .map(MsgPack)
-            .map_err(|e| HandlerError::Decode {
+            .map_err(|e| Rejection::Decode {
                 handler,
                 payload_type: core::any::type_name::<T>(),
-                reason: alloc::format!("not MessagePack for this type: {e}"),
+                source: DecodeError::Other {
+                    format: "MessagePack",
+                    source: alloc::boxed::Box::new(e),
+                },
             })
     }
 }

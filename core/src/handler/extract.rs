@@ -1,6 +1,6 @@
 //! Handler parameters after the payload.
 
-use super::HandlerError;
+use super::Rejection;
 use crate::message::Incoming;
 use crate::state::{FromRef, State};
 
@@ -15,15 +15,12 @@ use crate::state::{FromRef, State};
 )]
 pub trait Extract<S>: Sized {
     /// Take the parameter.
-    fn extract(
-        message: &Incoming<'_>,
-        state: &S,
-        handler: &'static str,
-    ) -> Result<Self, HandlerError>;
+    fn extract(message: &Incoming<'_>, state: &S, handler: &'static str)
+        -> Result<Self, Rejection>;
 }
 
 impl<S, T: FromRef<S>> Extract<S> for State<T> {
-    fn extract(_: &Incoming<'_>, state: &S, _: &'static str) -> Result<Self, HandlerError> {
+    fn extract(_: &Incoming<'_>, state: &S, _: &'static str) -> Result<Self, Rejection> {
         Ok(State(T::from_ref(state)))
     }
 }

@@ -1,9 +1,9 @@
 //! The handler trait.
 
-use super::HandlerError;
+use super::Rejection;
 use crate::boxed::BoxFuture;
 use crate::message::Incoming;
-use crate::HandlerOutcome;
+use crate::outcome::Answer;
 
 /// A message handler for an app whose state is `S`.
 ///
@@ -12,7 +12,7 @@ use crate::HandlerOutcome;
     message = "`{Self}` is not a ruststream handler for an app whose state is `{S}`",
     label = "not a handler",
     note = "a handler is an `async fn` annotated with `#[subscriber(..)]` that returns \
-            `HandlerOutcome`; pass the function's name to `include`, e.g. \
+            `HandlerOutcome` (or anything `IntoOutcome`); pass the function's name to `include`, e.g. \
             `b.include(process_refund)`",
     note = "if it is such a function, one of its parameters cannot be taken from the app state \
             `{S}`: check that every `State<T>` parameter has `T: FromRef<{S}>` (derive `FromRef` \
@@ -28,7 +28,7 @@ pub trait Handler<S>: Send + Sync + 'static {
         &'a self,
         message: Incoming<'a>,
         state: &'a S,
-    ) -> BoxFuture<'a, Result<HandlerOutcome, HandlerError>>;
+    ) -> BoxFuture<'a, Result<Answer, Rejection>>;
 }
 
 /// Where a handler is mounted, as its `#[subscriber(..)]` attribute says, with the type it was

@@ -5,17 +5,17 @@
 //! is taken with [`Extract`], then the function runs. The broker drives handlers only through
 //! [`Handler::call`], so it never needs to know their parameter lists.
 
-mod error;
 mod extract;
 #[allow(clippy::module_inception)]
 mod handler;
 mod payload;
 mod publisher;
+mod rejection;
 
 pub use crate::boxed::BoxFuture;
 pub use crate::message::{Publish, Publishing};
-pub use error::HandlerError;
 pub use extract::Extract;
 pub use handler::{Described, Handler};
 pub use payload::Payload;
-pub use publisher::{Outbound, Publisher};
+pub use publisher::Publisher;
+pub use rejection::{DecodeError, Rejection};

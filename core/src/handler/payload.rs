@@ -1,9 +1,6 @@
 //! Decoding a payload into the handler's first parameter.
 
-use alloc::format;
-use alloc::string::{String, ToString};
-
-use super::HandlerError;
+use super::{DecodeError, Rejection};
 
 /// A type a message payload decodes into: any `serde::Deserialize` type, from JSON.
 ///
@@ -18,33 +15,33 @@ use super::HandlerError;
 )]
 pub trait Payload: Sized {
     /// Decode `bytes` for handler `handler`.
-    fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, HandlerError>;
+    fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, Rejection>;
 }
 
 impl<T: serde::de::DeserializeOwned> Payload for T {
-    fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, HandlerError> {
-        let fail = |reason: String| HandlerError::Decode {
+    fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, Rejection> {
+        let fail = |source: DecodeError| Rejection::Decode {
             handler,
             payload_type: core::any::type_name::<T>(),
-            reason,
+            source,
         };
         // JSON text is UTF-8 (RFC 8259 §8.1). Checked once for the whole payload, so serde_json
         // need not check each string again, as it does when it decodes from bytes: one pass
         // instead of one per string (docs/performance.md).
-        let text = core::str::from_utf8(bytes).map_err(|e| {
-            fail(format!(
-                "the payload is not UTF-8, which JSON requires: {e} (byte {} of {})",
-                e.valid_up_to(),
-                bytes.len()
-            ))
+        let text = core::str::from_utf8(bytes).map_err(|source| {
+            fail(DecodeError::NotUtf8 {
+                at: source.valid_up_to(),
+                len: bytes.len(),
+                source,
+            })
         })?;
-        serde_json::from_str(text).map_err(|e| fail(e.to_string()))
+        serde_json::from_str(text).map_err(|e| fail(DecodeError::Json(e)))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use alloc::string::String;
+    use alloc::string::{String, ToString};
     use alloc::vec;
 
     use super::*;

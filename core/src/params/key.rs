@@ -2,7 +2,7 @@
 
 use alloc::string::String;
 
-use crate::handler::{Extract, HandlerError};
+use crate::handler::{Extract, Rejection};
 use crate::message::Incoming;
 
 /// The partitioning / ordering key of the delivered message, if it has one.
@@ -10,7 +10,7 @@ use crate::message::Incoming;
 pub struct MessageKey(pub Option<String>);
 
 impl<S> Extract<S> for MessageKey {
-    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, HandlerError> {
+    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, Rejection> {
         Ok(MessageKey(message.key.map(String::from)))
     }
 }

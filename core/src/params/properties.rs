@@ -3,10 +3,10 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::handler::{Extract, HandlerError};
+use crate::handler::{Extract, Rejection};
 use crate::message::Incoming;
 
-/// All properties (headers) of the delivered message, in the order the message carries them.
+/// All properties of the delivered message, in the order the message carries them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Properties(Vec<(String, String)>);
 
@@ -36,8 +36,8 @@ impl Properties {
 }
 
 impl<S> Extract<S> for Properties {
-    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, HandlerError> {
-        Ok(Properties(message.headers.to_vec()))
+    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, Rejection> {
+        Ok(Properties(message.properties.to_vec()))
     }
 }
 
@@ -49,11 +49,11 @@ mod tests {
 
     #[test]
     fn properties_are_found_by_name_and_kept_in_order() {
-        let headers = vec![
+        let properties = vec![
             ("tenant".to_owned(), "acme".to_owned()),
             ("trace".to_owned(), "t-1".to_owned()),
         ];
-        let message = Incoming::new(b"{}", &headers, "persistent://public/default/t");
+        let message = Incoming::new(b"{}", &properties, "persistent://public/default/t");
         let p = <Properties as Extract<()>>::extract(&message, &(), "h").expect("always");
         assert_eq!(p.get("tenant"), Some("acme"));
         assert_eq!(p.get("missing"), None);

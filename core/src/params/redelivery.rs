@@ -1,6 +1,6 @@
 //! `RedeliveryCount`: how many times the message was delivered before.
 
-use crate::handler::{Extract, HandlerError};
+use crate::handler::{Extract, Rejection};
 use crate::message::Incoming;
 
 /// How many times the broker delivered this message before this delivery: 0 on the first, and
@@ -10,7 +10,7 @@ use crate::message::Incoming;
 pub struct RedeliveryCount(pub Option<u32>);
 
 impl<S> Extract<S> for RedeliveryCount {
-    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, HandlerError> {
+    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, Rejection> {
         Ok(RedeliveryCount(message.redelivery_count))
     }
 }

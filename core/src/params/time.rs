@@ -1,9 +1,8 @@
 //! `PublishTime` and `EventTime`.
 
-use alloc::string::String;
 use core::time::Duration;
 
-use crate::handler::{Extract, HandlerError};
+use crate::handler::{Extract, Rejection};
 use crate::message::Incoming;
 
 /// When the broker stored the message, since the Unix epoch (`UNIX_EPOCH + d` is a
@@ -16,21 +15,20 @@ pub struct PublishTime(pub Duration);
 pub struct EventTime(pub Option<Duration>);
 
 impl<S> Extract<S> for PublishTime {
-    fn extract(message: &Incoming<'_>, _: &S, handler: &'static str) -> Result<Self, HandlerError> {
+    fn extract(message: &Incoming<'_>, _: &S, handler: &'static str) -> Result<Self, Rejection> {
         match message.publish_time {
             Some(at) => Ok(PublishTime(at)),
-            None => Err(HandlerError::Extract {
+            None => Err(Rejection::Missing {
                 handler,
-                reason: String::from(
-                    "the `PublishTime` parameter: the broker gave this delivery no publish time",
-                ),
+                parameter: "PublishTime",
+                what: "a publish time, which the broker gave this delivery none of",
             }),
         }
     }
 }
 
 impl<S> Extract<S> for EventTime {
-    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, HandlerError> {
+    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, Rejection> {
         Ok(EventTime(message.event_time))
     }
 }

@@ -2,7 +2,7 @@
 
 use alloc::string::String;
 
-use crate::handler::{Extract, HandlerError};
+use crate::handler::{Extract, Rejection};
 use crate::message::Incoming;
 
 /// The fully qualified topic the delivered message came from (for a partitioned topic, the
@@ -11,7 +11,7 @@ use crate::message::Incoming;
 pub struct Topic(pub String);
 
 impl<S> Extract<S> for Topic {
-    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, HandlerError> {
+    fn extract(message: &Incoming<'_>, _: &S, _: &'static str) -> Result<Self, Rejection> {
         Ok(Topic(String::from(message.topic)))
     }
 }

@@ -35,11 +35,10 @@ async fn connect(url: &str, namespace: &str, refusal: Refusal, rt: Arc<dyn Runti
 async fn unavailable(url: &str, namespace: &str, rt: Arc<dyn Runtime>) {
     let live = connect(url, namespace, Refusal::Unavailable, rt).await;
     let payload = serde_json::to_vec(&refund(1)).unwrap();
-    live.publish_raw(
-        "refunds",
-        payload.clone(),
-        vec![("origin".into(), "live-test".into())],
-        None,
+    live.publish(
+        Message::of(&refund(1))
+            .unwrap()
+            .property("origin", "live-test"),
     )
     .await
     .unwrap();
@@ -65,7 +64,7 @@ async fn unavailable(url: &str, namespace: &str, rt: Arc<dyn Runtime>) {
     assert_eq!(dead.property("REAL_TOPIC"), Some(calls[0].topic()));
     assert_eq!(
         dead.property("ORIGIN_MESSAGE_ID"),
-        Some(calls[0].message_id())
+        Some(calls[0].message_id().to_string().as_str())
     );
     assert!(dead.topic().ends_with("/refunds-dlq"));
     live.stop().await;
@@ -73,14 +72,7 @@ async fn unavailable(url: &str, namespace: &str, rt: Arc<dyn Runtime>) {
 
 async fn busy(url: &str, namespace: &str, rt: Arc<dyn Runtime>) {
     let live = connect(url, namespace, Refusal::Busy, rt).await;
-    live.publish_raw(
-        "refunds",
-        serde_json::to_vec(&refund(2)).unwrap(),
-        vec![],
-        None,
-    )
-    .await
-    .unwrap();
+    live.publish(&refund(2)).await.unwrap();
     assert!(
         live.wait_until(BACKOFF + Duration::from_secs(15), |l| {
             l.calls_of("process_refund").len() >= 2

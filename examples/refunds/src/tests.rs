@@ -88,7 +88,7 @@ async fn busy(spawn: Arc<dyn Spawn>) {
     let original = &tb.topic("refunds")[0];
     assert_eq!(
         dlq[0].property("ORIGIN_MESSAGE_ID"),
-        Some(original.message_id.as_str())
+        Some(original.message_id.to_string().as_str())
     );
     let reviews = tb.calls_of("review");
     assert_eq!(reviews.len(), 1, "review reads the dead-letter topic once");

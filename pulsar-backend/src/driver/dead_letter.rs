@@ -23,15 +23,11 @@
 use std::sync::Arc;
 
 use ruststream::handler::Publish;
-use ruststream::message::Record;
-use ruststream::PublishError;
+use ruststream::message::Message;
+use ruststream::{MessageId, PublishError};
+use ruststream_pulsar_model::{ORIGIN_MESSAGE_ID, REAL_TOPIC};
 
 use super::Received;
-
-/// pulsar-rs's `SYSTEM_PROPERTY_REAL_TOPIC`.
-pub(crate) const REAL_TOPIC: &str = "REAL_TOPIC";
-/// pulsar-rs's `SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID`.
-pub(crate) const ORIGIN_MESSAGE_ID: &str = "ORIGIN_MESSAGE_ID";
 
 /// A subscription's dead-letter step: where to, and after how many attempts.
 #[derive(Clone)]
@@ -47,39 +43,39 @@ impl DeadLetter {
     pub(crate) async fn publish<Id: std::fmt::Display>(
         &self,
         received: &Received<Id>,
-    ) -> Result<String, PublishError> {
-        let mut copy = Record::new(received.payload.to_vec());
-        copy.headers = copy_headers(received);
+    ) -> Result<MessageId, PublishError> {
+        let mut copy = Message::new(self.topic.to_string(), received.payload.to_vec());
+        copy.properties = copy_properties(received);
         copy.key = received.key.clone();
         copy.event_time = received.event_time;
-        self.publisher.publish(&self.topic, copy).await
+        self.publisher.publish(copy).await
     }
 }
 
 /// The original properties plus `REAL_TOPIC` and `ORIGIN_MESSAGE_ID`, unless already present
 /// (a message dead-lettered twice keeps where it first came from).
-fn copy_headers<Id: std::fmt::Display>(received: &Received<Id>) -> Vec<(String, String)> {
-    let mut headers = received.headers.to_vec();
+fn copy_properties<Id: std::fmt::Display>(received: &Received<Id>) -> Vec<(String, String)> {
+    let mut properties = received.properties.to_vec();
     for (name, value) in [
         (REAL_TOPIC, received.topic.to_string()),
         (ORIGIN_MESSAGE_ID, received.id.to_string()),
     ] {
-        if !headers.iter().any(|(k, _)| k == name) {
-            headers.push((name.to_owned(), value));
+        if !properties.iter().any(|(k, _)| k == name) {
+            properties.push((name.to_owned(), value));
         }
     }
-    headers
+    properties
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn received(headers: Vec<(String, String)>) -> Received<&'static str> {
+    fn received(properties: Vec<(String, String)>) -> Received<&'static str> {
         Received {
             id: "7:3:-1:2",
             payload: super::super::Payload::Owned(b"{}".to_vec()),
-            headers: crate::driver::Headers::Owned(headers),
+            properties: crate::driver::Properties::Owned(properties),
             topic: "persistent://public/default/refunds".into(),
             key: Some("card-1".into()),
             redelivery_count: Some(5),
@@ -91,9 +87,9 @@ mod tests {
 
     #[test]
     fn the_copy_adds_where_it_came_from() {
-        let headers = copy_headers(&received(vec![("trace".into(), "t1".into())]));
+        let properties = copy_properties(&received(vec![("trace".into(), "t1".into())]));
         assert_eq!(
-            headers,
+            properties,
             [
                 ("trace".to_owned(), "t1".to_owned()),
                 (
@@ -107,8 +103,8 @@ mod tests {
 
     #[test]
     fn the_copy_keeps_existing_system_properties() {
-        let headers = copy_headers(&received(vec![(REAL_TOPIC.into(), "first".into())]));
-        assert_eq!(headers[0], (REAL_TOPIC.to_owned(), "first".to_owned()));
-        assert_eq!(headers.len(), 2);
+        let properties = copy_properties(&received(vec![(REAL_TOPIC.into(), "first".into())]));
+        assert_eq!(properties[0], (REAL_TOPIC.to_owned(), "first".to_owned()));
+        assert_eq!(properties.len(), 2);
     }
 }

@@ -11,17 +11,17 @@
 
 mod dead_letter;
 mod handle;
+mod handled;
 mod instruments;
 mod port;
 mod report;
 mod run;
 mod slots;
-mod tally;
 
 pub(crate) use dead_letter::DeadLetter;
 pub(crate) use handle::DriverHandle;
+pub(crate) use handled::Handled;
 pub use instruments::metric;
-pub(crate) use port::{ConsumerPort, Headers, Payload, Received, SharedMessage};
+pub(crate) use port::{ConsumerPort, Payload, Properties, Received, SharedMessage};
 pub(crate) use run::{Driver, DriverConfig};
 pub(crate) use ruststream::machine::{BatchSlot, EntryPosition};
-pub(crate) use tally::Tally;

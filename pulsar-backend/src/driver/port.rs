@@ -7,15 +7,17 @@ use ruststream::app::BoxError;
 
 use std::sync::Arc;
 
+use ruststream::MessageId;
+
 use super::{BatchSlot, EntryPosition};
 
-/// A message's body and headers that the transport keeps and shares with each delivery of it
-/// (the in-process Pulsar's stored message): handing a delivery over copies neither.
+/// A message's body and properties that the transport keeps and shares with each delivery of
+/// it (the in-process Pulsar's stored message): handing a delivery over copies neither.
 pub(crate) trait SharedMessage: std::fmt::Debug + Send + Sync {
     /// The body.
     fn payload(&self) -> &[u8];
-    /// The headers.
-    fn headers(&self) -> &[(String, String)];
+    /// The properties.
+    fn properties(&self) -> &[(String, String)];
 }
 
 /// A delivery's payload as the transport holds it: moved from the client's buffer, or shared
@@ -39,23 +41,23 @@ impl std::ops::Deref for Payload {
     }
 }
 
-/// A delivery's headers as the transport holds them: built from the client's message, or
+/// A delivery's properties as the transport holds them: built from the client's message, or
 /// shared with the in-process Pulsar's stored message (no copy per delivery).
 #[derive(Debug, Clone)]
-pub(crate) enum Headers {
+pub(crate) enum Properties {
     /// Built for this delivery (pulsar-rs), or none.
     Owned(Vec<(String, String)>),
     /// Shared with the stored message (in process).
     Shared(Arc<dyn SharedMessage>),
 }
 
-impl std::ops::Deref for Headers {
+impl std::ops::Deref for Properties {
     type Target = [(String, String)];
 
     fn deref(&self) -> &[(String, String)] {
         match self {
-            Headers::Owned(pairs) => pairs,
-            Headers::Shared(message) => message.headers(),
+            Properties::Owned(pairs) => pairs,
+            Properties::Shared(message) => message.properties(),
         }
     }
 }
@@ -65,7 +67,7 @@ impl std::ops::Deref for Headers {
 pub(crate) struct Received<Id> {
     pub(crate) id: Id,
     pub(crate) payload: Payload,
-    pub(crate) headers: Headers,
+    pub(crate) properties: Properties,
     /// The message's topic, shared: the same for every message of a consumer but a partitioned
     /// topic's.
     pub(crate) topic: Arc<str>,
@@ -95,6 +97,9 @@ pub(crate) trait ConsumerPort: Send + 'static {
 
     /// The entry that holds the message `id`: what the broker acknowledges and redelivers.
     fn entry(id: &Self::Id) -> EntryPosition;
+
+    /// The id as ruststream hands it out (a handler's `MessageId`).
+    fn message_id(id: &Self::Id) -> MessageId;
 
     /// The next delivery; `None` once the consumer is closed for good.
     fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<Self::Id>>>;

@@ -8,7 +8,7 @@ use std::task::Poll;
 use futures::channel::oneshot;
 use futures::FutureExt;
 use ruststream::completion::{Completion, SubscriptionRules};
-use ruststream::handler::HandlerError;
+use ruststream::handler::Rejection;
 use ruststream::machine::{
     Admission, Arrival, Call, Delivered, MachineConfig, SubscriptionMachine,
 };
@@ -21,7 +21,7 @@ use super::instruments::Instruments;
 use super::report;
 use super::slots::Slots;
 use super::{ConsumerPort, DeadLetter, Received};
-use crate::observe::{CallRecord, Observer};
+use crate::observe::{Call as ObservedCall, Observer};
 
 /// How many events a driver handles before it yields to its executor once.
 const YIELD_EVERY: u32 = 64;
@@ -35,7 +35,7 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) concurrency: usize,
     pub(crate) observer: Option<Arc<dyn Observer>>,
     /// Counts every delivery handed to the handler, for the broker's `handled`.
-    pub(crate) handled: Arc<super::Tally>,
+    pub(crate) handled: Arc<super::Handled>,
     /// The broker's publishing port, for handlers' `Publisher` parameters.
     pub(crate) publisher: Option<Arc<dyn ruststream::handler::Publish>>,
     /// How long a stopping driver lets running handlers finish.
@@ -280,7 +280,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             message_id = %received.id,
             redelivery_count = received.redelivery_count,
         );
-        crate::trace_context::continue_from(&span, &received.headers);
+        crate::trace_context::continue_from(&span, &received.properties);
         let own = span.clone();
         async move {
             let Invocation {
@@ -312,11 +312,12 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     ended: runtime.now(),
                 };
             }
-            let incoming = Incoming::new(&received.payload, &received.headers, &received.topic)
+            let message_id = C::message_id(&received.id);
+            let incoming = Incoming::new(&received.payload, &received.properties, &received.topic)
                 .with_key(received.key.as_deref())
                 .with_redelivery_count(received.redelivery_count)
                 .with_publisher(publisher.as_ref())
-                .with_message_id(&received.id)
+                .with_message_id(message_id)
                 .with_times(received.publish_time, received.event_time);
             let at = runtime.now();
             let result = AssertUnwindSafe(handler.call(incoming, state))
@@ -327,25 +328,30 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             let mut ended = runtime.now();
             duration.record(ended.saturating_duration_since(at).as_secs_f64());
             let mut completion = match &result {
-                Ok(Ok(outcome)) => {
-                    match outcome {
-                        ruststream::HandlerOutcome::RetryAfter(delay) => {
+                Ok(Ok(answer)) => {
+                    let outcome = answer.outcome;
+                    match (&answer.error, outcome) {
+                        (Some(error), _) => {
+                            let _context = report::context(&own, handler.name(), &received.topic, &received.id);
+                            tracing::warn!(%error, outcome = outcome.name(), "handler returned an error");
+                        }
+                        (None, ruststream::HandlerOutcome::RetryAfter(delay)) => {
                             tracing::debug!(outcome = outcome.name(), ?delay, "handled")
                         }
-                        _ => tracing::debug!(outcome = outcome.name(), "handled"),
+                        (None, _) => tracing::debug!(outcome = outcome.name(), "handled"),
                     }
-                    Completion::Returned(*outcome)
+                    Completion::Returned(outcome)
                 }
-                Ok(Err(error)) => {
+                Ok(Err(rejection)) => {
                     let _context = report::context(&own, handler.name(), &received.topic, &received.id);
-                    match (error, dead_letter) {
-                        (HandlerError::Decode { .. }, Some(dead_letter)) => tracing::error!(
-                            %error,
+                    match (rejection, dead_letter) {
+                        (Rejection::Decode { .. }, Some(dead_letter)) => tracing::error!(
+                            error = %rejection,
                             dead_letter_topic = %dead_letter.topic,
                             "the payload does not decode; it goes to the dead-letter topic now, \
                              as no retry can make it decode"
                         ),
-                        _ => tracing::error!(%error, "handler could not run; the delivery is left unacknowledged"),
+                        _ => tracing::error!(error = %rejection, "handler could not run; the delivery is left unacknowledged"),
                     }
                     Completion::Rejected
                 }
@@ -355,25 +361,26 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                     Completion::Panicked
                 }
             };
-            if let (Ok(Err(HandlerError::Decode { .. })), Some(dead_letter)) = (&result, dead_letter)
+            if let (Ok(Err(Rejection::Decode { .. })), Some(dead_letter)) = (&result, dead_letter)
             {
                 completion = Box::pin(move_to_dead_letter(dead_letter, &received, "undecodable", (&own, handler.name()))).await;
                 ended = runtime.now();
             }
             if let Some(observer) = observer {
-                observer.called(CallRecord {
+                observer.called(ObservedCall {
                     handler: handler.name(),
                     subscription: subscription.clone(),
                     topic: received.topic.to_string(),
-                    message_id: received.id.to_string(),
+                    message_id,
                     payload: received.payload.to_vec(),
-                    headers: received.headers.to_vec(),
+                    properties: received.properties.to_vec(),
                     redelivery_count: received.redelivery_count,
                     at,
                     completion,
                     error: match result {
-                        Ok(Err(e)) => Some(e.to_string()),
-                        _ => None,
+                        Ok(Err(rejection)) => Some(rejection.to_string()),
+                        Ok(Ok(answer)) => answer.error.map(|e| e.to_string()),
+                        Err(_) => None,
                     },
                 });
             }

@@ -12,7 +12,7 @@ use ruststream_pulsar_model::{
 
 use super::{InProcessPulsar, Inner};
 use crate::driver::{
-    BatchSlot, ConsumerPort, EntryPosition, Headers, Payload, Received, SharedMessage,
+    BatchSlot, ConsumerPort, EntryPosition, Payload, Properties, Received, SharedMessage,
 };
 
 /// One subscription's consumer on the in-process Pulsar: one model consumer per topic it
@@ -155,6 +155,11 @@ impl ConsumerPort for InProcessConsumer {
         }
     }
 
+    #[inline]
+    fn message_id(id: &MessageId) -> ruststream::MessageId {
+        crate::message_id::of_model(id)
+    }
+
     fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<MessageId>>> {
         if self.closed {
             return Poll::Ready(None);
@@ -191,7 +196,7 @@ impl ConsumerPort for InProcessConsumer {
                 Poll::Ready(Some(Received {
                     id: d.message_id,
                     payload: Payload::Shared(d.content.clone()),
-                    headers: Headers::Shared(d.content),
+                    properties: Properties::Shared(d.content),
                     topic: d.topic.shared(),
                     key: d.key,
                     redelivery_count: Some(d.redelivery_count),
@@ -298,7 +303,7 @@ impl SharedMessage for Content {
         Content::payload(self)
     }
 
-    fn headers(&self) -> &[(String, String)] {
+    fn properties(&self) -> &[(String, String)] {
         self.properties().as_slice()
     }
 }

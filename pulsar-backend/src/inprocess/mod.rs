@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 
 use ruststream::app::BoxError;
-use ruststream::message::Record;
+use ruststream::message::{IntoMessage, Message};
 use ruststream::runtime::{Runtime, Sleep};
+use ruststream::MessageId;
 use ruststream::{Instant, PublishError};
 use ruststream_pulsar_model::{
     choose_partition, Cluster, ConsumerId, ConsumerOptions, HashingScheme, OutgoingMessage,
@@ -236,28 +237,35 @@ impl InProcessPulsar {
         self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Publish a message to `topic` (short or fully qualified).
-    pub fn publish(
-        &self,
-        topic: &str,
-        payload: Vec<u8>,
-        properties: Vec<(String, String)>,
-        key: Option<String>,
-    ) -> Result<String, PublishError> {
-        let mut record = Record::new(payload);
-        record.headers = properties;
-        record.key = key;
-        self.publish_record(topic, record)
+    /// Publish `message` (a [`Message`], or `&value` of an `#[outgoing]` type): payload,
+    /// properties, key, event time, delayed delivery, to its topic (short names in
+    /// `public/default`); its id. A delivery time is on the app's clock: `deliver_at` counts
+    /// from when it started. On a partitioned topic the message goes to the partition its key
+    /// picks with the Java client's default hash ([`HashingScheme::JavaString`]), or to the
+    /// next in turn without a key. It is stored at the call: nothing waits for handlers.
+    pub fn publish(&self, message: impl IntoMessage) -> Result<MessageId, PublishError> {
+        let message = message.into_message()?;
+        let topic = TopicName::parse(&message.topic).map_err(PublishError::invalid_topic)?;
+        self.store(&topic, message, HashingScheme::default())
+            .map(|id| crate::message_id::of_model(&id))
     }
 
-    /// Publish `record` (payload, properties, key, event time, delayed delivery) to `topic`.
-    /// A delivery time is on the app's clock: `deliver_at` counts from when it started. On a
-    /// partitioned topic the message goes to the partition its key picks with the Java client's
-    /// default hash ([`HashingScheme::JavaString`]), or to the next in turn without a key.
-    pub fn publish_record(&self, topic: &str, record: Record) -> Result<String, PublishError> {
+    /// Publish `messages`, all to one topic, as one batch: one entry, each message with its
+    /// batch index, as a batching producer writes them (on a partitioned topic, one entry per
+    /// partition they go to); their ids.
+    pub fn publish_batch<M: IntoMessage>(
+        &self,
+        messages: impl IntoIterator<Item = M>,
+    ) -> Result<Vec<MessageId>, PublishError> {
+        let messages = messages
+            .into_iter()
+            .map(IntoMessage::into_message)
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(topic) = ruststream::message::batch_topic(&messages)? else {
+            return Ok(Vec::new());
+        };
         let topic = TopicName::parse(topic).map_err(PublishError::invalid_topic)?;
-        self.store(&topic, record, HashingScheme::default())
-            .map(printable)
+        self.publish_batch_to(&topic, messages, HashingScheme::default())
     }
 
     /// Create `topic` (short or fully qualified) as a partitioned topic of `partitions`
@@ -280,31 +288,20 @@ impl InProcessPulsar {
     pub(crate) fn store(
         &self,
         topic: &TopicName,
-        record: Record,
+        message: Message,
         hashing: HashingScheme,
     ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
         let mut inner = self.lock();
         let now = inner.now();
-        let partition = inner.route(topic, record.key.as_deref(), hashing);
+        let partition = inner.route(topic, message.key.as_deref(), hashing);
         let topic = partition.as_ref().unwrap_or(topic);
         let id = inner
             .cluster
-            .publish(topic, outgoing(record, now), now)
+            .publish(topic, outgoing(message, now), now)
             .map_err(|e| PublishError::broker(topic.to_string(), e))?;
         inner.notify();
         drop(inner);
         Ok(id)
-    }
-
-    /// Publish `records` to `topic` as one batch: one entry, each message with its batch
-    /// index, as a batching producer writes them.
-    pub fn publish_batch(
-        &self,
-        topic: &str,
-        records: Vec<Record>,
-    ) -> Result<Vec<String>, PublishError> {
-        let topic = TopicName::parse(topic).map_err(PublishError::invalid_topic)?;
-        self.publish_batch_to(&topic, records, HashingScheme::default())
     }
 
     /// Publish a batch to a topic whose name is resolved already. On a partitioned topic the
@@ -313,9 +310,9 @@ impl InProcessPulsar {
     pub(crate) fn publish_batch_to(
         &self,
         topic: &TopicName,
-        records: Vec<Record>,
+        records: Vec<Message>,
         hashing: HashingScheme,
-    ) -> Result<Vec<String>, PublishError> {
+    ) -> Result<Vec<MessageId>, PublishError> {
         let mut inner = self.lock();
         let now = inner.now();
         if inner.cluster.partition_names(topic).is_none() {
@@ -325,12 +322,12 @@ impl InProcessPulsar {
                 .publish_batch(topic, messages, now)
                 .map_err(|e| PublishError::broker(topic.to_string(), e))?;
             inner.notify();
-            return Ok(ids.iter().map(ToString::to_string).collect());
+            return Ok(ids.iter().map(crate::message_id::of_model).collect());
         }
         // One turn of the round-robin for the batch's keyless records, as a batching producer
         // sends a batch to one partition.
         let keyless = inner.route(topic, None, hashing);
-        let mut batches: BTreeMap<TopicName, Vec<(usize, Record)>> = BTreeMap::new();
+        let mut batches: BTreeMap<TopicName, Vec<(usize, Message)>> = BTreeMap::new();
         for (i, record) in records.into_iter().enumerate() {
             let partition = match record.key.as_deref() {
                 Some(key) => inner.route(topic, Some(key), hashing),
@@ -339,7 +336,7 @@ impl InProcessPulsar {
             .expect("the topic is partitioned");
             batches.entry(partition).or_default().push((i, record));
         }
-        let mut ids = vec![String::new(); batches.values().map(Vec::len).sum()];
+        let mut ids = vec![MessageId::new(&[]); batches.values().map(Vec::len).sum()];
         for (partition, batch) in batches {
             let (places, messages): (Vec<usize>, Vec<OutgoingMessage>) = batch
                 .into_iter()
@@ -350,7 +347,7 @@ impl InProcessPulsar {
                 .publish_batch(&partition, messages, now)
                 .map_err(|e| PublishError::broker(partition.to_string(), e))?;
             for (place, id) in places.into_iter().zip(stored) {
-                ids[place] = id.to_string();
+                ids[place] = crate::message_id::of_model(&id);
             }
         }
         inner.notify();
@@ -366,7 +363,7 @@ impl InProcessPulsar {
             .topic_messages(&topic)
             .iter()
             .map(|m| TopicMessage {
-                message_id: m.id.to_string(),
+                message_id: crate::message_id::of_model(&m.id),
                 payload: m.payload().to_vec(),
                 properties: m.properties().as_slice().to_vec(),
                 key: m.key.clone(),
@@ -499,18 +496,9 @@ impl InProcessPulsar {
 }
 
 /// What the model stores for `record` published at `now`.
-/// `id` as the broker prints it, in one allocation: `to_string` starts from an empty string
-/// and grows it, which took a second allocation for most ids.
-fn printable(id: ruststream_pulsar_model::MessageId) -> String {
-    // Room for `ledger:entry:partition:index` with numbers of ordinary sizes.
-    let mut text = String::with_capacity(32);
-    id.push_to(&mut text);
-    text
-}
-
-fn outgoing(record: Record, now: Instant) -> OutgoingMessage {
+fn outgoing(record: Message, now: Instant) -> OutgoingMessage {
     let mut message = OutgoingMessage::new(record.payload);
-    message.properties = record.headers.into();
+    message.properties = record.properties.into();
     message.key = record.key;
     message.event_time = record.event_time;
     message.deliver_at = match (record.deliver_after, record.deliver_at) {
@@ -526,7 +514,7 @@ fn outgoing(record: Record, now: Instant) -> OutgoingMessage {
 #[non_exhaustive]
 pub struct TopicMessage {
     /// Its id, `ledger:entry:partition`, plus `:index` for a message of a batch.
-    pub message_id: String,
+    pub message_id: MessageId,
     /// The payload.
     pub payload: Vec<u8>,
     /// The properties, in name order.

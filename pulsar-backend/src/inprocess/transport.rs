@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use ruststream::app::{Health, HealthCheck, StartError};
 use ruststream::handler::{BoxFuture, Publish, Publishing};
-use ruststream::message::Record;
+use ruststream::message::Message;
 use ruststream::runtime::Runtime;
+use ruststream::MessageId;
 use ruststream::PublishError;
 use ruststream_pulsar_model::HashingScheme;
 
@@ -52,31 +53,23 @@ impl InProcessTransport {
 }
 
 impl InProcessPublisher {
-    /// Store `record` on `topic` (a short name is in the broker's namespace) now, as the
-    /// caller's span is the current one and no receipt is to wait for; what `id` makes of
-    /// the model's id.
-    fn store<T>(
-        &self,
-        topic: &str,
-        mut record: Record,
-        id: fn(ruststream_pulsar_model::MessageId) -> T,
-    ) -> Result<T, PublishError> {
-        crate::trace_context::inject(&mut record.headers);
+    /// Store `message` on its topic (a short name is in the broker's namespace) now, as the
+    /// caller's span is the current one and no receipt is to wait for.
+    fn store(&self, mut message: Message) -> Result<MessageId, PublishError> {
+        crate::trace_context::inject(&mut message.properties);
         let topic = self
             .topics
-            .get(topic)
+            .get(&message.topic)
             .map_err(PublishError::invalid_topic)?;
-        self.pulsar.store(&topic, record, self.hashing).map(id)
+        self.pulsar
+            .store(&topic, message, self.hashing)
+            .map(|id| crate::message_id::of_model(&id))
     }
 }
 
 impl Publish for InProcessPublisher {
-    fn publish<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, String> {
-        Publishing::done(self.store(topic, record, super::printable))
-    }
-
-    fn publish_without_id<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, ()> {
-        Publishing::done(self.store(topic, record, drop))
+    fn publish(&self, message: Message) -> Publishing<'_, MessageId> {
+        Publishing::done(self.store(message))
     }
 }
 
@@ -107,19 +100,21 @@ impl Transport for InProcessTransport {
         &*self.publisher
     }
 
-    fn publish_batch<'a>(
-        &'a self,
-        topic: &'a str,
-        records: Vec<Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>> {
+    fn publish_batch(
+        &self,
+        messages: Vec<Message>,
+    ) -> BoxFuture<'_, Result<Vec<MessageId>, PublishError>> {
         Box::pin(async move {
+            let Some(topic) = ruststream::message::batch_topic(&messages)? else {
+                return Ok(Vec::new());
+            };
             let topic = self
                 .publisher
                 .topics
                 .get(topic)
                 .map_err(PublishError::invalid_topic)?;
             self.pulsar()
-                .publish_batch_to(&topic, records, self.publisher.hashing)
+                .publish_batch_to(&topic, messages, self.publisher.hashing)
         })
     }
 

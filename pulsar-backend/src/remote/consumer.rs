@@ -8,7 +8,7 @@ use pulsar::message::proto::MessageIdData;
 use pulsar::{Consumer, Executor};
 use ruststream::app::BoxError;
 
-use super::activity::Activity;
+use super::in_flight::InFlight;
 use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Received};
 
 /// The id a settlement call needs: pulsar-rs's `ack_with_id(topic, id)` takes both.
@@ -30,7 +30,7 @@ const CLOSE_BOUND: std::time::Duration = std::time::Duration::from_secs(5);
 /// One subscription's pulsar-rs consumer.
 pub(crate) struct RemoteConsumer<Exe: Executor> {
     consumer: Consumer<Vec<u8>, Exe>,
-    activity: Activity,
+    in_flight: InFlight,
     /// The app's runtime, for the close bound.
     runtime: std::sync::Arc<dyn ruststream::runtime::Runtime>,
     /// [`PulsarBroker::batch_index_acknowledgement`](crate::PulsarBroker::batch_index_acknowledgement).
@@ -44,13 +44,13 @@ pub(crate) struct RemoteConsumer<Exe: Executor> {
 impl<Exe: Executor> RemoteConsumer<Exe> {
     pub(crate) fn new(
         consumer: Consumer<Vec<u8>, Exe>,
-        activity: Activity,
+        in_flight: InFlight,
         runtime: std::sync::Arc<dyn ruststream::runtime::Runtime>,
         batch_index_acks: bool,
     ) -> Self {
         RemoteConsumer {
             consumer,
-            activity,
+            in_flight,
             runtime,
             batch_index_acks,
             held: 0,
@@ -95,6 +95,10 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
         entry_of(&id.id)
     }
 
+    fn message_id(id: &RemoteId) -> ruststream::MessageId {
+        crate::message_id::of_proto(&id.id, None)
+    }
+
     fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<RemoteId>>> {
         loop {
             match self.consumer.poll_next_unpin(cx) {
@@ -109,7 +113,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                             topic
                         }
                     };
-                    self.activity.begin();
+                    self.in_flight.begin();
                     let key = message.key();
                     let publish_time = Some(Duration::from_millis(message.metadata().publish_time));
                     // 0 is how the Java client writes "no event time".
@@ -119,7 +123,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         .filter(|ms| *ms > 0)
                         .map(Duration::from_millis);
                     let batch = batch_slot(&id, message.message_id.batch_size);
-                    let headers = crate::driver::Headers::Owned(
+                    let properties = crate::driver::Properties::Owned(
                         message
                             .metadata()
                             .properties
@@ -134,7 +138,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         },
                         topic,
                         payload: crate::driver::Payload::Owned(message.payload.data),
-                        headers,
+                        properties,
                         key,
                         // Exposed by the patched pulsar-rs (see patches/README.md).
                         redelivery_count: Some(message.redelivery_count),
@@ -190,13 +194,13 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
         debug_assert!(self.held > 0, "released more deliveries than were received");
         if self.held > 0 {
             self.held -= 1;
-            self.activity.end();
+            self.in_flight.end();
         }
     }
 
     async fn close(mut self) {
         for _ in 0..std::mem::take(&mut self.held) {
-            self.activity.end();
+            self.in_flight.end();
         }
         // pulsar-rs's `close` asks the consumer engine for its connection, and the engine
         // answers only between two messages: while it waits for room in the receive queue (a

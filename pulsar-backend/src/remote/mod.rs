@@ -4,11 +4,11 @@
 //! resend delay, receiver queue sized to the concurrency), and one producer per topic for
 //! publishing, each publish awaiting its receipt.
 
-mod activity;
 mod connect;
 mod consumer;
 #[cfg(any(feature = "smol", feature = "async-std"))]
 mod executor;
+mod in_flight;
 mod probe;
 mod publisher;
 
@@ -18,13 +18,13 @@ use pulsar::consumer::ConsumerOptions;
 use pulsar::{Executor, Pulsar};
 use ruststream::app::{Health, HealthCheck, RunningBroker, StartError};
 use ruststream::handler::{BoxFuture, Publish};
-use ruststream::message::Record;
+use ruststream::message::{Message, MessageId};
 use ruststream::runtime::{Flavor, Runtime};
 use ruststream::PublishError;
 use ruststream_pulsar_model::{InitialPosition, TopicSelection};
 
-use activity::Activity;
 use consumer::RemoteConsumer;
+use in_flight::InFlight;
 use probe::Probe;
 use publisher::Publisher;
 
@@ -163,7 +163,7 @@ struct RemoteTransport<Exe: Executor> {
     settings: RemoteSettings,
     runtime: Arc<dyn Runtime>,
     publisher: Arc<Publisher<Exe>>,
-    activity: Activity,
+    in_flight: InFlight,
     /// Whether the server answers; `None` for a broker with no subscription (nothing to ask
     /// about), which counts as ready once connected.
     probe: Option<Probe>,
@@ -201,7 +201,7 @@ impl<Exe: Executor> RemoteTransport<Exe> {
             url: checked.url.to_string(),
             settings,
             runtime: launch.runtime.clone(),
-            activity: Activity::default(),
+            in_flight: InFlight::default(),
         })
     }
 }
@@ -264,7 +264,7 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
         };
         Ok(RemoteConsumer::new(
             consumer,
-            self.activity.clone(),
+            self.in_flight.clone(),
             self.runtime.clone(),
             self.settings.batch_index_acks,
         ))
@@ -278,20 +278,19 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
         &*self.publisher
     }
 
-    fn publish_batch<'a>(
-        &'a self,
-        topic: &'a str,
-        records: Vec<Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>> {
-        Box::pin(self.publisher.publish_batch(topic, records))
+    fn publish_batch(
+        &self,
+        messages: Vec<Message>,
+    ) -> BoxFuture<'_, Result<Vec<MessageId>, PublishError>> {
+        Box::pin(self.publisher.publish_batch(messages))
     }
 
     fn in_flight(&self) -> usize {
-        self.activity.count()
+        self.in_flight.count()
     }
 
     fn idle(&self) -> BoxFuture<'_, ()> {
-        Box::pin(self.activity.idle())
+        Box::pin(self.in_flight.idle())
     }
 
     fn health(&self) -> HealthCheck {

@@ -14,23 +14,23 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use futures::lock::Mutex;
 use pulsar::producer::ProducerOptions;
 use pulsar::{Executor, Producer, Pulsar};
-use ruststream::message::Record;
+use ruststream::message::Message;
+use ruststream::MessageId;
 use ruststream::PublishError;
 
 use ruststream_pulsar_model::{choose_partition, HashingScheme, RoundRobin};
 
-use super::consumer::printable;
-
-/// `id` as printed, naming `partition` when the message went to one: the broker's receipt
-/// leaves the partition out, only the producer knows it.
-fn printable_in(id: &pulsar::message::proto::MessageIdData, partition: Option<i32>) -> String {
-    match partition {
-        Some(partition) => printable(&pulsar::message::proto::MessageIdData {
-            partition: Some(partition),
-            ..id.clone()
-        }),
-        None => printable(id),
-    }
+/// The id of a published message from its receipt, naming `partition` when it went to one:
+/// the broker's receipt leaves the partition out, only the producer knows it.
+fn receipt_id(
+    topic: &str,
+    id: Option<&pulsar::message::proto::MessageIdData>,
+    partition: Option<i32>,
+) -> Result<MessageId, PublishError> {
+    let id = id.ok_or_else(|| {
+        PublishError::broker(topic, "the broker's receipt names no message id".to_owned())
+    })?;
+    Ok(crate::message_id::of_proto(id, partition))
 }
 
 /// The most messages one batched entry takes (the Java client's default
@@ -120,14 +120,10 @@ impl<Exe: Executor> Publisher<Exe> {
         Ok((format!("{topic}-partition-{index}"), Some(index as i32)))
     }
 
-    /// Publish to `topic` (qualified here, so short names work on any broker) and wait for the
-    /// broker's receipt. Returns the message id, `ledger:entry:partition`.
-    pub(crate) async fn publish(
-        &self,
-        topic: &str,
-        record: Record,
-    ) -> Result<String, PublishError> {
-        let topic = crate::topic::resolve(topic, self.namespace.as_deref())
+    /// Publish `record` to its topic (qualified here, so short names work on any broker) and
+    /// wait for the broker's receipt. Returns the message id, `ledger:entry:partition`.
+    pub(crate) async fn publish(&self, record: Message) -> Result<MessageId, PublishError> {
+        let topic = crate::topic::resolve(&record.topic, self.namespace.as_deref())
             .map_err(PublishError::invalid_topic)?
             .to_string();
         let (topic, partition) = self.route(&topic, record.key.as_deref()).await?;
@@ -139,7 +135,7 @@ impl<Exe: Executor> Publisher<Exe> {
         if let Some(key) = record.key {
             message = message.with_key(key);
         }
-        for (name, value) in record.headers {
+        for (name, value) in record.properties {
             message = message.with_property(name, value);
         }
         if let Some(at) = record.event_time {
@@ -163,11 +159,7 @@ impl<Exe: Executor> Publisher<Exe> {
         let receipt = receipt
             .await
             .map_err(|e| PublishError::broker(&topic, format!("no receipt: {e}")))?;
-        Ok(receipt
-            .message_id
-            .as_ref()
-            .map(|id| printable_in(id, partition))
-            .unwrap_or_default())
+        receipt_id(&topic, receipt.message_id.as_ref(), partition)
     }
 
     /// Publish `records` to `topic` as one batch, through a batching producer of its own (one
@@ -176,21 +168,20 @@ impl<Exe: Executor> Publisher<Exe> {
     /// keyless ones all to the next partition in turn). The ids come in the records' order.
     pub(crate) async fn publish_batch(
         &self,
-        topic: &str,
-        records: Vec<Record>,
-    ) -> Result<Vec<String>, PublishError> {
+        records: Vec<Message>,
+    ) -> Result<Vec<MessageId>, PublishError> {
+        let Some(topic) = ruststream::message::batch_topic(&records)? else {
+            return Ok(Vec::new());
+        };
         let topic = crate::topic::resolve(topic, self.namespace.as_deref())
             .map_err(PublishError::invalid_topic)?
             .to_string();
-        if records.is_empty() {
-            return Ok(Vec::new());
-        }
         if self.partitions(&topic).await? == 0 {
             return self.publish_batch_to(&topic, None, records).await;
         }
         // One turn of the round-robin for the batch's keyless records.
         let keyless = self.route(&topic, None).await?;
-        let mut batches: std::collections::BTreeMap<Target, Vec<(usize, Record)>> =
+        let mut batches: std::collections::BTreeMap<Target, Vec<(usize, Message)>> =
             std::collections::BTreeMap::new();
         let count = records.len();
         for (i, record) in records.into_iter().enumerate() {
@@ -200,9 +191,9 @@ impl<Exe: Executor> Publisher<Exe> {
             };
             batches.entry(target).or_default().push((i, record));
         }
-        let mut ids = vec![String::new(); count];
+        let mut ids = vec![MessageId::new(&[]); count];
         for ((partition_topic, partition), batch) in batches {
-            let (places, records): (Vec<usize>, Vec<Record>) = batch.into_iter().unzip();
+            let (places, records): (Vec<usize>, Vec<Message>) = batch.into_iter().unzip();
             let stored = self
                 .publish_batch_to(&partition_topic, partition, records)
                 .await?;
@@ -219,8 +210,8 @@ impl<Exe: Executor> Publisher<Exe> {
         &self,
         topic: &str,
         partition: Option<i32>,
-        records: Vec<Record>,
-    ) -> Result<Vec<String>, PublishError> {
+        records: Vec<Message>,
+    ) -> Result<Vec<MessageId>, PublishError> {
         let topic = topic.to_owned();
         let mut producers = self.batching.lock().await;
         // A longer batch is split into entries of `MAX_BATCH`; `send_batch` below closes the
@@ -232,7 +223,7 @@ impl<Exe: Executor> Publisher<Exe> {
             if let Some(key) = record.key {
                 message = message.with_key(key);
             }
-            for (name, value) in record.headers {
+            for (name, value) in record.properties {
                 message = message.with_property(name, value);
             }
             receipts.push(
@@ -252,13 +243,7 @@ impl<Exe: Executor> Publisher<Exe> {
             let receipt = receipt
                 .await
                 .map_err(|e| PublishError::broker(&topic, format!("no receipt: {e}")))?;
-            ids.push(
-                receipt
-                    .message_id
-                    .as_ref()
-                    .map(|id| printable_in(id, partition))
-                    .unwrap_or_default(),
-            );
+            ids.push(receipt_id(&topic, receipt.message_id.as_ref(), partition)?);
         }
         Ok(ids)
     }
@@ -310,32 +295,15 @@ impl<Exe: Executor> Publisher<Exe> {
 }
 
 impl<Exe: Executor> ruststream::handler::Publish for Publisher<Exe> {
-    fn publish<'a>(
-        &'a self,
-        topic: &'a str,
-        record: Record,
-    ) -> ruststream::handler::Publishing<'a, String> {
-        let record = traced(record);
-        ruststream::handler::Publishing::waiting(Box::pin(Publisher::publish(self, topic, record)))
-    }
-
-    /// The id dropped inside the one boxed future: the trait's default would box the receipt
-    /// a second time to map it.
-    fn publish_without_id<'a>(
-        &'a self,
-        topic: &'a str,
-        record: Record,
-    ) -> ruststream::handler::Publishing<'a, ()> {
-        let record = traced(record);
-        ruststream::handler::Publishing::waiting(Box::pin(async move {
-            Publisher::publish(self, topic, record).await.map(drop)
-        }))
+    fn publish(&self, message: Message) -> ruststream::handler::Publishing<'_, MessageId> {
+        let message = traced(message);
+        ruststream::handler::Publishing::waiting(Box::pin(Publisher::publish(self, message)))
     }
 }
 
-/// `record` with the caller's trace context in its headers: taken at the call, not in the
+/// `message` with the caller's trace context in its properties: taken at the call, not in the
 /// future, while the caller's span is the current one.
-fn traced(mut record: Record) -> Record {
-    crate::trace_context::inject(&mut record.headers);
-    record
+fn traced(mut message: Message) -> Message {
+    crate::trace_context::inject(&mut message.properties);
+    message
 }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::app::{App, AppParts, RunningApp, StartContext, StartError};
-use ruststream::message::Record;
+use ruststream::message::IntoMessage;
 use ruststream::runtime::Runtime;
+use ruststream::MessageId;
 use ruststream::PublishError;
 use ruststream::Timer;
 
@@ -64,37 +65,20 @@ impl LiveApp {
             .expect("the live app is running until stop()")
     }
 
-    /// Publish through the app's first broker, waiting for the broker's receipt.
-    pub async fn publish_raw(
-        &self,
-        topic: &str,
-        payload: Vec<u8>,
-        properties: Vec<(String, String)>,
-        key: Option<String>,
-    ) -> Result<(), PublishError> {
-        self.running()
-            .publish(topic, payload, properties, key)
-            .await
+    /// Publish `message` (a [`Message`](ruststream::message::Message) with its options, or
+    /// `&value` of an `#[outgoing]` type, to its topic) through the app's broker, waiting for
+    /// the broker's receipt; the message id.
+    pub async fn publish(&self, message: impl IntoMessage) -> Result<MessageId, PublishError> {
+        self.running().publish(message).await
     }
 
-    /// Publish `record` (payload and options: event time, delayed delivery, ...) to `topic`,
-    /// waiting for the receipt; the message id.
-    pub async fn publish_record(
+    /// Publish `messages`, all to one topic, as one batch through a batching producer (they
+    /// share one entry on the broker), waiting for the receipts; the message ids.
+    pub async fn publish_batch<M: IntoMessage>(
         &self,
-        topic: &str,
-        record: Record,
-    ) -> Result<String, PublishError> {
-        self.running().publish_record(topic, record).await
-    }
-
-    /// Publish encoded `records` to `topic` as one batch through a batching producer (they
-    /// share one entry on the broker), waiting for the receipts. Returns the message ids.
-    pub async fn publish_batch_raw(
-        &self,
-        topic: &str,
-        records: Vec<ruststream::message::Record>,
-    ) -> Result<Vec<String>, PublishError> {
-        self.running().publish_batch(topic, records).await
+        messages: impl IntoIterator<Item = M>,
+    ) -> Result<Vec<MessageId>, PublishError> {
+        self.running().publish_batch(messages).await
     }
 
     /// Every handler call so far.

@@ -2,7 +2,7 @@
 
 use ruststream::PublishError;
 
-use super::NoProgress;
+use super::Stalled;
 
 /// A test publish failed: the message was not published, or the app kept working without
 /// settling after it.
@@ -14,5 +14,5 @@ pub enum TestPublishError {
     Publish(#[from] PublishError),
     /// The message was published, but the app did not settle after it.
     #[error(transparent)]
-    NoProgress(#[from] NoProgress),
+    Stalled(#[from] Stalled),
 }

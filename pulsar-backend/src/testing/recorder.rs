@@ -2,32 +2,31 @@
 
 use std::sync::Mutex;
 
-use super::Call;
-use crate::observe::{CallRecord, Observer};
+use crate::observe::{Call, Observer};
 
 /// Every handler call, in the order the drivers reported them.
 #[derive(Default)]
 pub(crate) struct Recorder {
-    records: Mutex<Vec<CallRecord>>,
+    records: Mutex<Vec<Call>>,
 }
 
 impl Recorder {
     pub(crate) fn calls(&self) -> Vec<Call> {
-        self.lock().iter().cloned().map(Call::new).collect()
+        self.lock().clone()
     }
 
     /// The latest call, if any.
     pub(crate) fn last(&self) -> Option<Call> {
-        self.lock().last().cloned().map(Call::new)
+        self.lock().last().cloned()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<CallRecord>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Call>> {
         self.records.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Observer for Recorder {
-    fn called(&self, record: CallRecord) {
-        self.lock().push(record);
+    fn called(&self, call: Call) {
+        self.lock().push(call);
     }
 }

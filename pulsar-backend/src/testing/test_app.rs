@@ -6,14 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::app::{
-    App, AppParts, BoxError, RunningApp, Stalled, StartContext, StartError, VirtualTime,
+    App, AppParts, BoxError, RunningApp, Stalled, StalledCall, StartContext, StartError,
+    VirtualTime, DEFAULT_MAX_HANDLED_PER_INSTANT,
 };
-use ruststream::message::Record;
-use ruststream::outgoing::Outgoing;
+use ruststream::message::IntoMessage;
 use ruststream::runtime::{Runtime, Spawn, WithClock};
-use ruststream::{EncodeError, ManualClock, PublishError, Timer};
+use ruststream::{ManualClock, MessageId, Timer};
 
-use super::no_progress::{NoProgress, DEFAULT_MAX_CALLS_PER_INSTANT};
 use super::recorder::Recorder;
 use super::{Call, TestPublishError, TopicMessage};
 use crate::inprocess::InProcessPulsar;
@@ -46,7 +45,7 @@ pub struct TestAppBuilder<A: App> {
     app: A,
     state: Option<A::State>,
     spawn: Option<Arc<dyn Spawn>>,
-    max_calls_per_instant: usize,
+    max_handled_per_instant: usize,
     /// The in-process Pulsar and clock of another test app, to run alongside it.
     alongside: Option<(InProcessPulsar, ManualClock)>,
     /// Partitioned topics to create before the app subscribes.
@@ -60,7 +59,7 @@ impl TestApp {
             app,
             state: Some(state),
             spawn: None,
-            max_calls_per_instant: DEFAULT_MAX_CALLS_PER_INSTANT,
+            max_handled_per_instant: DEFAULT_MAX_HANDLED_PER_INSTANT,
             alongside: None,
             partitioned: Vec::new(),
         }
@@ -72,7 +71,7 @@ impl TestApp {
             app,
             state: None,
             spawn: None,
-            max_calls_per_instant: DEFAULT_MAX_CALLS_PER_INSTANT,
+            max_handled_per_instant: DEFAULT_MAX_HANDLED_PER_INSTANT,
             alongside: None,
             partitioned: Vec::new(),
         }
@@ -84,71 +83,24 @@ impl TestApp {
             .expect("the test app is running until stop()")
     }
 
-    /// Publish `value` to its `#[outgoing(name)]` topic, then settle.
-    pub async fn publish<T: Outgoing>(&self, value: &T) -> Result<String, TestPublishError> {
-        let payload = value.encode().map_err(PublishError::from)?;
-        self.publish_raw(T::TOPIC, payload, Vec::new(), None).await
-    }
-
-    /// Publish `value` as JSON to `topic`, then settle.
-    pub async fn publish_to<T: serde::Serialize>(
-        &self,
-        topic: &str,
-        value: &T,
-    ) -> Result<String, TestPublishError> {
-        let payload = serde_json::to_vec(value)
-            .map_err(|e| PublishError::from(EncodeError::new::<T>("JSON", e)))?;
-        self.publish_raw(topic, payload, Vec::new(), None).await
-    }
-
-    /// Publish an encoded payload with properties and a key to `topic`, then settle.
-    pub async fn publish_raw(
-        &self,
-        topic: &str,
-        payload: Vec<u8>,
-        properties: Vec<(String, String)>,
-        key: Option<String>,
-    ) -> Result<String, TestPublishError> {
-        let id = self.pulsar.publish(topic, payload, properties, key)?;
+    /// Publish `message` (a [`Message`](ruststream::message::Message) with its options, or
+    /// `&value` of an `#[outgoing]` type, to its topic) through the app's broker, then settle;
+    /// the message id. A delivery time is on the virtual clock.
+    pub async fn publish(&self, message: impl IntoMessage) -> Result<MessageId, TestPublishError> {
+        let id = self.running().publish(message).await?;
         self.settle().await?;
         Ok(id)
     }
 
-    /// Publish `record` (payload and options: event time, delayed delivery on the virtual
-    /// clock, ...) to `topic`, then settle; the message id.
-    pub async fn publish_record(
+    /// Publish `messages`, all to one topic, as one batch, as a batching producer does (the
+    /// default of the Java, Python and Go clients): one entry, acknowledged and redelivered as
+    /// a whole by the broker, each message with its batch index. Then settle; the message ids
+    /// (`ledger:entry:partition:index`).
+    pub async fn publish_batch<M: IntoMessage>(
         &self,
-        topic: &str,
-        record: Record,
-    ) -> Result<String, TestPublishError> {
-        let id = self.pulsar.publish_record(topic, record)?;
-        self.settle().await?;
-        Ok(id)
-    }
-
-    /// Publish `values` to their `#[outgoing(name)]` topic as one batch, as a batching
-    /// producer does: one entry, acknowledged and redelivered as a whole by the broker, each
-    /// message with its batch index. Then settle. Returns the message ids.
-    pub async fn publish_batch<T: Outgoing>(
-        &self,
-        values: &[T],
-    ) -> Result<Vec<String>, TestPublishError> {
-        let records = values
-            .iter()
-            .map(|v| v.encode().map(Record::new))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(PublishError::from)?;
-        self.publish_batch_raw(T::TOPIC, records).await
-    }
-
-    /// Publish encoded `records` to `topic` as one batch, then settle. Returns the message
-    /// ids, `ledger:entry:partition:index`.
-    pub async fn publish_batch_raw(
-        &self,
-        topic: &str,
-        records: Vec<Record>,
-    ) -> Result<Vec<String>, TestPublishError> {
-        let ids = self.pulsar.publish_batch(topic, records)?;
+        messages: impl IntoIterator<Item = M>,
+    ) -> Result<Vec<MessageId>, TestPublishError> {
+        let ids = self.running().publish_batch(messages).await?;
         self.settle().await?;
         Ok(ids)
     }
@@ -156,39 +108,33 @@ impl TestApp {
     /// Wait until nothing is in flight: every delivery that can be handled now was handled and
     /// settled, and every timer that fired was reacted to. Time does not move.
     ///
-    /// Fails with [`NoProgress`] once the app has made more handler calls in this step than
-    /// the bound ([`DEFAULT_MAX_CALLS_PER_INSTANT`] unless the builder set another): on a
-    /// virtual clock such an app would never settle.
-    pub async fn settle(&self) -> Result<(), NoProgress> {
+    /// Fails with [`Stalled`] once the app has handed more deliveries to handlers in this
+    /// step than the bound ([`DEFAULT_MAX_HANDLED_PER_INSTANT`] unless the builder set
+    /// another): on a virtual clock such an app would never settle. The error names the last
+    /// handler call.
+    pub async fn settle(&self) -> Result<(), Stalled> {
         self.time
             .settle(self.running())
             .await
-            .map_err(|e| self.no_progress(e))
+            .map_err(|e| self.with_last_call(e))
     }
 
-    fn no_progress(&self, stalled: Stalled) -> NoProgress {
-        let last = self.calls.last();
-        NoProgress {
-            subscription: last
-                .as_ref()
-                .map_or_else(String::new, |c| c.subscription().to_owned()),
-            handler: last.as_ref().map_or("", |c| c.handler()),
-            message_id: last
-                .as_ref()
-                .map_or_else(String::new, |c| c.message_id().to_owned()),
-            calls: usize::try_from(stalled.handled).unwrap_or(usize::MAX),
-            at: stalled.at.elapsed_since_origin(),
-        }
+    fn with_last_call(&self, mut stalled: Stalled) -> Stalled {
+        stalled.last_call = self
+            .calls
+            .last()
+            .map(|c| StalledCall::new(c.subscription(), c.handler(), c.message_id()));
+        stalled
     }
 
     /// Move the virtual clock forward by `by`, firing everything due on the way in deadline
-    /// order and settling after each step. Fails with [`NoProgress`] as [`TestApp::settle`]
+    /// order and settling after each step. Fails with [`Stalled`] as [`TestApp::settle`]
     /// does, at the instant where the app stopped making progress.
-    pub async fn advance(&self, by: Duration) -> Result<(), NoProgress> {
+    pub async fn advance(&self, by: Duration) -> Result<(), Stalled> {
         self.time
             .advance(self.running(), by)
             .await
-            .map_err(|e| self.no_progress(e))
+            .map_err(|e| self.with_last_call(e))
     }
 
     /// Time since the test app started.
@@ -238,9 +184,9 @@ impl TestApp {
     /// waits vanish, nothing is flushed, and its consumers go as lost connections go, so their
     /// unacknowledged messages return to the subscription (to the other instances on Shared
     /// and KeyShared; on Failover a standby takes over). Then settle, on the apps that remain.
-    pub async fn kill(mut self) -> Result<(), NoProgress> {
+    pub async fn kill(mut self) -> Result<(), Stalled> {
         if let Some(app) = self.app.take() {
-            app.abort().await;
+            app.kill().await;
         }
         // Like `settle`, without an app of its own: wait for the others to take over.
         loop {
@@ -289,10 +235,10 @@ impl<A: App> TestAppBuilder<A> {
         self
     }
 
-    /// How many handler calls one step may make without time moving before it fails with
-    /// [`NoProgress`] (default [`DEFAULT_MAX_CALLS_PER_INSTANT`]).
-    pub fn max_calls_per_instant(mut self, calls: usize) -> Self {
-        self.max_calls_per_instant = calls;
+    /// How many deliveries one step may hand to handlers without time moving before it fails
+    /// with [`Stalled`] (default [`DEFAULT_MAX_HANDLED_PER_INSTANT`]).
+    pub fn max_handled_per_instant(mut self, deliveries: usize) -> Self {
+        self.max_handled_per_instant = deliveries;
         self
     }
 
@@ -328,7 +274,7 @@ impl<A: App> TestAppBuilder<A> {
             app: Some(app),
             pulsar,
             time: VirtualTime::new(clock.clone())
-                .max_handled_per_instant(self.max_calls_per_instant),
+                .max_handled_per_instant(self.max_handled_per_instant),
             clock,
             calls,
         };

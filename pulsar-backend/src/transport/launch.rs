@@ -6,7 +6,7 @@ use ruststream::app::{RunningBroker, StartError};
 use ruststream::runtime::Runtime;
 
 use super::{RunningPulsar, Transport};
-use crate::driver::{DeadLetter, Driver, DriverConfig, DriverHandle, Tally};
+use crate::driver::{DeadLetter, Driver, DriverConfig, DriverHandle, Handled};
 use crate::observe::Observer;
 use crate::registration::{Checked, CheckedSubscription};
 
@@ -26,7 +26,7 @@ pub(crate) async fn start_on<T: Transport, S: Send + Sync + 'static>(
     settings: LaunchSettings,
 ) -> Result<Box<dyn RunningBroker>, StartError> {
     let transport = Arc::new(transport);
-    let handled = Arc::new(Tally::default());
+    let handled = Arc::new(Handled::default());
     let mut drivers = Vec::with_capacity(checked.subscriptions.len());
     for subscription in checked.subscriptions {
         let consumer = match transport.subscribe(&subscription).await {
@@ -60,7 +60,7 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
     consumer: T::Consumer,
     state: &Arc<S>,
     settings: &LaunchSettings,
-    handled: &Arc<Tally>,
+    handled: &Arc<Handled>,
 ) -> DriverHandle {
     tracing::info!(
         handler = subscription.handler.name(),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ruststream::app::{HealthCheck, StartError};
 use ruststream::handler::{BoxFuture, Publish};
-use ruststream::message::Record;
+use ruststream::message::{Message, MessageId};
 use ruststream::PublishError;
 
 use crate::driver::ConsumerPort;
@@ -33,12 +33,11 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// is, rather than boxing a future that awaits it (one allocation per message less).
     fn publish_port(&self) -> &dyn Publish;
 
-    /// Publish `records` to `topic` as one batched entry.
-    fn publish_batch<'a>(
-        &'a self,
-        topic: &'a str,
-        records: Vec<Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>>;
+    /// Publish `messages`, all to one topic, as one batched entry.
+    fn publish_batch(
+        &self,
+        messages: Vec<Message>,
+    ) -> BoxFuture<'_, Result<Vec<MessageId>, PublishError>>;
 
     /// Deliveries in flight (see `RunningBroker::in_flight` for what counts).
     fn in_flight(&self) -> usize;

@@ -5,17 +5,17 @@ use std::task::Waker;
 
 use ruststream::app::{HealthCheck, RunningBroker};
 use ruststream::handler::{BoxFuture, Publishing};
-use ruststream::message::Record;
+use ruststream::message::{Message, MessageId};
 use ruststream::PublishError;
 
 use super::Transport;
-use crate::driver::{DriverHandle, Tally};
+use crate::driver::{DriverHandle, Handled};
 
 /// The drivers of a started broker and the transport they run on.
 pub(crate) struct RunningPulsar<T: Transport> {
     pub(crate) transport: Arc<T>,
     pub(crate) drivers: Mutex<Vec<DriverHandle>>,
-    pub(crate) handled: Arc<Tally>,
+    pub(crate) handled: Arc<Handled>,
 }
 
 impl<T: Transport> RunningPulsar<T> {
@@ -25,22 +25,15 @@ impl<T: Transport> RunningPulsar<T> {
 }
 
 impl<T: Transport> RunningBroker for RunningPulsar<T> {
-    fn publish<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, String> {
-        self.transport.publish_port().publish(topic, record)
+    fn publish(&self, message: Message) -> Publishing<'_, MessageId> {
+        self.transport.publish_port().publish(message)
     }
 
-    fn publish_without_id<'a>(&'a self, topic: &'a str, record: Record) -> Publishing<'a, ()> {
-        self.transport
-            .publish_port()
-            .publish_without_id(topic, record)
-    }
-
-    fn publish_batch<'a>(
-        &'a self,
-        topic: &'a str,
-        records: Vec<Record>,
-    ) -> BoxFuture<'a, Result<Vec<String>, PublishError>> {
-        self.transport.publish_batch(topic, records)
+    fn publish_batch(
+        &self,
+        messages: Vec<Message>,
+    ) -> BoxFuture<'_, Result<Vec<MessageId>, PublishError>> {
+        self.transport.publish_batch(messages)
     }
 
     fn idle(&self) -> BoxFuture<'_, ()> {
@@ -70,7 +63,7 @@ impl<T: Transport> RunningBroker for RunningPulsar<T> {
         })
     }
 
-    fn abort(self: Box<Self>) -> BoxFuture<'static, ()> {
+    fn kill(self: Box<Self>) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             DriverHandle::kill_all(self.take_drivers()).await;
             self.transport.close().await;

@@ -7,7 +7,7 @@ use std::task::Waker;
 /// A running count of deliveries handed to handlers, shared by a broker's drivers, with
 /// wakers for whoever waits for the next one.
 #[derive(Debug, Default)]
-pub(crate) struct Tally {
+pub(crate) struct Handled {
     count: AtomicU64,
     /// Whether `waiters` has any: every delivery bumps the count, and the lock is taken only
     /// when someone waits.
@@ -15,7 +15,7 @@ pub(crate) struct Tally {
     waiters: Mutex<Vec<Waker>>,
 }
 
-impl Tally {
+impl Handled {
     /// One more delivery was handed to a handler.
     pub(crate) fn bump(&self) {
         self.count.fetch_add(1, Ordering::SeqCst);
@@ -39,7 +39,7 @@ impl Tally {
         self.count.load(Ordering::SeqCst)
     }
 
-    /// Wake `waker` at the next [`Tally::bump`].
+    /// Wake `waker` at the next [`Handled::bump`].
     pub(crate) fn wake_on_next(&self, waker: &Waker) {
         let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
         if !waiters.iter().any(|w| w.will_wake(waker)) {
@@ -66,17 +66,17 @@ mod tests {
 
     #[test]
     fn a_waiter_is_woken_once_by_the_next_bump() {
-        let tally = Tally::default();
+        let handled = Handled::default();
         let woken = Arc::new(Count(AtomicUsize::new(0)));
         let waker = Waker::from(woken.clone());
-        tally.wake_on_next(&waker);
-        tally.wake_on_next(&waker);
-        tally.bump();
-        tally.bump();
+        handled.wake_on_next(&waker);
+        handled.wake_on_next(&waker);
+        handled.bump();
+        handled.bump();
         assert_eq!(woken.0.load(Ordering::SeqCst), 1);
-        assert_eq!(tally.count(), 2);
-        tally.wake_on_next(&waker);
-        tally.bump();
+        assert_eq!(handled.count(), 2);
+        handled.wake_on_next(&waker);
+        handled.bump();
         assert_eq!(
             woken.0.load(Ordering::SeqCst),
             2,

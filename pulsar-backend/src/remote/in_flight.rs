@@ -6,11 +6,11 @@ use std::task::{Poll, Waker};
 
 /// How many deliveries the drivers of a broker hold without a settlement call yet.
 #[derive(Clone, Default)]
-pub(crate) struct Activity {
+pub(crate) struct InFlight {
     inner: Arc<Mutex<(usize, Vec<Waker>)>>,
 }
 
-impl Activity {
+impl InFlight {
     pub(crate) fn begin(&self) {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).0 += 1;
     }

@@ -1,0 +1,20 @@
+use ruststream_pulsar::prelude::*;
+
+#[subscriber("refunds")]
+async fn process(_refund: &u64, publisher: Publisher) -> HandlerOutcome {
+    let _ = publisher.publish("refunds-settled").await;
+    HandlerOutcome::ack()
+}
+
+fn app() -> impl App<State = ()> {
+    RustStream::new(AppInfo::new("refunds", "0.1.0")).with_broker(
+        PulsarBroker::new("pulsar://localhost:6650"),
+        |b| {
+            b.include(process);
+        },
+    )
+}
+
+fn main() {
+    let _ = app();
+}

@@ -116,7 +116,7 @@ impl Message {
 ///
 /// # Errors
 ///
-/// [`PublishError::MixedBatch`] when they name more than one.
+/// [`MixedBatch`](crate::PublishError::MixedBatch) when they name more than one.
 pub fn batch_topic(messages: &[Message]) -> Result<Option<&str>, crate::PublishError> {
     let Some(first) = messages.first() else {
         return Ok(None);

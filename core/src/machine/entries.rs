@@ -7,7 +7,7 @@
 //! siblings too (and one that was meant to come back is lost), and a negative acknowledgement
 //! brings every message of it back, siblings already handled included.
 //!
-//! [`EntryLedger`] makes each message of an entry settle as the completion table says, as the
+//! `EntryLedger` makes each message of an entry settle as the completion table says, as the
 //! Java client's batch acker does:
 //!
 //! - an acknowledgement is held until every message of its entry is settled (acknowledged,
@@ -23,7 +23,7 @@
 //!   one count (the broker counts by entry);
 //! - a message of an entry finished here that arrives again (a copy sent before the
 //!   acknowledgement reached the broker, or an Exclusive/Failover rewind) is acknowledged again
-//!   at once, not handled. The last [`REMEMBERED`] finished entries are remembered.
+//!   at once, not handled. The last `REMEMBERED` finished entries are remembered.
 //!
 //! The memory lives in one consumer only. A restart, or the entry moving to another consumer,
 //! hands every message of an unfinished entry to a handler again, acknowledged siblings

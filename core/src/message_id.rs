@@ -32,6 +32,7 @@ pub struct MessageId {
 impl MessageId {
     /// The id made of `parts`, 1 to 4 numbers; more than 4 are cut to the first 4, none is
     /// read as a single 0.
+    #[inline]
     pub fn new(parts: &[i64]) -> Self {
         let len = parts.len().clamp(1, MAX_PARTS);
         let mut id = MessageId {
@@ -44,6 +45,7 @@ impl MessageId {
     }
 
     /// Its numbers, in order (Pulsar: ledger, entry, partition, and the index in a batch).
+    #[inline]
     pub fn parts(&self) -> &[i64] {
         &self.parts[..usize::from(self.len)]
     }

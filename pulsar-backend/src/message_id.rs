@@ -5,6 +5,7 @@ use pulsar::message::proto::MessageIdData;
 use ruststream::MessageId;
 
 /// The id of a message of the in-process Pulsar.
+#[inline]
 pub(crate) fn of_model(id: &ruststream_pulsar_model::MessageId) -> MessageId {
     match id.batch_index {
         Some(index) => MessageId::new(&[

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 
 use super::{AppInfo, BoxError, Broker, RunningBroker, StartContext, StartError};
 use crate::boxed::BoxFuture;
-use crate::message::{IntoMessage, MessageId};
+use crate::message::{IntoMessage, MessageId, Publishing};
 use crate::publish_error::PublishError;
 
 /// Builds the app state at startup.
@@ -104,9 +104,18 @@ impl RunningApp {
     /// # Errors
     ///
     /// The value does not encode, the broker refuses, or [`PublishError::NoBroker`].
-    pub async fn publish(&self, message: impl IntoMessage) -> Result<MessageId, PublishError> {
-        let message = message.into_message()?;
-        self.first_broker()?.publish(message).await
+    ///
+    /// A plain function returning the broker's [`Publishing`] rather than an `async fn`: the
+    /// message goes straight to the broker, not into one more future first.
+    pub fn publish(&self, message: impl IntoMessage) -> Publishing<'_, MessageId> {
+        let message = match message.into_message() {
+            Ok(message) => message,
+            Err(error) => return Publishing::done(Err(error.into())),
+        };
+        match self.first_broker() {
+            Ok(broker) => broker.publish(message),
+            Err(error) => Publishing::done(Err(error)),
+        }
     }
 
     /// The broker the app's publish calls go through.

@@ -258,6 +258,7 @@ impl<Id: Clone, D> SubscriptionMachine<Id, D> {
     /// waits that ended, earliest first. A message of a batched entry is acknowledged only with
     /// the last of its entry (until then, at index level where configured); a retry of a
     /// message whose entry is on its way back already makes no call.
+    #[inline]
     pub fn poll_call(&mut self, now: Instant) -> Option<Call<Id>> {
         loop {
             if let Some(call) = self.calls.pop_front() {

@@ -24,6 +24,8 @@ pub mod metric {
 }
 
 use metrics::{Counter, Gauge, Histogram};
+use ruststream::completion::Completion;
+use ruststream::HandlerOutcome;
 
 /// How a delivery ended, as the `outcome` label says it.
 const OUTCOME_LABELS: [&str; 7] = [
@@ -78,27 +80,59 @@ impl Instruments {
         }
     }
 
-    /// The counter of deliveries that ended as `outcome` (a label of [`metric::OUTCOMES`]).
-    pub(crate) fn outcome(&self, outcome: &str) -> &Counter {
-        let at = OUTCOME_LABELS
-            .iter()
-            .position(|o| *o == outcome)
-            .unwrap_or(0);
-        &self.outcomes[at]
+    /// The counter of deliveries that ended as `completion` (labelled as [`Completion::label`]
+    /// says). Indexed by a match, not by comparing label text: it runs for every delivery.
+    #[inline]
+    pub(crate) fn outcome(&self, completion: &Completion) -> &Counter {
+        &self.outcomes[outcome_index(completion)]
     }
 
-    /// The counter of `call`s (a label of [`metric::CALLS`]) that ended `ok` or not.
-    pub(crate) fn call(&self, call: &str, ok: bool) -> &Counter {
-        let at = CALL_LABELS.iter().position(|c| *c == call).unwrap_or(0);
-        &self.calls[at][usize::from(!ok)]
+    /// The counter of `call`s that ended `ok` or not.
+    #[inline]
+    pub(crate) fn call(&self, call: SettlementCall, ok: bool) -> &Counter {
+        &self.calls[call as usize][usize::from(!ok)]
+    }
+}
+
+/// Where `completion`'s label is in [`OUTCOME_LABELS`]: a match, not a comparison of label
+/// text, as it runs for every delivery.
+#[inline]
+fn outcome_index(completion: &Completion) -> usize {
+    match completion {
+        Completion::Returned(HandlerOutcome::Ack) => 0,
+        Completion::Returned(HandlerOutcome::Retry) => 1,
+        Completion::Returned(HandlerOutcome::RetryAfter(_)) => 2,
+        Completion::Returned(HandlerOutcome::Drop) => 3,
+        Completion::Panicked => 4,
+        Completion::Rejected => 5,
+        Completion::DeadLettered => 6,
+        // A variant added to the core later: found by its label.
+        other => OUTCOME_LABELS
+            .iter()
+            .position(|label| *label == other.label())
+            .unwrap_or(0),
+    }
+}
+
+/// A settlement call the driver makes on its consumer, as the `call` label of
+/// [`metric::CALLS`] names it (the discriminant is its place in the label list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SettlementCall {
+    Ack = 0,
+    Nack = 1,
+    AckIndex = 2,
+}
+
+impl SettlementCall {
+    /// Its `call` label.
+    pub(crate) fn label(self) -> &'static str {
+        CALL_LABELS[self as usize]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ruststream::completion::Completion;
-    use ruststream::HandlerOutcome;
 
     #[test]
     fn every_completion_has_its_own_outcome_counter() {
@@ -115,5 +149,19 @@ mod tests {
         ];
         let labels: Vec<&str> = completions.iter().map(Completion::label).collect();
         assert_eq!(labels, OUTCOME_LABELS, "in the same order, none missing");
+        for completion in completions {
+            assert_eq!(
+                OUTCOME_LABELS[outcome_index(&completion)],
+                completion.label(),
+                "{completion:?} is counted under its own label"
+            );
+        }
+    }
+
+    #[test]
+    fn every_settlement_call_is_counted_under_its_own_label() {
+        assert_eq!(SettlementCall::Ack.label(), "ack");
+        assert_eq!(SettlementCall::Nack.label(), "nack");
+        assert_eq!(SettlementCall::AckIndex.label(), "ack_index");
     }
 }

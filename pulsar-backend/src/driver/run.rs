@@ -17,7 +17,7 @@ use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Handler, Instant};
 use tracing::Instrument;
 
-use super::instruments::Instruments;
+use super::instruments::{Instruments, SettlementCall};
 use super::report;
 use super::slots::Slots;
 use super::{ConsumerPort, DeadLetter, Received};
@@ -407,8 +407,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         let now = done.ended;
         self.read_at = Some(self.read_at.map_or(now, |read| read.max(now)));
         self.instruments.in_flight.set(running as f64);
-        let outcome = done.completion.label();
-        self.instruments.outcome(outcome).increment(1);
+        self.instruments.outcome(&done.completion).increment(1);
         // Logged in the delivery's span, so that a refusal names its topic and message id.
         let span_guard = done.span.enter();
         let message_id = done.id.id.clone();
@@ -441,26 +440,27 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             match call {
                 Call::Ack(id) => {
                     let result = self.consumer.ack(&id).await;
-                    self.count_call("ack", &result);
+                    self.count_call(SettlementCall::Ack, &result);
                 }
                 Call::AckIndex { id, slot, ack_set } => {
                     let result = self.consumer.ack_batch_index(&id, slot, ack_set).await;
-                    self.count_call("ack_index", &result);
+                    self.count_call(SettlementCall::AckIndex, &result);
                 }
                 Call::Nack(id) => {
                     let result = self.consumer.nack(&id).await;
-                    self.count_call("nack", &result);
+                    self.count_call(SettlementCall::Nack, &result);
                 }
                 _ => {}
             }
         }
     }
 
-    fn count_call(&self, call: &'static str, result: &Result<(), ruststream::app::BoxError>) {
+    #[inline]
+    fn count_call(&self, call: SettlementCall, result: &Result<(), ruststream::app::BoxError>) {
         self.instruments.call(call, result.is_ok()).increment(1);
         if let Err(error) = result {
             // The message stays unacknowledged and comes back: nothing is lost.
-            tracing::warn!(%error, call, "settlement call failed; the broker will redeliver");
+            tracing::warn!(%error, call = call.label(), "settlement call failed; the broker will redeliver");
         }
     }
 

@@ -55,6 +55,7 @@ impl InProcessTransport {
 impl InProcessPublisher {
     /// Store `message` on its topic (a short name is in the broker's namespace) now, as the
     /// caller's span is the current one and no receipt is to wait for.
+    #[inline]
     fn store(&self, mut message: Message) -> Result<MessageId, PublishError> {
         crate::trace_context::inject(&mut message.properties);
         let topic = self

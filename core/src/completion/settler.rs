@@ -42,6 +42,7 @@ impl<Id> Settler<Id> {
     /// Returns the decision (for logs and counters); the calls it implies are then available
     /// from [`Settler::poll_action`], immediately or once their deadline is reached. On error
     /// the delivery is left unsettled and nothing is queued for it.
+    #[inline]
     pub fn complete(
         &mut self,
         id: Id,

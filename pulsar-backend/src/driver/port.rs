@@ -54,6 +54,7 @@ pub(crate) enum Properties {
 impl std::ops::Deref for Properties {
     type Target = [(String, String)];
 
+    #[inline]
     fn deref(&self) -> &[(String, String)] {
         match self {
             Properties::Owned(pairs) => pairs,

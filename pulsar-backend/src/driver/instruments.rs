@@ -8,9 +8,15 @@ pub mod metric {
     /// Counter, labels `handler` and `outcome` (`ack`, `retry`, `retry_after`, `drop`,
     /// `panicked`, `rejected`, `dead_lettered`): how deliveries ended.
     pub const OUTCOMES: &str = "ruststream_outcomes_total";
-    /// Counter, labels `handler`, `call` (`ack`, `nack`) and `result` (`ok`, `error`): the
-    /// settlement calls made on the consumer.
+    /// Counter, labels `handler`, `call` (`ack`, `nack`, `ack_index`) and `result` (`ok`,
+    /// `error`): the messages settled through calls on the consumer, one for each message of a
+    /// grouped call.
     pub const CALLS: &str = "ruststream_settlement_calls_total";
+    /// Counter, labels `handler` and `call` (`ack`, `nack`, `ack_index`): the calls made on the
+    /// consumer, each one broker command per topic. The acknowledgements due at one flush (what
+    /// settled while the driver had events ready) go as one call, and so do the negative ones:
+    /// under load this is far below [`CALLS`].
+    pub const COMMANDS: &str = "ruststream_settlement_commands_total";
     /// Counter, label `handler`: outcomes refused (a `retry_after` not shorter than the ack
     /// timeout); the delivery was left unsettled.
     pub const REFUSED: &str = "ruststream_refused_outcomes_total";
@@ -49,6 +55,8 @@ pub(crate) struct Instruments {
     outcomes: [Counter; OUTCOME_LABELS.len()],
     /// `[call][ok, error]`.
     calls: [[Counter; 2]; CALL_LABELS.len()],
+    /// `[call]`.
+    commands: [Counter; CALL_LABELS.len()],
     pub(crate) refused: Counter,
     pub(crate) waiting: Gauge,
     pub(crate) in_flight: Gauge,
@@ -73,6 +81,9 @@ impl Instruments {
                     )
                 })
             }),
+            commands: CALL_LABELS.map(|call| {
+                metrics::counter!(metric::COMMANDS, "handler" => handler, "call" => call)
+            }),
             refused: metrics::counter!(metric::REFUSED, "handler" => handler),
             waiting: metrics::gauge!(metric::WAITING, "handler" => handler),
             in_flight: metrics::gauge!(metric::IN_FLIGHT, "handler" => handler),
@@ -91,6 +102,12 @@ impl Instruments {
     #[inline]
     pub(crate) fn call(&self, call: SettlementCall, ok: bool) -> &Counter {
         &self.calls[call as usize][usize::from(!ok)]
+    }
+
+    /// The counter of consumer calls (broker commands) of kind `call`.
+    #[inline]
+    pub(crate) fn command(&self, call: SettlementCall) -> &Counter {
+        &self.commands[call as usize]
     }
 }
 

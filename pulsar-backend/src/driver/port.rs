@@ -105,8 +105,10 @@ pub(crate) trait ConsumerPort: Send + 'static {
     /// The next delivery; `None` once the consumer is closed for good.
     fn poll_receive(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received<Self::Id>>>;
 
-    /// `ack_with_id`.
-    fn ack(&mut self, id: &Self::Id) -> impl Future<Output = Result<(), BoxError>> + Send;
+    /// Acknowledge `ids` (never empty), in as few broker commands as the transport can: the
+    /// acknowledgements due at one flush leave together (pulsar-rs: one `CommandAck` per
+    /// topic, a batched entry once).
+    fn ack(&mut self, ids: &[Self::Id]) -> impl Future<Output = Result<(), BoxError>> + Send;
 
     /// Whether settled messages of an unfinished batched entry are also acknowledged at
     /// batch-index level ([`ConsumerPort::ack_batch_index`]).
@@ -126,8 +128,9 @@ pub(crate) trait ConsumerPort: Send + 'static {
         async { Ok(()) }
     }
 
-    /// `nack_with_id`.
-    fn nack(&mut self, id: &Self::Id) -> impl Future<Output = Result<(), BoxError>> + Send;
+    /// Ask for `ids` (never empty) to be redelivered, in as few broker commands as the
+    /// transport can (pulsar-rs: one `CommandRedeliverUnacknowledgedMessages` per topic).
+    fn nack(&mut self, ids: &[Self::Id]) -> impl Future<Output = Result<(), BoxError>> + Send;
 
     /// The delivery `id` left the driver's hands: it no longer counts as in flight. Called
     /// exactly once per delivery received (per copy, where one id is received twice), after

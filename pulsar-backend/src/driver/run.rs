@@ -124,6 +124,10 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
     /// flush that follows it: a time read a moment ago is never later than now, so no deadline
     /// fires early, and one that came due meanwhile has its timer fire at once.
     read_at: Option<Instant>,
+    /// The acknowledgements of the flush under way (empty between flushes).
+    acks: Vec<C::Id>,
+    /// The negative acknowledgements of the flush under way (empty between flushes).
+    nacks: Vec<C::Id>,
 }
 
 impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
@@ -156,6 +160,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             config,
             timer: None,
             read_at: None,
+            acks: Vec::new(),
+            nacks: Vec::new(),
         }
     }
 
@@ -170,10 +176,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             /// polled (a delivery is not moved through an event: each move is a copy).
             Handled,
             Timer,
+            /// Nothing is ready, and something happened since the last flush.
+            Idle,
         }
         // The running handler invocations; a local, as their future's type has no name.
         let mut running = Slots::new();
         let mut events: u32 = 0;
+        // Events handled since the last flush. The calls they made due are made when nothing
+        // else is ready, when the timer fires, and at the latest every `YIELD_EVERY` events:
+        // what settles in one burst of events leaves as one command per kind, and no call
+        // waits for time to pass (a sleep starts only after a flush).
+        let mut unflushed = false;
+        let mut flush_now = true;
         // Start `$next` and what it lets start: a handler that finishes as it starts is
         // settled at once, and may let the next delivery of its key start. A macro, as the
         // invocations' future type has no name to write a method over.
@@ -198,16 +212,20 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         }
         loop {
             events = events.wrapping_add(1);
-            if events % YIELD_EVERY == 0 {
+            let burst_ended = events % YIELD_EVERY == 0;
+            if burst_ended {
                 // A subscription that always has something ready (a flood of deliveries, or a
                 // message redelivered at once forever) still lets the other tasks of a
                 // single-threaded executor run.
                 ruststream::runtime::yield_now().await;
             }
-            self.flush().await;
-            self.arm_timer();
-            while let Some(id) = self.machine.poll_release() {
-                self.consumer.release(&id);
+            if flush_now || (burst_ended && unflushed) {
+                self.flush().await;
+                self.arm_timer();
+                while let Some(id) = self.machine.poll_release() {
+                    self.consumer.release(&id);
+                }
+                (flush_now, unflushed) = (false, false);
             }
             let event = poll_fn(|cx| {
                 if stop.poll_unpin(cx).is_ready() {
@@ -248,14 +266,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
                         return Poll::Ready(Event::Timer);
                     }
                 }
+                if unflushed {
+                    return Poll::Ready(Event::Idle);
+                }
                 Poll::Pending
             })
             .await;
             match event {
                 Event::Stop | Event::Closed => break,
+                Event::Handled => unflushed = true,
                 // The due calls are made by `flush` at the top of the loop, before a fired
                 // sleep is replaced.
-                Event::Handled | Event::Timer => {}
+                Event::Timer | Event::Idle => flush_now = true,
             }
         }
         self.shutdown(running).await;
@@ -430,37 +452,57 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         self.machine.next_of_key(done.key.as_deref())
     }
 
-    /// Make every call the machine says is due.
+    /// Make every call the machine says is due: the acknowledgements together, and the
+    /// negative ones together, so that the transport sends each kind as one command.
     async fn flush(&mut self) {
         let now = match self.read_at.take() {
             Some(read) => read,
             None => self.config.runtime.now(),
         };
+        // Taken out for the flush, put back empty: their room is kept, so grouping allocates
+        // nothing once warm. They never hold anything between two flushes.
+        let mut acks = std::mem::take(&mut self.acks);
+        let mut nacks = std::mem::take(&mut self.nacks);
         while let Some(call) = self.machine.poll_call(now) {
             match call {
-                Call::Ack(id) => {
-                    let result = self.consumer.ack(&id).await;
-                    self.count_call(SettlementCall::Ack, &result);
-                }
+                Call::Ack(id) => acks.push(id),
                 Call::AckIndex { id, slot, ack_set } => {
                     let result = self.consumer.ack_batch_index(&id, slot, ack_set).await;
-                    self.count_call(SettlementCall::AckIndex, &result);
+                    self.count_call(SettlementCall::AckIndex, 1, &result);
                 }
-                Call::Nack(id) => {
-                    let result = self.consumer.nack(&id).await;
-                    self.count_call(SettlementCall::Nack, &result);
-                }
+                Call::Nack(id) => nacks.push(id),
                 _ => {}
             }
         }
+        if !acks.is_empty() {
+            let result = self.consumer.ack(&acks).await;
+            self.count_call(SettlementCall::Ack, acks.len(), &result);
+            acks.clear();
+        }
+        if !nacks.is_empty() {
+            let result = self.consumer.nack(&nacks).await;
+            self.count_call(SettlementCall::Nack, nacks.len(), &result);
+            nacks.clear();
+        }
+        self.acks = acks;
+        self.nacks = nacks;
     }
 
+    /// Count `messages` settled by one call of `call`.
     #[inline]
-    fn count_call(&self, call: SettlementCall, result: &Result<(), ruststream::app::BoxError>) {
-        self.instruments.call(call, result.is_ok()).increment(1);
+    fn count_call(
+        &self,
+        call: SettlementCall,
+        messages: usize,
+        result: &Result<(), ruststream::app::BoxError>,
+    ) {
+        self.instruments
+            .call(call, result.is_ok())
+            .increment(messages as u64);
+        self.instruments.command(call).increment(1);
         if let Err(error) = result {
-            // The message stays unacknowledged and comes back: nothing is lost.
-            tracing::warn!(%error, call = call.label(), "settlement call failed; the broker will redeliver");
+            // The messages stay unacknowledged and come back: nothing is lost.
+            tracing::warn!(%error, call = call.label(), messages, "settlement call failed; the broker will redeliver");
         }
     }
 

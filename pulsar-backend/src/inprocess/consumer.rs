@@ -120,27 +120,36 @@ impl InProcessConsumer {
     }
 
     /// Make a settlement call on the model, through the consumer that received `id`.
+    /// Make `call` for each of `ids` under one lock, as the broker takes one command with
+    /// several ids; the first failure is returned, after the others were made.
     fn settle(
         &mut self,
-        id: &MessageId,
-        call: impl FnOnce(
+        ids: &[MessageId],
+        call: impl Fn(
             &mut Cluster,
             ConsumerId,
             &MessageId,
             ruststream::Instant,
         ) -> Result<(), ModelError>,
     ) -> Result<(), BoxError> {
-        let Some(consumer) = self.topics.consumer_of(id) else {
-            return Err(format!(
-                "message {id} was not received through this consumer: no topic it reads holds it"
-            )
-            .into());
-        };
         let mut inner = self.pulsar.lock();
         let now = self.runtime.now();
-        let result = call(&mut inner.cluster, consumer, id, now);
+        let mut first_error: Option<BoxError> = None;
+        for id in ids {
+            let result = match self.topics.consumer_of(id) {
+                Some(consumer) => call(&mut inner.cluster, consumer, id, now).map_err(Into::into),
+                None => Err(format!(
+                    "message {id} was not received through this consumer: no topic it reads \
+                     holds it"
+                )
+                .into()),
+            };
+            if let (Err(error), None) = (result, &first_error) {
+                first_error = Some(error);
+            }
+        }
         inner.notify();
-        result.map_err(Into::into)
+        first_error.map_or(Ok(()), Err)
     }
 }
 
@@ -221,14 +230,14 @@ impl ConsumerPort for InProcessConsumer {
         }
     }
 
-    async fn ack(&mut self, id: &MessageId) -> Result<(), BoxError> {
-        self.settle(id, |cluster, consumer, id, now| {
+    async fn ack(&mut self, ids: &[MessageId]) -> Result<(), BoxError> {
+        self.settle(ids, |cluster, consumer, id, now| {
             cluster.ack(consumer, id, now).map(|_| ())
         })
     }
 
-    async fn nack(&mut self, id: &MessageId) -> Result<(), BoxError> {
-        self.settle(id, |cluster, consumer, id, now| {
+    async fn nack(&mut self, ids: &[MessageId]) -> Result<(), BoxError> {
+        self.settle(ids, |cluster, consumer, id, now| {
             cluster.nack(consumer, id, now).map(|_| ())
         })
     }

@@ -18,6 +18,20 @@ pub(crate) struct RemoteId {
     id: MessageIdData,
 }
 
+/// `ids` grouped by topic (a consumer of several topics or partitions acknowledges through
+/// each topic's own consumer), in the order each topic first appears. One topic, the usual
+/// case, takes one pass and no map.
+fn by_topic(ids: &[RemoteId]) -> Vec<(&str, Vec<MessageIdData>)> {
+    let mut groups: Vec<(&str, Vec<MessageIdData>)> = Vec::with_capacity(1);
+    for id in ids {
+        match groups.iter_mut().find(|(topic, _)| *topic == &*id.topic) {
+            Some((_, group)) => group.push(id.id.clone()),
+            None => groups.push((&id.topic, vec![id.id.clone()])),
+        }
+    }
+    groups
+}
+
 impl std::fmt::Display for RemoteId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&printable(&self.id))
@@ -157,9 +171,11 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
         }
     }
 
-    async fn ack(&mut self, id: &RemoteId) -> Result<(), BoxError> {
-        let result = self.consumer.ack_with_id(&id.topic, id.id.clone()).await;
-        result.map_err(Into::into)
+    async fn ack(&mut self, ids: &[RemoteId]) -> Result<(), BoxError> {
+        for (topic, ids) in by_topic(ids) {
+            self.consumer.ack_many_with_id(topic, ids).await?;
+        }
+        Ok(())
     }
 
     fn acks_batch_index(&self) -> bool {
@@ -185,9 +201,11 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
             .map_err(Into::into)
     }
 
-    async fn nack(&mut self, id: &RemoteId) -> Result<(), BoxError> {
-        let result = self.consumer.nack_with_id(&id.topic, id.id.clone()).await;
-        result.map_err(Into::into)
+    async fn nack(&mut self, ids: &[RemoteId]) -> Result<(), BoxError> {
+        for (topic, ids) in by_topic(ids) {
+            self.consumer.nack_many_with_id(topic, ids).await?;
+        }
+        Ok(())
     }
 
     fn release(&mut self, _id: &RemoteId) {

@@ -20,6 +20,11 @@ pub enum EngineEvent<Exe: Executor> {
 pub enum EngineMessage<Exe: Executor> {
     Ack(MessageIdData, bool),
     Nack(MessageIdData),
+    /// Individual acknowledgements of several messages, sent as one `CommandAck`.
+    AckMany(Vec<MessageIdData>),
+    /// Negative acknowledgements of several messages, sent as one
+    /// `CommandRedeliverUnacknowledgedMessages`.
+    NackMany(Vec<MessageIdData>),
     UnackedRedelivery,
     GetConnection(oneshot::Sender<Arc<Connection<Exe>>>),
 }

@@ -300,6 +300,21 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                 }
                 true
             }
+            Some(EngineMessage::AckMany(message_ids)) => {
+                self.ack_many(message_ids).await;
+                true
+            }
+            Some(EngineMessage::NackMany(message_ids)) => {
+                if let Err(e) = self
+                    .connection
+                    .sender()
+                    .send_redeliver_unacknowleged_messages(self.id, message_ids)
+                    .await
+                {
+                    error!("could not ask for redelivery: {:?}", e);
+                }
+                true
+            }
             Some(EngineMessage::UnackedRedelivery) => {
                 let mut h = HashSet::new();
                 let now = Instant::now();
@@ -348,6 +363,21 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
             .connection
             .sender()
             .send_ack(self.id, vec![message_id], cumulative)
+            .await;
+        if res.is_err() {
+            error!("ack error: {:?}", res);
+        }
+    }
+
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    async fn ack_many(&mut self, message_ids: Vec<MessageIdData>) {
+        for id in &message_ids {
+            self.unacked_messages.remove(id);
+        }
+        let res = self
+            .connection
+            .sender()
+            .send_ack(self.id, once_per_entry(message_ids), false)
             .await;
         if res.is_err() {
             error!("ack error: {:?}", res);
@@ -702,6 +732,17 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
     }
 }
 
+/// `ids` with each entry acknowledged as a whole once: the broker reads an ID without an
+/// `ack_set` as its whole entry, so the other messages of a batched entry add nothing but
+/// bytes. IDs with an `ack_set` (batch index acknowledgements) are kept as they are.
+fn once_per_entry(mut ids: Vec<MessageIdData>) -> Vec<MessageIdData> {
+    let mut whole = HashSet::new();
+    ids.retain(|id| {
+        !id.ack_set.is_empty() || whole.insert((id.ledger_id, id.entry_id, id.partition))
+    });
+    ids
+}
+
 /// Whether the broker's `ack_set` (empty: none sent) marks batch index `index` acknowledged: a
 /// cleared bit, or a bit past the words sent, as Java's `BitSet.valueOf` reads it.
 fn acknowledged_in(ack_set: &[i64], index: Option<i32>) -> bool {
@@ -728,5 +769,46 @@ impl<Exe: Executor> std::ops::Drop for ConsumerEngine<Exe> {
                 );
             }
         }));
+    }
+}
+
+#[cfg(test)]
+mod once_per_entry_tests {
+    use super::*;
+
+    fn id(entry: u64, index: Option<i32>, ack_set: Vec<i64>) -> MessageIdData {
+        MessageIdData {
+            ledger_id: 7,
+            entry_id: entry,
+            batch_index: index,
+            ack_set,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_batched_entry_is_acknowledged_once() {
+        let ids = (0..4).map(|i| id(1, Some(i), vec![])).collect();
+        assert_eq!(once_per_entry(ids), vec![id(1, Some(0), vec![])]);
+    }
+
+    #[test]
+    fn entries_and_index_acknowledgements_are_kept() {
+        let ids = vec![
+            id(1, None, vec![]),
+            id(2, Some(0), vec![-2]),
+            id(2, Some(1), vec![-4]),
+            id(3, Some(0), vec![]),
+            id(1, None, vec![]),
+        ];
+        assert_eq!(
+            once_per_entry(ids),
+            vec![
+                id(1, None, vec![]),
+                id(2, Some(0), vec![-2]),
+                id(2, Some(1), vec![-4]),
+                id(3, Some(0), vec![]),
+            ]
+        );
     }
 }

@@ -178,6 +178,36 @@ impl<T: DeserializeMessage, Exe: Executor> Consumer<T, Exe> {
         }
     }
 
+    /// acknowledges the messages with the given IDs, all of one topic, in one command
+    ///
+    /// Without an `ack_set`, an ID acknowledges its whole entry, as the broker reads it: IDs of
+    /// one batched entry go to the broker once.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn ack_many_with_id(
+        &mut self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+    ) -> Result<(), ConsumerError> {
+        match &mut self.inner {
+            InnerConsumer::Single(c) => c.ack_many_with_id(msg_ids).await,
+            InnerConsumer::Multi(c) => c.ack_many_with_id(topic, msg_ids).await,
+        }
+    }
+
+    /// negative acknowledgement of the messages with the given IDs, all of one topic, in one
+    /// command
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn nack_many_with_id(
+        &mut self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+    ) -> Result<(), ConsumerError> {
+        match &mut self.inner {
+            InnerConsumer::Single(c) => c.nack_many_with_id(msg_ids).await,
+            InnerConsumer::Multi(c) => c.nack_many_with_id(topic, msg_ids).await,
+        }
+    }
+
     /// seek currently destroys the existing consumer and creates a new one
     /// this is how java and cpp pulsar client implement this feature mainly because
     /// there are many minor problems with flushing existing messages and receiving new ones

@@ -274,6 +274,32 @@ impl<T: DeserializeMessage, Exe: Executor> MultiTopicConsumer<T, Exe> {
         }
     }
 
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn ack_many_with_id(
+        &mut self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+    ) -> Result<(), ConsumerError> {
+        if let Some(c) = self.consumers.get_mut(topic) {
+            c.ack_many_with_id(msg_ids).await
+        } else {
+            Err(ConnectionError::Unexpected(format!("no consumer for topic {topic}")).into())
+        }
+    }
+
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn nack_many_with_id(
+        &mut self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+    ) -> Result<(), ConsumerError> {
+        if let Some(c) = self.consumers.get_mut(topic) {
+            c.nack_many_with_id(msg_ids).await
+        } else {
+            Err(ConnectionError::Unexpected(format!("no consumer for topic {topic}")).into())
+        }
+    }
+
     /// Assume that this seek method will call seek for the topics given in the consumer_ids
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
     pub async fn seek(

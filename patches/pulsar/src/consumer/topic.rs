@@ -196,6 +196,19 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
         Ok(())
     }
 
+    /// acknowledges the messages with the given IDs in one command to the broker
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn ack_many_with_id(
+        &mut self,
+        msg_ids: Vec<MessageIdData>,
+    ) -> Result<(), ConsumerError> {
+        if msg_ids.is_empty() {
+            return Ok(());
+        }
+        self.engine_tx.send(EngineMessage::AckMany(msg_ids)).await?;
+        Ok(())
+    }
+
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
     pub(crate) fn acker(&self) -> mpsc::UnboundedSender<EngineMessage<Exe>> {
         self.engine_tx.clone()
@@ -231,6 +244,21 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
     pub async fn nack_with_id(&mut self, msg_id: MessageIdData) -> Result<(), ConsumerError> {
         self.engine_tx.send(EngineMessage::Nack(msg_id)).await?;
+        Ok(())
+    }
+
+    /// asks the broker to redeliver the messages with the given IDs, in one command
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn nack_many_with_id(
+        &mut self,
+        msg_ids: Vec<MessageIdData>,
+    ) -> Result<(), ConsumerError> {
+        if msg_ids.is_empty() {
+            return Ok(());
+        }
+        self.engine_tx
+            .send(EngineMessage::NackMany(msg_ids))
+            .await?;
         Ok(())
     }
 

@@ -6,9 +6,14 @@
 //!   without JSON decode; the script reads the instructions of the same phases from callgrind.
 //! - `ack_service`: an ack-only service for `run --embedded --publish`, end to end.
 //! - `waits`: many concurrent `retry_after` waits on the virtual clock.
-//! - `live`: a raw pulsar-rs consume+ack loop against the framework on each runtime, on one
-//!   backlog of a real broker.
+//! - `live`: a raw pulsar-rs consume+ack loop against the framework on each runtime, the Java
+//!   client (`java/LiveConsumer.java`) and magnetar, on one backlog of a real broker, with the
+//!   broker's CPU per message; `ack_count_proxy` counts the commands each sends the broker.
 
+pub mod broker_process;
+pub mod count_proxy;
 pub mod heap;
 pub mod in_process;
+pub mod java_consumer;
 pub mod order;
+pub mod pulsar_frames;

@@ -1063,6 +1063,7 @@ impl<Exe: Executor> Connection<Exe> {
             ExecutorKind::Tokio => {
                 if tls {
                     let stream = tokio::net::TcpStream::connect(&address).await?;
+                    stream.set_nodelay(true)?;
 
                     let mut builder = native_tls::TlsConnector::builder();
                     for certificate in certificate_chain {
@@ -1090,9 +1091,9 @@ impl<Exe: Executor> Connection<Exe> {
                     )
                     .await
                 } else {
-                    let stream = tokio::net::TcpStream::connect(&address)
-                        .await
-                        .map(|stream| tokio_util::codec::Framed::new(stream, Codec))?;
+                    let stream = tokio::net::TcpStream::connect(&address).await?;
+                    stream.set_nodelay(true)?;
+                    let stream = tokio_util::codec::Framed::new(stream, Codec);
 
                     Connection::connect(
                         connection_id,
@@ -1116,6 +1117,7 @@ impl<Exe: Executor> Connection<Exe> {
             ExecutorKind::Tokio => {
                 if tls {
                     let stream = tokio::net::TcpStream::connect(&address).await?;
+                    stream.set_nodelay(true)?;
                     let mut root_store = rustls::RootCertStore::empty();
 
                     root_store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
@@ -1147,9 +1149,9 @@ impl<Exe: Executor> Connection<Exe> {
                     )
                     .await
                 } else {
-                    let stream = tokio::net::TcpStream::connect(&address)
-                        .await
-                        .map(|stream| tokio_util::codec::Framed::new(stream, Codec))?;
+                    let stream = tokio::net::TcpStream::connect(&address).await?;
+                    stream.set_nodelay(true)?;
+                    let stream = tokio_util::codec::Framed::new(stream, Codec);
 
                     Connection::connect(
                         connection_id,
@@ -1175,6 +1177,7 @@ impl<Exe: Executor> Connection<Exe> {
             ExecutorKind::AsyncStd => {
                 if tls {
                     let stream = async_std::net::TcpStream::connect(&address).await?;
+                    stream.set_nodelay(true)?;
                     let mut connector = async_native_tls::TlsConnector::new();
                     for certificate in certificate_chain {
                         connector = connector.add_root_certificate(certificate.clone());
@@ -1199,9 +1202,9 @@ impl<Exe: Executor> Connection<Exe> {
                     )
                     .await
                 } else {
-                    let stream = async_std::net::TcpStream::connect(&address)
-                        .await
-                        .map(|stream| asynchronous_codec::Framed::new(stream, Codec))?;
+                    let stream = async_std::net::TcpStream::connect(&address).await?;
+                    stream.set_nodelay(true)?;
+                    let stream = asynchronous_codec::Framed::new(stream, Codec);
 
                     Connection::connect(
                         connection_id,
@@ -1226,6 +1229,7 @@ impl<Exe: Executor> Connection<Exe> {
             ExecutorKind::AsyncStd => {
                 if tls {
                     let stream = async_std::net::TcpStream::connect(&address).await?;
+                    stream.set_nodelay(true)?;
                     let mut root_store = rustls::RootCertStore::empty();
 
                     root_store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
@@ -1257,9 +1261,9 @@ impl<Exe: Executor> Connection<Exe> {
                     )
                     .await
                 } else {
-                    let stream = async_std::net::TcpStream::connect(&address)
-                        .await
-                        .map(|stream| asynchronous_codec::Framed::new(stream, Codec))?;
+                    let stream = async_std::net::TcpStream::connect(&address).await?;
+                    stream.set_nodelay(true)?;
+                    let stream = asynchronous_codec::Framed::new(stream, Codec);
 
                     Connection::connect(
                         connection_id,

@@ -5,8 +5,8 @@
 //! take and start (concurrency, per-key order, batch siblings), what each outcome becomes (the
 //! completion table), when a `retry_after` wait ends, how a batched entry is acknowledged, and
 //! when a delivery stops counting as in flight. The driver receives, runs handlers, and makes
-//! the calls the machine yields on the consumer: this is where an outcome becomes `ack_with_id`
-//! or `nack_with_id` (`run.rs`, `flush`). Moving a message to the dead-letter topic is the
+//! the calls the machine yields on the consumer, those due together as one call: this is where
+//! an outcome becomes `ack_many_with_id` or `nack_many_with_id` (`run.rs`, `flush`). Moving a message to the dead-letter topic is the
 //! publish the machine asks for ([`dead_letter`]).
 
 mod dead_letter;

@@ -62,7 +62,6 @@ pub use ruststream_macros::{app, subscriber, FromRef, Outgoing};
 /// Items the macros' expansions refer to. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use alloc::boxed::Box;
     pub use alloc::vec::Vec;
     pub use serde;
     pub use serde_json;

@@ -191,17 +191,16 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 &'a self,
                 message: ::ruststream::message::Incoming<'a>,
                 state: &'a __S,
-            ) -> ::ruststream::handler::BoxFuture<
-                'a,
-                ::core::result::Result<::ruststream::Answer, ::ruststream::Rejection>,
-            > {
-                ::ruststream::__private::Box::pin(async move {
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<::ruststream::Answer, ::ruststream::Rejection>,
+            > + ::core::marker::Send + 'a {
+                async move {
                     #decode
                     #(#extract_lets)*
                     ::core::result::Result::Ok(::ruststream::IntoOutcome::into_outcome(
                         #name::handle(payload, #(#extract_args),*).await,
                     ))
-                })
+                }
             }
         }
     })

@@ -1,7 +1,8 @@
 //! The handler trait.
 
+use core::future::Future;
+
 use super::Rejection;
-use crate::boxed::BoxFuture;
 use crate::message::Incoming;
 use crate::outcome::Answer;
 
@@ -24,11 +25,15 @@ pub trait Handler<S>: Send + Sync + 'static {
 
     /// Decode `message`, extract the other parameters from it and from `state`, and run the
     /// handler.
+    ///
+    /// The future is the handler's own type, not a boxed one: a driver is built for each
+    /// handler type and keeps the running calls in place, so handling a message allocates
+    /// nothing for the call itself.
     fn call<'a>(
         &'a self,
         message: Incoming<'a>,
         state: &'a S,
-    ) -> BoxFuture<'a, Result<Answer, Rejection>>;
+    ) -> impl Future<Output = Result<Answer, Rejection>> + Send + 'a;
 }
 
 /// Where a handler is mounted, as its `#[subscriber(..)]` attribute says, with the type it was

@@ -12,6 +12,7 @@ use ruststream::Handler;
 
 pub use overrides::PulsarOverrides;
 
+use crate::driver::Mount;
 use crate::registration::{Mounted, Registration};
 use crate::remote::Connection;
 use crate::subscription::PulsarDescriptor;
@@ -170,9 +171,12 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         H::Descriptor: PulsarDescriptor,
     {
         let descriptor = handler.descriptor().into_subscription();
-        let handler: Arc<dyn Handler<S>> = Arc::new(handler);
+        let handler = Arc::new(handler);
+        let mut mount = Mount::new(handler.name());
+        crate::inprocess::add_driver(&mut mount, &handler);
+        crate::remote::add_drivers(&mut mount, &handler);
         self.registrations
-            .push(Registration::new(handler, descriptor));
+            .push(Registration::new(Arc::new(mount), descriptor));
         Mounted::new(self.registrations.last_mut().expect("just pushed"))
     }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use futures::channel::oneshot;
 use futures::future::{abortable, AbortHandle};
 use ruststream::runtime::Runtime;
+use ruststream::Handler;
 
 use super::{ConsumerPort, Driver};
 
@@ -18,9 +19,9 @@ pub(crate) struct DriverHandle {
 
 impl DriverHandle {
     /// Run `driver` as a task on `runtime`.
-    pub(crate) fn spawn<C: ConsumerPort, S: Send + Sync + 'static>(
+    pub(crate) fn spawn<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>>(
         runtime: &Arc<dyn Runtime>,
-        driver: Driver<C, S>,
+        driver: Driver<C, S, H>,
     ) -> Self {
         let (stop, stop_rx) = oneshot::channel();
         let (done_tx, done) = oneshot::channel();

@@ -28,7 +28,6 @@ const YIELD_EVERY: u32 = 64;
 
 /// What a driver needs besides its consumer.
 pub(crate) struct DriverConfig<S> {
-    pub(crate) handler: Arc<dyn Handler<S>>,
     pub(crate) state: Arc<S>,
     pub(crate) runtime: Arc<dyn Runtime>,
     pub(crate) rules: SubscriptionRules,
@@ -50,8 +49,8 @@ pub(crate) struct DriverConfig<S> {
 
 /// What every handler invocation of a driver uses, shared: one reference count per delivery
 /// rather than one per part.
-struct Invocation<S> {
-    handler: Arc<dyn Handler<S>>,
+struct Invocation<S, H> {
+    handler: Arc<H>,
     state: Arc<S>,
     runtime: Arc<dyn Runtime>,
     observer: Option<Arc<dyn Observer>>,
@@ -109,11 +108,11 @@ async fn move_to_dead_letter<Id: std::fmt::Display>(
 
 /// Runs one subscription until told to stop: the I/O loop around its
 /// [`SubscriptionMachine`], which decides everything (what to take, start, call and release).
-pub(crate) struct Driver<C: ConsumerPort, S> {
+pub(crate) struct Driver<C: ConsumerPort, S, H> {
     consumer: C,
     config: DriverConfig<S>,
     machine: SubscriptionMachine<C::Id, Received<C::Id>>,
-    invocation: Arc<Invocation<S>>,
+    invocation: Arc<Invocation<S, H>>,
     /// The sleep for the machine's next deadline, with that deadline. A fired sleep is moved
     /// on only after the calls it released were made: what `RunningBroker::in_flight` promises
     /// (work a fired sleep releases counts as in flight until the sleep is let go).
@@ -130,8 +129,8 @@ pub(crate) struct Driver<C: ConsumerPort, S> {
     nacks: Vec<C::Id>,
 }
 
-impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
-    pub(crate) fn new(consumer: C, config: DriverConfig<S>) -> Self {
+impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
+    pub(crate) fn new(consumer: C, config: DriverConfig<S>, handler: Arc<H>) -> Self {
         let rules = config.rules.clone();
         let machine_config = MachineConfig {
             key_ordered: config.key_ordered,
@@ -140,9 +139,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             ..MachineConfig::new(config.concurrency)
         };
         let machine = SubscriptionMachine::new(rules.clone(), machine_config, C::entry);
-        let instruments = Instruments::new(config.handler.name());
+        let instruments = Instruments::new(handler.name());
         let invocation = Arc::new(Invocation {
-            handler: config.handler.clone(),
+            handler,
             state: config.state.clone(),
             runtime: config.runtime.clone(),
             observer: config.observer.clone(),
@@ -292,7 +291,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
         self.instruments.deliveries.increment(1);
         self.config.handled.bump();
         let invocation = self.invocation.clone();
-        let handler = &self.config.handler;
+        let handler = &self.invocation.handler;
         // DEBUG: at the default level a successful delivery creates no span at all. Error
         // lines still name their delivery (`report_context`).
         let span = tracing::debug_span!(
@@ -439,7 +438,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static> Driver<C, S> {
             Err(error) => {
                 let _context = report::context(
                     &done.span,
-                    self.config.handler.name(),
+                    self.invocation.handler.name(),
                     &self.config.topic,
                     &message_id,
                 );

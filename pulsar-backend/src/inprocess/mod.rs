@@ -26,7 +26,16 @@ use ruststream_pulsar_model::{
 pub(crate) use consumer::InProcessConsumer;
 pub(crate) use transport::InProcessTransport;
 
+use crate::driver::Mount;
 use crate::registration::CheckedSubscription;
+
+/// Make `handler` runnable on the in-process Pulsar's consumers.
+pub(crate) fn add_driver<S: Send + Sync + 'static, H: ruststream::Handler<S>>(
+    mount: &mut Mount<S>,
+    handler: &Arc<H>,
+) {
+    mount.add::<InProcessConsumer, H>(handler);
+}
 
 /// An in-process Pulsar cluster. Clones share it.
 #[derive(Clone, Default)]

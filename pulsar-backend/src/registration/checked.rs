@@ -5,14 +5,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::completion::SubscriptionRules;
-use ruststream::{Handler, SubscriptionType};
+use ruststream::SubscriptionType;
 use ruststream_pulsar_model::{InitialPosition, TopicName, TopicSelection};
 
+use crate::driver::Mount;
 use crate::url::BrokerUrl;
 
 /// One subscription that passed every check, with its names resolved.
 pub(crate) struct CheckedSubscription<S> {
-    pub(crate) handler: Arc<dyn Handler<S>>,
+    pub(crate) handler: Arc<Mount<S>>,
     /// The topics, resolved: named ones fully qualified, a pattern with its namespace.
     pub(crate) topics: TopicSelection,
     pub(crate) subscription: String,

@@ -3,13 +3,12 @@
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use ruststream::Handler;
-
+use crate::driver::Mount;
 use crate::subscription::PulsarSubscription;
 
 /// A handler mounted on the broker, as declared.
 pub(crate) struct Registration<S> {
-    pub(crate) handler: Arc<dyn Handler<S>>,
+    pub(crate) handler: Arc<Mount<S>>,
     /// Where its `#[subscriber(..)]` mounts it.
     pub(crate) descriptor: PulsarSubscription,
     pub(crate) max_attempts: Option<NonZeroU32>,
@@ -19,7 +18,7 @@ pub(crate) struct Registration<S> {
 }
 
 impl<S> Registration<S> {
-    pub(crate) fn new(handler: Arc<dyn Handler<S>>, descriptor: PulsarSubscription) -> Self {
+    pub(crate) fn new(handler: Arc<Mount<S>>, descriptor: PulsarSubscription) -> Self {
         Registration {
             handler,
             descriptor,

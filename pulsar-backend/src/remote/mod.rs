@@ -28,8 +28,22 @@ use in_flight::InFlight;
 use probe::Probe;
 use publisher::Publisher;
 
+use crate::driver::Mount;
 use crate::registration::{Checked, CheckedSubscription};
 use crate::transport::{start_on, LaunchSettings, Transport};
+
+/// Make `handler` runnable on pulsar-rs's consumers, for every executor this build connects
+/// with.
+pub(crate) fn add_drivers<S: Send + Sync + 'static, H: ruststream::Handler<S>>(
+    mount: &mut Mount<S>,
+    handler: &Arc<H>,
+) {
+    #[cfg(feature = "tokio")]
+    mount.add::<RemoteConsumer<pulsar::TokioExecutor>, H>(handler);
+    #[cfg(any(feature = "smol", feature = "async-std"))]
+    mount.add::<RemoteConsumer<executor::AppExecutor>, H>(handler);
+    let _ = (mount, handler);
+}
 
 /// How to reach the server, besides its URL.
 #[derive(Debug, Clone, Default)]

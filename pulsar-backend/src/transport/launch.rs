@@ -6,7 +6,7 @@ use ruststream::app::{RunningBroker, StartError};
 use ruststream::runtime::Runtime;
 
 use super::{RunningPulsar, Transport};
-use crate::driver::{DeadLetter, Driver, DriverConfig, DriverHandle, Handled};
+use crate::driver::{DeadLetter, DriverConfig, DriverHandle, Handled};
 use crate::observe::Observer;
 use crate::registration::{Checked, CheckedSubscription};
 
@@ -79,10 +79,9 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             topic: topic.as_str().into(),
             publisher: publisher.clone(),
         });
-    let driver = Driver::new(
+    subscription.handler.launch(
         consumer,
         DriverConfig {
-            handler: subscription.handler,
             state: state.clone(),
             runtime: settings.runtime.clone(),
             rules: subscription.rules,
@@ -95,6 +94,5 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             topic: subscription.topics.to_string().into(),
             key_ordered: subscription.key_ordered,
         },
-    );
-    DriverHandle::spawn(&settings.runtime, driver)
+    )
 }

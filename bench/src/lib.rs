@@ -6,6 +6,7 @@
 //!   without JSON decode; the script reads the instructions of the same phases from callgrind.
 //! - `ack_service`: an ack-only service for `run --embedded --publish`, end to end.
 //! - `waits`: many concurrent `retry_after` waits on the virtual clock.
+//! - `drain`: the framework alone draining a backlog of a running broker, for a profiler.
 //! - `live`: a raw pulsar-rs consume+ack loop against the framework on each runtime, the Java
 //!   client (`java/LiveConsumer.java`) and magnetar, on one backlog of a real broker, with the
 //!   broker's CPU per message; `ack_count_proxy` counts the commands each sends the broker.

@@ -22,6 +22,22 @@
 //     I/O and listener threads, the JIT and the GC) and W the wall time, both from just before
 //     subscribing to the last acknowledgement. S is a checksum of the payloads, printed so that
 //     reading them cannot be optimised away.
+//   share URL TOPIC SUBSCRIPTION
+//     One instance of the partitioned benchmark (bench/src/bin/live_load.rs, one JVM per
+//     instance): subscribes to TOPIC (a partitioned topic: every partition) Shared, receiver
+//     queue 1000, and runs the receive/acknowledge loop in the background until `stop`,
+//     noting the time of each message.
+//   latency MODE URL TOPIC SUBSCRIPTION WARMUP FILE
+//     MODE receive: the same loop on TOPIC, recording for each message from sequence number
+//     WARMUP on its receive time minus the send time it carries (bench/src/stamp.rs), in ns;
+//     written to FILE, one a line, at `stop`.
+//   stop
+//     Ends the background run: answers
+//     `result messages=N cpu_ns=C start_unix_ns=S last_unix_ns=L recorded=K`, C being this
+//     process's CPU time from the command to the first progress report that saw the final
+//     count, S when the command was read, L when the last message was acknowledged.
+//   While a background run goes: `subscribed` once subscribed, then `progress messages=N` at
+//   most every 50 ms while the count changes.
 // Before the first command it prints `ready`. It exits 0 when stdin closes, 1 on any failure
 // (with `error message=...` on stdout and the stack trace on stderr).
 //
@@ -67,6 +83,7 @@ public class LiveConsumer {
         }
         String topic = args[0];
         Map<String, PulsarClient> clients = new HashMap<>();
+        Background background = null;
         answer("ready");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try {
@@ -75,15 +92,34 @@ public class LiveConsumer {
                 if (words.length == 1 && words[0].isEmpty()) {
                     continue;
                 }
+                if (words[0].equals("stop") && words.length == 1) {
+                    if (background == null) {
+                        throw new IllegalStateException("stop: nothing runs");
+                    }
+                    background.stop();
+                    background = null;
+                    continue;
+                }
+                if (background != null) {
+                    throw new IllegalStateException("a run is in progress: stop it first");
+                }
+                long startUnixNs = unixNs();
+                long startCpu = OS.getProcessCpuTime();
+                if (words[0].equals("share") && words.length == 4) {
+                    background = new Background(client(clients, words[1]), words[2], words[3], startUnixNs,
+                            startCpu, Long.MAX_VALUE, null);
+                    continue;
+                }
+                if (words[0].equals("latency") && words.length == 7 && words[1].equals("receive")) {
+                    background = new Background(client(clients, words[2]), words[3], words[4], startUnixNs,
+                            startCpu, Long.parseLong(words[5]), words[6]);
+                    continue;
+                }
                 if (words.length != 5 || !words[0].equals("run")) {
                     throw new IllegalArgumentException("not a command: " + line);
                 }
                 String mode = words[1];
-                PulsarClient client = clients.get(words[2]);
-                if (client == null) {
-                    client = PulsarClient.builder().serviceUrl(words[2]).build();
-                    clients.put(words[2], client);
-                }
+                PulsarClient client = client(clients, words[2]);
                 run(client, mode, topic, words[3], Long.parseLong(words[4]));
             }
             for (PulsarClient client : clients.values()) {
@@ -95,6 +131,145 @@ public class LiveConsumer {
             System.exit(1);
         }
         System.exit(0);
+    }
+
+    private static PulsarClient client(Map<String, PulsarClient> clients, String url) throws Exception {
+        PulsarClient client = clients.get(url);
+        if (client == null) {
+            client = PulsarClient.builder().serviceUrl(url).build();
+            clients.put(url, client);
+        }
+        return client;
+    }
+
+    private static long unixNs() {
+        java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
+    // A receive/acknowledge loop in the background (`share` and `latency`), with its progress
+    // reports, until `stop`.
+    private static final class Background {
+        private final Consumer<byte[]> consumer;
+        private final long startUnixNs;
+        private final long startCpu;
+        private final long warmup;
+        private final String file;
+        private final AtomicLong handled = new AtomicLong();
+        private final long[] lastNs = new long[1];
+        private final java.util.ArrayList<Long> values = new java.util.ArrayList<>();
+        private volatile boolean stopping;
+        private volatile long cpuAtChange;
+        private volatile Throwable failure;
+        private final Thread loop;
+        private final java.util.concurrent.ScheduledExecutorService reporter =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                    Thread t = new Thread(r, "progress");
+                    t.setDaemon(true);
+                    return t;
+                });
+
+        Background(PulsarClient client, String topic, String subscription, long startUnixNs, long startCpu,
+                long warmup, String file) throws Exception {
+            this.startUnixNs = startUnixNs;
+            this.startCpu = startCpu;
+            this.warmup = warmup;
+            this.file = file;
+            this.consumer = client.newConsumer()
+                    .topic(topic)
+                    .subscriptionName(subscription)
+                    .subscriptionType(SubscriptionType.Shared)
+                    .receiverQueueSize(1000)
+                    .subscribe();
+            answer("subscribed");
+            long[] seen = {0};
+            reporter.scheduleAtFixedRate(() -> {
+                long now = handled.get();
+                if (now != seen[0]) {
+                    seen[0] = now;
+                    cpuAtChange = OS.getProcessCpuTime() - startCpu;
+                    answer("progress messages=" + now);
+                }
+            }, 50, 50, TimeUnit.MILLISECONDS);
+            loop = new Thread(this::consume, "receive-loop");
+            loop.start();
+        }
+
+        private void consume() {
+            // System.nanoTime() per message, turned into Unix time once: a clock read as cheap
+            // as the Rust worker's.
+            long base = unixNs() - System.nanoTime();
+            long sum = 0;
+            try {
+                while (!stopping) {
+                    Message<byte[]> message = consumer.receive(50, TimeUnit.MILLISECONDS);
+                    if (message == null) {
+                        continue;
+                    }
+                    byte[] data = message.getData();
+                    if (file != null) {
+                        long now = unixNs();
+                        long seq = field(data, "\"seq\":");
+                        if (seq >= warmup) {
+                            values.add(now - field(data, "\"sent_ns\":"));
+                        }
+                    } else {
+                        sum += checksum(data);
+                    }
+                    consumer.acknowledge(message);
+                    lastNs[0] = base + System.nanoTime();
+                    handled.incrementAndGet();
+                }
+            } catch (Throwable e) {
+                failure = e;
+            }
+            if (sum == 42) {
+                System.err.println("LiveConsumer: checksum 42");
+            }
+        }
+
+        void stop() throws Exception {
+            stopping = true;
+            loop.join();
+            reporter.shutdown();
+            reporter.awaitTermination(10, TimeUnit.SECONDS);
+            if (failure != null) {
+                throw new IllegalStateException("the receive loop failed", failure);
+            }
+            consumer.close();
+            if (file != null) {
+                StringBuilder text = new StringBuilder();
+                for (long value : values) {
+                    text.append(value).append('\n');
+                }
+                java.nio.file.Files.writeString(java.nio.file.Path.of(file), text);
+            }
+            answer("result messages=" + handled.get() + " cpu_ns=" + cpuAtChange + " start_unix_ns=" + startUnixNs
+                    + " last_unix_ns=" + lastNs[0] + " recorded=" + values.size());
+        }
+    }
+
+    // The unsigned integer after `key` in an ASCII payload; -1 if there is none.
+    private static long field(byte[] data, String key) {
+        byte[] k = key.getBytes(StandardCharsets.US_ASCII);
+        outer:
+        for (int at = 0; at + k.length <= data.length; at++) {
+            for (int i = 0; i < k.length; i++) {
+                if (data[at + i] != k[i]) {
+                    continue outer;
+                }
+            }
+            long value = 0;
+            int i = at + k.length;
+            if (i >= data.length || data[i] < '0' || data[i] > '9') {
+                return -1;
+            }
+            for (; i < data.length && data[i] >= '0' && data[i] <= '9'; i++) {
+                value = value * 10 + (data[i] - '0');
+            }
+            return value;
+        }
+        return -1;
     }
 
     private static void run(PulsarClient client, String mode, String topic, String subscription, long messages)
@@ -174,7 +349,7 @@ public class LiveConsumer {
         return payload.length + (payload.length > 0 ? payload[0] : 0);
     }
 
-    private static void answer(String line) {
+    private static synchronized void answer(String line) {
         out.println(line);
         out.flush();
     }

@@ -10,6 +10,10 @@
 //! - `live`: a raw pulsar-rs consume+ack loop against the framework on each runtime, the Java
 //!   client (`java/LiveConsumer.java`) and magnetar, on one backlog of a real broker, with the
 //!   broker's CPU per message; `ack_count_proxy` counts the commands each sends the broker.
+//! - `live_load`: on a real broker, a 4-partition backlog drained by 1, 2 and 4 consumer
+//!   processes (`bench_worker`, a ruststream service, against the Java client), and
+//!   publish→handler latency at a fixed rate (the framework, a raw pulsar-rs loop, the Java
+//!   client) with the lateness of `retry_after`.
 
 pub mod broker_process;
 pub mod count_proxy;
@@ -18,3 +22,5 @@ pub mod in_process;
 pub mod java_consumer;
 pub mod order;
 pub mod pulsar_frames;
+pub mod stamp;
+pub mod worker_process;

@@ -12,8 +12,8 @@ use crate::roster::Member;
 use crate::subscription::Subscription;
 use crate::topic::Topic;
 use crate::{
-    Acknowledgement, ConsumerId, ConsumerOptions, Delivery, InitialPosition, MessageId, ModelError,
-    OutgoingMessage, Redelivery, StoredMessage, TopicName,
+    Acknowledgement, ConsumerId, ConsumerOptions, Delivery, MessageId, ModelError, OutgoingMessage,
+    Redelivery, Retention, StoredMessage, TopicName,
 };
 
 /// A Pulsar cluster with its pulsar-rs consumers, run by hand.
@@ -49,12 +49,30 @@ pub struct Cluster {
     queued: usize,
     /// Partitioned topics and the names of their partitions, in index order.
     partitioned: BTreeMap<TopicName, Vec<TopicName>>,
+    /// What topics keep of what was published to them.
+    retention: Retention,
 }
 
 impl Cluster {
-    /// An empty cluster: no topics, no consumers.
+    /// An empty cluster: no topics, no consumers; every message ever published is kept
+    /// ([`Retention::KeepAll`]), as tests read topics back.
     pub fn new() -> Self {
         Cluster::default()
+    }
+
+    /// An empty cluster whose topics keep what `retention` says: [`Retention::KeepAll`] for
+    /// tests, [`Retention::until_acknowledged`] for a long run whose memory must not grow
+    /// with the messages it handled (see [`crate::retention`]).
+    pub fn with_retention(retention: Retention) -> Self {
+        Cluster {
+            retention,
+            ..Cluster::default()
+        }
+    }
+
+    /// What the topics keep.
+    pub fn retention(&self) -> Retention {
+        self.retention
     }
 
     /// Connect a consumer to `subscription` on `topic`, creating the topic and the
@@ -83,16 +101,15 @@ impl Cluster {
             require_persistent(&policy.dead_letter_topic)?;
         }
         let topic_state = self.topic_mut(topic, now);
-        let len = topic_state.len();
+        // A new subscription starts at its initial position among the entries still kept.
+        let start = (!topic_state.subscriptions.contains_key(subscription))
+            .then(|| topic_state.start_of(options.initial_position));
         let sub = topic_state
             .subscriptions
             .entry(subscription.to_owned())
             .or_insert_with(|| {
-                let start = match options.initial_position {
-                    InitialPosition::Earliest => 0,
-                    InitialPosition::Latest => len,
-                };
-                Subscription::new(kind, start)
+                let (start, settled) = start.unwrap_or_default();
+                Subscription::starting_at(kind, start, settled)
             });
         if sub.consumers.is_empty() {
             sub.kind = kind;
@@ -256,7 +273,10 @@ impl Cluster {
         require_persistent(topic)?;
         self.require_not_partitioned(topic)?;
         self.delayed_published |= message.deliver_at.is_some();
-        let id = self.topic_mut(topic, now).append(message, now);
+        let retention = self.retention;
+        let topic = self.topic_mut(topic, now);
+        let id = topic.append(message, now);
+        topic.retain(retention);
         self.pump(now);
         Ok(id)
     }
@@ -278,7 +298,10 @@ impl Cluster {
             return Ok(Vec::new());
         }
         self.delayed_published |= messages.iter().any(|m| m.deliver_at.is_some());
-        let ids = self.topic_mut(topic, now).append_batch(messages, now);
+        let retention = self.retention;
+        let topic = self.topic_mut(topic, now);
+        let ids = topic.append_batch(messages, now);
+        topic.retain(retention);
         self.pump(now);
         Ok(ids)
     }
@@ -328,7 +351,11 @@ impl Cluster {
                     // may end another consumer's hold on a key ("draining hashes"). Elsewhere
                     // it frees no permit and adds no entry, so there is nothing to dispatch.
                     unblocks = sub.kind == SubscriptionType::KeyShared;
-                    sub.acknowledge(entry, &mut self.consumers)
+                    let acknowledged = sub.acknowledge(entry, &mut self.consumers);
+                    if acknowledged {
+                        t.released(entry, self.retention);
+                    }
+                    acknowledged
                 }
                 _ => false,
             },
@@ -444,6 +471,11 @@ impl Cluster {
 
     /// Everything ever published to `topic`, in order (empty if the topic does not exist):
     /// how a test checks what reached a dead-letter topic.
+    ///
+    /// That is under [`Retention::KeepAll`], the default. Under
+    /// [`Retention::UntilAcknowledged`] it is what the topic still holds: a message every
+    /// subscription acknowledged is gone, or still listed with its payload, properties and
+    /// key freed (empty) until the messages before it go too.
     pub fn topic_messages(&self, topic: &TopicName) -> &[StoredMessage] {
         self.topics.get(topic).map_or(&[], |t| t.store.messages())
     }
@@ -584,6 +616,7 @@ impl Cluster {
         loop {
             let mut progress = false;
             let mut dead_letters = Vec::new();
+            let mut settled = Vec::new();
             for (name, topic) in &mut self.topics {
                 let Topic {
                     store,
@@ -597,15 +630,23 @@ impl Cluster {
                         consumers: &mut self.consumers,
                         now,
                         dead_letters: &mut dead_letters,
+                        settled: &mut settled,
                         read: &mut self.read,
                         queued: &mut self.queued,
                     };
                     progress |= dispatch.run(sub);
                 }
+                // Entries the clients dead-lettered are acknowledged on their subscription.
+                for entry in settled.drain(..) {
+                    topic.released(entry, self.retention);
+                }
             }
             for (topic, message) in dead_letters {
                 self.delayed_published |= message.deliver_at.is_some();
-                self.topic_mut(&topic, now).append(message, now);
+                let retention = self.retention;
+                let topic = self.topic_mut(&topic, now);
+                topic.append(message, now);
+                topic.retain(retention);
                 progress = true;
             }
             if !progress {

@@ -53,6 +53,8 @@ pub(crate) struct Dispatch<'a> {
     pub(crate) now: Instant,
     /// Copies the clients publish to dead-letter topics, in order.
     pub(crate) dead_letters: &'a mut Vec<(TopicName, OutgoingMessage)>,
+    /// Entries the clients acknowledged in this pass (dead-lettered), for the retention.
+    pub(crate) settled: &'a mut Vec<u64>,
     /// The entries of one read, kept between passes so that a read allocates nothing.
     pub(crate) read: &'a mut Vec<u64>,
     /// Deliveries queued for every consumer of the cluster, counted up as they are queued.
@@ -340,7 +342,9 @@ impl Dispatch<'_> {
             }
             let copy = dead_letter_copy(message, self.topic, message.id);
             self.dead_letters.push((dead_letter_topic, copy));
-            sub.acknowledge(entry, self.consumers);
+            if sub.acknowledge(entry, self.consumers) {
+                self.settled.push(entry);
+            }
             return;
         }
 

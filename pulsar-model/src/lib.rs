@@ -64,6 +64,7 @@
 //! | partitioned topics: which partition a producer picks | [`routing`] |
 //! | a pattern over a namespace's topics | [`topic_pattern`] |
 //! | a consumer of several topics, partitions or a pattern (pulsar-rs's `MultiTopicConsumer`) | [`topics_consumer`] |
+//! | what a topic keeps: everything (tests), or until every subscription acknowledged it | [`retention`] |
 //! | the cluster and its calls | [`cluster`] |
 
 pub mod ack_timeout;
@@ -82,6 +83,7 @@ pub mod message;
 pub mod message_id;
 pub mod outcome;
 pub mod properties;
+pub mod retention;
 mod roster;
 pub mod routing;
 pub mod sticky_key;
@@ -102,6 +104,7 @@ pub use message::{Delivery, OutgoingMessage, StoredMessage};
 pub use message_id::MessageId;
 pub use outcome::{Acknowledgement, Redelivery};
 pub use properties::Properties;
+pub use retention::{Retention, DEFAULT_KEPT_WITHOUT_SUBSCRIPTION};
 pub use routing::{choose_partition, partition_for_key, HashingScheme, RoundRobin};
 pub use topic_name::{TopicDomain, TopicName};
 pub use topic_pattern::TopicPattern;

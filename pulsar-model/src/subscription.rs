@@ -58,6 +58,19 @@ impl Subscription {
         }
     }
 
+    /// A subscription made at `start` on a topic where `settled` (entries at or after `start`)
+    /// need no delivery: entries the retention freed, as if acknowledged.
+    pub(crate) fn starting_at(kind: SubscriptionType, start: u64, settled: Vec<u64>) -> Self {
+        let mut sub = Subscription::new(kind, start);
+        sub.acked.extend(settled);
+        while sub.acked.first() == Some(&sub.mark_delete) {
+            sub.acked.pop_first();
+            sub.mark_delete += 1;
+        }
+        sub.read_position = sub.mark_delete;
+        sub
+    }
+
     /// Move the delayed entries due at `now` to the replay set; whether any moved.
     pub(crate) fn release_delayed(&mut self, now: Instant) -> bool {
         let due = self.delayed.take_due(now, true);

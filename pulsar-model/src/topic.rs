@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ruststream::Instant;
 
 use crate::subscription::Subscription;
-use crate::{Content, MessageId, OutgoingMessage, StoredMessage};
+use crate::{Content, MessageId, OutgoingMessage, Retention, StoredMessage};
 
 /// One persistent topic. Pulsar creates topics on first use (`allowAutoTopicCreation`
 /// defaults to true), and so does the model, on a publish or a subscribe.
@@ -30,28 +30,115 @@ pub(crate) struct Topic {
 /// one BookKeeper entry and tracks acknowledgements by entry unless batch-index
 /// acknowledgement is enabled, which the model does not do: Apache Pulsar 4.0.7's default is
 /// `acknowledgmentAtBatchIndexLevelEnabled = false`).
+///
+/// Under [`Retention::KeepAll`](crate::Retention::KeepAll) it holds every entry ever
+/// published. Under [`Retention::UntilAcknowledged`](crate::Retention::UntilAcknowledged)
+/// entries leave from the front ([`Store::trim`]) and a retained entry's messages may be freed
+/// ([`Store::free`]); entry ids keep counting from the topic's first entry either way.
 #[derive(Debug, Default)]
 pub(crate) struct Store {
-    /// Every message ever published, in order; the messages of an entry are adjacent.
+    /// The retained messages, in order; the messages of an entry are adjacent.
     messages: Vec<StoredMessage>,
-    /// For each entry id, the range of its messages in `messages`.
+    /// For each retained entry, the range of its messages, counted from the topic's first
+    /// message (subtract `first_message` to index `messages`).
     entries: Vec<Range<usize>>,
+    /// The id of the first retained entry (of `entries[0]`).
+    first_entry: u64,
+    /// How many messages were trimmed from the front: the number of `messages[0]`.
+    first_message: usize,
+    /// Every entry before this one has been freed (or trimmed).
+    freed_until: u64,
+    /// What a freed message's `content` is: one empty content for the whole topic.
+    freed: Option<Arc<Content>>,
 }
 
+/// Trimmed entries are removed from the front once at least this many, and at least as many
+/// as the entries after them, are waiting: each removal moves the retained records down, so
+/// this keeps the moves at one per message on average and the dead records at most as many
+/// as the live ones.
+const TRIM_AT_LEAST: u64 = 64;
+
 impl Store {
-    /// The number of entries.
+    /// The number of entries ever published (the next entry's id).
     pub(crate) fn len(&self) -> u64 {
-        self.entries.len() as u64
+        self.first_entry + self.entries.len() as u64
     }
 
-    /// The messages of one entry (one, or the whole batch).
+    /// The messages of one held entry (one, or the whole batch).
     pub(crate) fn entry(&self, entry: u64) -> &[StoredMessage] {
-        &self.messages[self.entries[entry as usize].clone()]
+        debug_assert!(
+            entry >= self.first_entry,
+            "entry {entry} was trimmed (the first held is {}): only entries every \
+             subscription acknowledged are, and none of those is read",
+            self.first_entry
+        );
+        let range = &self.entries[(entry - self.first_entry) as usize];
+        &self.messages[range.start - self.first_message..range.end - self.first_message]
     }
 
-    /// Every message, in publish order.
+    /// Every message held, in publish order.
     pub(crate) fn messages(&self) -> &[StoredMessage] {
         &self.messages
+    }
+
+    /// The first entry not freed, and the entries after it that were freed: where a
+    /// subscription made now at the earliest position starts, and what it finds settled.
+    pub(crate) fn earliest(&self) -> (u64, Vec<u64>) {
+        let start = self.freed_until.max(self.first_entry);
+        let Some(freed) = &self.freed else {
+            return (start, Vec::new());
+        };
+        let freed = (start..self.len())
+            .filter(|&entry| {
+                self.entry(entry)
+                    .first()
+                    .is_some_and(|m| Arc::ptr_eq(&m.content, freed))
+            })
+            .collect();
+        (start, freed)
+    }
+
+    /// Free the payload, properties and key of every message of `entry` (no more subscription
+    /// needs them); its record stays until [`Store::trim`]. Deliveries already made keep
+    /// their own reference to the content.
+    pub(crate) fn free(&mut self, entry: u64) {
+        if entry < self.freed_until.max(self.first_entry) || entry >= self.len() {
+            return;
+        }
+        let range = self.entries[(entry - self.first_entry) as usize].clone();
+        let freed = self
+            .freed
+            .get_or_insert_with(|| Arc::new(Content::default()));
+        for message in
+            &mut self.messages[range.start - self.first_message..range.end - self.first_message]
+        {
+            if !Arc::ptr_eq(&message.content, freed) {
+                message.content = Arc::clone(freed);
+                message.key = None;
+            }
+        }
+    }
+
+    /// No subscription needs any entry before `until` any more: free them, and drop their
+    /// records once enough are waiting (see [`TRIM_AT_LEAST`]).
+    pub(crate) fn trim(&mut self, until: u64) {
+        let until = until.min(self.len());
+        while self.freed_until < until {
+            let entry = self.freed_until;
+            self.free(entry);
+            self.freed_until += 1;
+        }
+        let dead = until.saturating_sub(self.first_entry);
+        let live = self.len() - until;
+        if dead < TRIM_AT_LEAST.max(live) {
+            return;
+        }
+        let dead = dead as usize;
+        let messages = self.entries[dead - 1].end - self.first_message;
+        self.entries.drain(..dead);
+        self.messages.drain(..messages);
+        self.first_entry = until;
+        self.first_message += messages;
     }
 }
 
@@ -69,7 +156,7 @@ impl Topic {
     /// Store a message alone in the next entry.
     pub(crate) fn append(&mut self, message: OutgoingMessage, now: Instant) -> MessageId {
         let entry_id = self.store.len();
-        let start = self.store.messages.len();
+        let start = self.store.first_message + self.store.messages.len();
         let id = self.store_message(message, entry_id, None, None, now);
         self.store.entries.push(start..start + 1);
         id
@@ -83,7 +170,7 @@ impl Topic {
         now: Instant,
     ) -> Vec<MessageId> {
         let entry_id = self.store.len();
-        let start = self.store.messages.len();
+        let start = self.store.first_message + self.store.messages.len();
         let batch_size = Some(messages.len() as u32);
         let ids = messages
             .into_iter()
@@ -92,7 +179,8 @@ impl Topic {
                 self.store_message(message, entry_id, Some(index as i32), batch_size, now)
             })
             .collect();
-        self.store.entries.push(start..self.store.messages.len());
+        let end = self.store.first_message + self.store.messages.len();
+        self.store.entries.push(start..end);
         ids
     }
 
@@ -130,5 +218,45 @@ impl Topic {
 
     pub(crate) fn len(&self) -> u64 {
         self.store.len()
+    }
+
+    /// `entry` was acknowledged on one subscription: under `retention`, free it if every
+    /// subscription has now settled it, then let go of what no subscription needs.
+    pub(crate) fn released(&mut self, entry: u64, retention: Retention) {
+        if !retention.frees() {
+            return;
+        }
+        if self.subscriptions.values().all(|s| s.is_settled(entry)) {
+            self.store.free(entry);
+        }
+        self.retain(retention);
+    }
+
+    /// Under `retention`, free and trim the entries no subscription needs: those before every
+    /// subscription's mark-delete position, or on a topic without subscription all but the
+    /// last ones the policy keeps. Called after every publish and acknowledgement.
+    pub(crate) fn retain(&mut self, retention: Retention) {
+        let Retention::UntilAcknowledged {
+            without_subscription,
+        } = retention
+        else {
+            return;
+        };
+        let until = self
+            .subscriptions
+            .values()
+            .map(|s| s.mark_delete)
+            .min()
+            .unwrap_or_else(|| self.len().saturating_sub(without_subscription));
+        self.store.trim(until);
+    }
+
+    /// Where a subscription made now with `position` starts, and the entries after that it
+    /// finds already settled: those the retention freed (nothing is left of them to read).
+    pub(crate) fn start_of(&self, position: crate::InitialPosition) -> (u64, Vec<u64>) {
+        match position {
+            crate::InitialPosition::Latest => (self.len(), Vec::new()),
+            crate::InitialPosition::Earliest => self.store.earliest(),
+        }
     }
 }

@@ -256,7 +256,7 @@ async fn magnetar_drain(
     expected: u64,
     acks: MagnetarAck,
     broker: Option<&BrokerProcess>,
-) -> Run {
+) -> Result<Run, String> {
     // magnetar's tokio engine runs its connection on the runtime it is built in.
     let client = magnetar::PulsarClient::builder()
         .service_url(url)
@@ -273,8 +273,12 @@ async fn magnetar_drain(
         builder = builder.ack_group_time(Duration::from_millis(100));
     }
     let consumer = builder.subscribe().await.expect("a magnetar consumer");
-    for _ in 0..expected {
-        let message = consumer.receive().await.expect("a magnetar message");
+    for received in 0..expected {
+        // A run that breaks off is reported, not fatal: one contender's failure (magnetar's
+        // consumer was once closed under it in a fifth round) leaves the others' figures.
+        let message = consumer.receive().await.map_err(|e| {
+            format!("magnetar's consumer failed after {received} of {expected} messages: {e}")
+        })?;
         std::hint::black_box(&message.payload);
         match acks {
             MagnetarAck::Awaited => consumer
@@ -287,7 +291,7 @@ async fn magnetar_drain(
     let run = span.end();
     let _ = consumer.close().await;
     client.close().await;
-    run
+    Ok(run)
 }
 
 /// A Java run; `broker` is read from before the command to the moment the program says the
@@ -354,8 +358,14 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
-    /// One run of `contender` on `subscription`, with the clients of `clients`.
-    fn run(&mut self, contender: &str, clients: &Clients, subscription: &str) -> Run {
+    /// One run of `contender` on `subscription`, with the clients of `clients`; an error
+    /// says why the run broke off.
+    fn run(
+        &mut self,
+        contender: &str,
+        clients: &Clients,
+        subscription: &str,
+    ) -> Result<Run, String> {
         let (tokio, broker, topic, messages) = (self.tokio, self.broker, self.topic, self.messages);
         let count = Arc::new(Count::new(messages));
         // `tokio-queue-1000`: the receiver queue of the raw loop (pulsar-rs's default).
@@ -370,7 +380,7 @@ impl Bench<'_> {
                 queue,
             )
         };
-        match contender {
+        Ok(match contender {
             "raw" => tokio.block_on(raw_drain(
                 &clients.pulsar,
                 topic,
@@ -420,17 +430,17 @@ impl Bench<'_> {
                 } else {
                     MagnetarAck::Grouped
                 };
-                tokio.block_on(magnetar_drain(
+                return tokio.block_on(magnetar_drain(
                     &clients.url,
                     topic,
                     subscription,
                     messages,
                     acks,
                     broker,
-                ))
+                ));
             }
             other => panic!("no contender {other}"),
-        }
+        })
     }
 }
 
@@ -553,15 +563,24 @@ fn main() {
         println!("java pid={}", java.pid());
     }
     for contender in &warm_ups {
-        let run = bench.run(contender, &direct, &name(contender, "warm-up"));
-        print_run("warm-up", contender, 0, messages, run);
+        match bench.run(contender, &direct, &name(contender, "warm-up")) {
+            Ok(run) => print_run("warm-up", contender, 0, messages, run),
+            Err(why) => println!("failed warm-up contender={contender} reason={why:?}"),
+        }
     }
     let mut runs: Vec<(&str, Run)> = Vec::new();
     for repeat in 0..repeats {
         for contender in &contenders {
-            let run = bench.run(contender, &direct, &name(contender, &repeat.to_string()));
-            print_run("run", contender, repeat, messages, run);
-            runs.push((contender, run));
+            match bench.run(contender, &direct, &name(contender, &repeat.to_string())) {
+                Ok(run) => {
+                    print_run("run", contender, repeat, messages, run);
+                    runs.push((contender, run));
+                }
+                Err(why) => println!(
+                    "failed run contender={contender} repeat={repeat} reason={why:?} (left out \
+                     of the medians)"
+                ),
+            }
         }
     }
 
@@ -575,7 +594,13 @@ fn main() {
             let counted = Clients::connect(proxy.url(), &tokio);
             for contender in &contenders {
                 let before = proxy.counts().expect("the proxy counts");
-                let run = bench.run(contender, &counted, &name(contender, "count"));
+                let run = match bench.run(contender, &counted, &name(contender, "count")) {
+                    Ok(run) => run,
+                    Err(why) => {
+                        println!("failed count contender={contender} reason={why:?}");
+                        continue;
+                    }
+                };
                 // What is still on its way through the proxy (a close's last acknowledgements)
                 // arrives within this.
                 std::thread::sleep(Duration::from_millis(300));
@@ -731,7 +756,11 @@ fn print_run(kind: &str, contender: &str, repeat: u64, messages: u64, run: Run) 
 /// The median and the smallest of `values`.
 fn median_and_least(mut values: Vec<f64>) -> (f64, f64) {
     values.sort_by(f64::total_cmp);
-    (values[values.len() / 2], values[0])
+    match values.first() {
+        Some(&least) => (values[values.len() / 2], least),
+        // Every run of the contender failed (each failure is printed).
+        None => (f64::NAN, f64::NAN),
+    }
 }
 
 /// Each contender's CPU per message over the rounds: the median, and the fastest round, against

@@ -49,7 +49,9 @@ pub use driver::metric;
 pub use inprocess::{InProcessPulsar, TopicMessage};
 pub use observe::Call;
 pub use registration::Mounted;
-pub use ruststream_pulsar_model::{HashingScheme, InitialPosition, TopicName, TopicNameError};
+pub use ruststream_pulsar_model::{
+    HashingScheme, InitialPosition, Retention, TopicName, TopicNameError,
+};
 pub use subscription::{
     PulsarDescriptor, PulsarSubscription, DEFAULT_CONCURRENCY, DEFAULT_PATTERN_REFRESH,
 };

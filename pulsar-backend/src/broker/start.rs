@@ -10,6 +10,7 @@ use crate::observe::Observe;
 use crate::registration::{check, BrokerSettings, Checked};
 use crate::remote::RemoteSettings;
 use crate::transport::{start_on, LaunchSettings};
+use crate::Retention;
 
 impl<S: Send + Sync + 'static> PulsarBroker<S> {
     /// Every registration checked, names resolved.
@@ -46,6 +47,11 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
 
 /// Start `broker`: on the in-process Pulsar when the context asks for stand-ins (the one it
 /// carries, or a new one), else on the server at its URL.
+///
+/// A context that carries no in-process Pulsar is `run --embedded`'s (a test harness brings
+/// its own, which keeps everything for the test to read back): the new one frees each message
+/// once every subscription acknowledged it ([`Retention::until_acknowledged`]), as Pulsar
+/// drops acknowledged ledgers, so that a long embedded run holds flat memory.
 pub(super) async fn start<S: Send + Sync + 'static>(
     mut broker: PulsarBroker<S>,
     state: Arc<S>,
@@ -67,7 +73,7 @@ pub(super) async fn start<S: Send + Sync + 'static>(
         let pulsar = context
             .get::<InProcessPulsar>()
             .cloned()
-            .unwrap_or_default();
+            .unwrap_or_else(|| InProcessPulsar::with_retention(Retention::until_acknowledged()));
         let transport = InProcessTransport::start(
             pulsar,
             launch.runtime.clone(),

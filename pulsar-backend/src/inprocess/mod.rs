@@ -20,7 +20,7 @@ use ruststream::MessageId;
 use ruststream::{Instant, PublishError};
 use ruststream_pulsar_model::{
     choose_partition, Cluster, ConsumerId, ConsumerOptions, HashingScheme, OutgoingMessage,
-    RoundRobin, TopicName, TopicNameError, TopicsConsumer,
+    Retention, RoundRobin, TopicName, TopicNameError, TopicsConsumer,
 };
 
 pub(crate) use consumer::InProcessConsumer;
@@ -235,9 +235,24 @@ impl std::fmt::Debug for InProcessPulsar {
 }
 
 impl InProcessPulsar {
-    /// An empty cluster.
+    /// An empty cluster that keeps every message ever published ([`Retention::KeepAll`]), so
+    /// that a test reads back what reached a topic ([`InProcessPulsar::topic_messages`]).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty cluster whose topics keep what `retention` says.
+    /// [`Retention::until_acknowledged`] frees a message once every subscription of its topic
+    /// acknowledged it: what `run --embedded` uses (a broker started in process without a
+    /// cluster of its own gets one), so that a long run holds flat memory;
+    /// [`InProcessPulsar::topic_messages`] then lists only what is still held.
+    pub fn with_retention(retention: Retention) -> Self {
+        InProcessPulsar {
+            shared: Arc::new(Mutex::new(Inner {
+                cluster: Cluster::with_retention(retention),
+                ..Inner::default()
+            })),
+        }
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -363,7 +378,10 @@ impl InProcessPulsar {
         Ok(ids)
     }
 
-    /// The messages that reached `topic`, in order, with payload and properties.
+    /// The messages that reached `topic`, in order, with payload and properties: every one
+    /// under [`Retention::KeepAll`] (the default); under [`Retention::UntilAcknowledged`]
+    /// those still held (one every subscription acknowledged may be gone, or listed with an
+    /// empty payload and no properties).
     pub fn topic_messages(&self, topic: &str) -> Result<Vec<TopicMessage>, TopicNameError> {
         let topic = TopicName::parse(topic)?;
         let inner = self.lock();
@@ -404,7 +422,11 @@ impl InProcessPulsar {
             if inner.in_flight() == 0 {
                 Poll::Ready(())
             } else {
-                inner.idle_waiters.push(cx.waker().clone());
+                // Once per waker: a caller that also wakes on other events (each delivery
+                // handled) polls this again and again while work goes on.
+                if !inner.idle_waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                    inner.idle_waiters.push(cx.waker().clone());
+                }
                 Poll::Pending
             }
         })

@@ -17,6 +17,7 @@ use super::recorder::Recorder;
 use super::{Call, TestPublishError, TopicMessage};
 use crate::inprocess::InProcessPulsar;
 use crate::observe::Observe;
+use crate::Retention;
 
 /// The app under test, on the in-process Pulsar and a virtual clock.
 ///
@@ -50,6 +51,8 @@ pub struct TestAppBuilder<A: App> {
     alongside: Option<(InProcessPulsar, ManualClock)>,
     /// Partitioned topics to create before the app subscribes.
     partitioned: Vec<(String, u32)>,
+    /// What the in-process Pulsar keeps, when the app does not run alongside another.
+    retention: Retention,
 }
 
 impl TestApp {
@@ -62,6 +65,7 @@ impl TestApp {
             max_handled_per_instant: DEFAULT_MAX_HANDLED_PER_INSTANT,
             alongside: None,
             partitioned: Vec::new(),
+            retention: Retention::KeepAll,
         }
     }
 
@@ -74,6 +78,7 @@ impl TestApp {
             max_handled_per_instant: DEFAULT_MAX_HANDLED_PER_INSTANT,
             alongside: None,
             partitioned: Vec::new(),
+            retention: Retention::KeepAll,
         }
     }
 
@@ -242,6 +247,17 @@ impl<A: App> TestAppBuilder<A> {
         self
     }
 
+    /// Run on an in-process Pulsar whose topics keep what `retention` says, instead of every
+    /// message ever published ([`Retention::KeepAll`], so that [`TestApp::topic`] reads back
+    /// what reached a topic). [`Retention::until_acknowledged`] is what `run --embedded` runs
+    /// on: a test with it checks that the service behaves the same when acknowledged messages
+    /// are freed. An app started [`alongside`](Self::alongside) another shares its Pulsar
+    /// and this is ignored.
+    pub fn retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
+        self
+    }
+
     /// Run the app's tasks with `spawn` (for instance `SmolRuntime::global()`), instead of the
     /// tokio runtime the test runs in.
     pub fn on(mut self, spawn: impl Spawn + 'static) -> Self {
@@ -254,9 +270,12 @@ impl<A: App> TestAppBuilder<A> {
             Some(s) => s,
             None => default_spawn()?,
         };
-        let (pulsar, clock) = self
-            .alongside
-            .unwrap_or_else(|| (InProcessPulsar::new(), ManualClock::new()));
+        let (pulsar, clock) = self.alongside.unwrap_or_else(|| {
+            (
+                InProcessPulsar::with_retention(self.retention),
+                ManualClock::new(),
+            )
+        });
         for (topic, partitions) in &self.partitioned {
             pulsar
                 .create_partitioned_topic(topic, *partitions)

@@ -28,8 +28,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
+use futures::StreamExt;
 use pulsar::consumer::ConsumerOptions;
-use pulsar::producer::ProducerOptions;
+use pulsar::producer::{ProducerOptions, SendFuture};
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use ruststream_bench::broker_process::BrokerProcess;
 use ruststream_bench::order::json_of_size;
@@ -48,6 +49,14 @@ const LATENCY_TOPIC: &str = "persistent://public/default/bench-latency";
 const RETRY_TOPIC: &str = "persistent://public/default/bench-retry";
 /// How long a worker may stay silent while it should be consuming.
 const SILENCE: Duration = Duration::from_secs(120);
+
+/// The consumer processes and their lines.
+struct Workers<'a> {
+    rust: &'a mut Vec<Worker>,
+    /// Empty when the Java client cannot run here.
+    java: &'a mut Vec<Worker>,
+    lines: &'a mpsc::Receiver<Line>,
+}
 
 /// The broker and what runs beside it.
 struct Setup {
@@ -100,15 +109,33 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     let setup = setup();
+    // The consumer processes, started once for both parts: 4 of each kind for the partitioned
+    // runs, else 1.
+    let (sender, lines) = mpsc::channel();
+    let count = if partitions.is_some() {
+        INSTANCES[2]
+    } else {
+        1
+    };
+    let (mut rust, mut java) = workers(&setup, count, &sender, &lines)
+        .unwrap_or_else(|e| panic!("the consumer processes start: {e}"));
+    let mut workers = Workers {
+        rust: &mut rust,
+        java: &mut java,
+        lines: &lines,
+    };
     if let Some((messages, rounds)) = partitions {
-        if let Err(e) = partitioned(&setup, messages, rounds) {
+        if let Err(e) = partitioned(&setup, &mut workers, messages, rounds) {
             panic!("the partitioned benchmark failed: {e}");
         }
     }
     if let Some(plan) = latency {
-        if let Err(e) = latencies(&setup, &plan) {
+        if let Err(e) = latencies(&setup, &mut workers, &plan) {
             panic!("the latency benchmark failed: {e}");
         }
+    }
+    for worker in rust.into_iter().chain(java) {
+        worker.stop();
     }
     drop(setup.standalone);
 }
@@ -226,7 +253,12 @@ struct ShareRun {
     per_instance: Vec<u64>,
 }
 
-fn partitioned(setup: &Setup, messages: u64, rounds: u64) -> Result<(), String> {
+fn partitioned(
+    setup: &Setup,
+    workers: &mut Workers<'_>,
+    messages: u64,
+    rounds: u64,
+) -> Result<(), String> {
     println!(
         "== partitions: {messages} messages on {PARTITIONS} partitions (batched 1000 an entry), \
          {rounds} rounds, 1, 2 and 4 instances, one process each"
@@ -248,11 +280,10 @@ fn partitioned(setup: &Setup, messages: u64, rounds: u64) -> Result<(), String> 
             }
         }
     }
-    let (sender, lines) = mpsc::channel();
-    let (mut rust, mut java) = workers(setup, INSTANCES[2], &sender, &lines)?;
-    let mut contenders: Vec<(&str, &mut Vec<Worker>)> = vec![("framework", &mut rust)];
-    if !java.is_empty() {
-        contenders.push(("java", &mut java));
+    let lines = workers.lines;
+    let mut contenders: Vec<(&str, &mut Vec<Worker>)> = vec![("framework", &mut *workers.rust)];
+    if !workers.java.is_empty() {
+        contenders.push(("java", &mut *workers.java));
     }
     let id = std::process::id();
     let name = |contender: &str, instances: usize, round: &str| {
@@ -283,7 +314,7 @@ fn partitioned(setup: &Setup, messages: u64, rounds: u64) -> Result<(), String> 
     for (contender, workers) in contenders.iter_mut() {
         let run = share(
             workers,
-            &lines,
+            lines,
             &setup.url,
             &name(contender, 4, "warm-up"),
             messages,
@@ -297,7 +328,7 @@ fn partitioned(setup: &Setup, messages: u64, rounds: u64) -> Result<(), String> 
             for (contender, workers) in contenders.iter_mut() {
                 let run = share(
                     &mut workers[..instances],
-                    &lines,
+                    lines,
                     &setup.url,
                     &name(contender, instances, &round.to_string()),
                     messages,
@@ -309,10 +340,6 @@ fn partitioned(setup: &Setup, messages: u64, rounds: u64) -> Result<(), String> 
         }
     }
     let names: Vec<&str> = contenders.iter().map(|(c, _)| *c).collect();
-    drop(contenders);
-    for worker in rust.into_iter().chain(java) {
-        worker.stop();
-    }
     summarize_share(&names, &runs);
     Ok(())
 }
@@ -467,7 +494,9 @@ fn summarize_share(contenders: &[&str], runs: &[(&str, usize, ShareRun)]) {
                 "summary partitions {contender} x{instances}: median {rate:.0} messages/s, \
                  consumer CPU {cpu:.2} us/message (summed over {instances} processes, \
                  {consumer_cores:.2} cores), broker CPU {broker:.2} us/message \
-                 ({broker_cores:.2} cores); {cores} cores on this machine"
+                 ({broker_cores:.2} cores); consumers and broker together {:.2} of the {cores} \
+                 cores of this machine",
+                consumer_cores + broker_cores
             );
         }
         println!(
@@ -520,7 +549,7 @@ impl Quantiles {
     }
 }
 
-fn latencies(setup: &Setup, plan: &LatencyPlan) -> Result<(), String> {
+fn latencies(setup: &Setup, workers: &mut Workers<'_>, plan: &LatencyPlan) -> Result<(), String> {
     let retry = format!("retry-{}", plan.retry.as_millis());
     println!(
         "== latency: {} messages/s, published one at a time (not batched), {} s measured after \
@@ -531,28 +560,28 @@ fn latencies(setup: &Setup, plan: &LatencyPlan) -> Result<(), String> {
         plan.rounds,
         plan.retry.as_millis()
     );
-    let (sender, lines) = mpsc::channel();
-    let (mut rust, mut java) = workers(setup, 1, &sender, &lines)?;
+    let lines = workers.lines;
     let mut contenders = vec!["framework", "raw"];
-    if !java.is_empty() {
+    if !workers.java.is_empty() {
         contenders.push("java");
     }
     contenders.push(&retry);
     let dir = tempfile_dir()?;
     let mut results: Vec<(&str, Quantiles)> = Vec::new();
+    let mut receipts: Vec<Option<Quantiles>> = Vec::new();
     for round in 0..plan.rounds {
         for contender in &contenders {
             let (worker, mode, topic) = match *contender {
-                "java" => (&mut java[0], "receive", LATENCY_TOPIC),
-                "framework" | "raw" => (&mut rust[0], *contender, LATENCY_TOPIC),
-                _ => (&mut rust[0], *contender, RETRY_TOPIC),
+                "java" => (&mut workers.java[0], "receive", LATENCY_TOPIC),
+                "framework" | "raw" => (&mut workers.rust[0], *contender, LATENCY_TOPIC),
+                _ => (&mut workers.rust[0], *contender, RETRY_TOPIC),
             };
             let subscription = format!("latency-{contender}-{round}-{}", std::process::id());
             let file = dir.join(format!("{contender}-{round}.txt"));
             let run = latency_run(
                 setup,
                 worker,
-                &lines,
+                lines,
                 plan,
                 mode,
                 topic,
@@ -578,7 +607,7 @@ fn latencies(setup: &Setup, plan: &LatencyPlan) -> Result<(), String> {
                 "run latency contender={contender} round={round} figure={what} \
                  published={} recorded={recorded} p50_us={:.0} p99_us={:.0} max_us={:.0} \
                  min_us={:.0} consumer_cpu_us_per_message={:.2} publish_rate={:.0} \
-                 publish_lag_p99_us={:.0}",
+                 publish_lag_p99_us={:.0} receipt_p50_us={:.0} receipt_p99_us={:.0}",
                 run.published,
                 q.p50,
                 q.p99,
@@ -586,8 +615,11 @@ fn latencies(setup: &Setup, plan: &LatencyPlan) -> Result<(), String> {
                 q.min,
                 run.cpu_per_message,
                 run.rate,
-                run.lag_p99_us
+                run.lag_p99_us,
+                run.stored.map_or(f64::NAN, |s| s.p50),
+                run.stored.map_or(f64::NAN, |s| s.p99),
             );
+            receipts.push(run.stored);
             results.push((contender, q));
         }
         // A subscription left behind would hold the backlog of every later run.
@@ -602,9 +634,6 @@ fn latencies(setup: &Setup, plan: &LatencyPlan) -> Result<(), String> {
                 unsubscribe(&setup.pulsar, topic, &subscription).await;
             }
         });
-    }
-    for worker in rust.into_iter().chain(java) {
-        worker.stop();
     }
     let _ = std::fs::remove_dir(&dir);
     let of = |contender: &str, figure: fn(&Quantiles) -> f64| {
@@ -631,6 +660,14 @@ fn latencies(setup: &Setup, plan: &LatencyPlan) -> Result<(), String> {
             of(contender, |q| q.max)
         );
     }
+    let receipt =
+        |figure: fn(&Quantiles) -> f64| median(receipts.iter().flatten().map(figure).collect());
+    println!(
+        "summary latency: publish->broker receipt (the message stored), medians over every \
+         run: p50 {:.0} us, p99 {:.0} us",
+        receipt(|q| q.p50),
+        receipt(|q| q.p99)
+    );
     let (framework, raw) = (of("framework", |q| q.p99), of("raw", |q| q.p99));
     println!(
         "summary latency: the framework's p99 is {:+.1}% against the raw pulsar-rs loop's \
@@ -670,6 +707,8 @@ struct LatencyRun {
     rate: f64,
     /// How late the publisher sent, against its schedule (p99).
     lag_p99_us: f64,
+    /// From the send to the broker's receipt, after the warm-up.
+    stored: Option<Quantiles>,
     cpu_per_message: f64,
 }
 
@@ -692,7 +731,7 @@ fn latency_run(
         file.display()
     ))?;
     each_says(lines, &[worker.index()], "subscribed", SILENCE)?;
-    let (elapsed, mut lags) =
+    let (elapsed, mut lags, mut stored) =
         setup
             .tokio
             .block_on(publish_at_rate(&setup.pulsar, topic, plan.rate, total));
@@ -710,51 +749,68 @@ fn latency_run(
     let result = each_says(lines, &[worker.index()], "result", SILENCE)?.remove(0);
     let cpu = field(&result, "cpu_ns").ok_or("a result without cpu_ns")?;
     lags.sort_unstable();
+    // The receipts of the messages measured, not of the warm-up.
+    let mut stored = stored.split_off(warmup as usize);
+    stored.sort_unstable();
     Ok(LatencyRun {
         published: total,
         rate: total as f64 / elapsed.as_secs_f64(),
         lag_p99_us: quantile(&lags, 0.99) as f64 / 1e3,
+        stored: Quantiles::of_ns(stored),
         cpu_per_message: per_message(Duration::from_nanos(cpu), total),
     })
 }
 
 /// Publish `total` stamped messages of 128 bytes to `topic`, one at a time, message `n` at
-/// `n / rate` s from the start (tokio's timer: up to a millisecond's worth leave together).
-/// The time it took and how late each send was against the schedule, in ns.
+/// `n / rate` s from the start (tokio's timer: up to a millisecond's worth leave together),
+/// waiting when pulsar-rs's queue to the connection is full. The time it took, how late each
+/// send was against the schedule, and each message's time from its stamp to the broker's
+/// receipt (that it stored the message: the broker's share of the latency), in ns.
 async fn publish_at_rate(
     pulsar: &Pulsar<TokioExecutor>,
     topic: &str,
     rate: u64,
     total: u64,
-) -> (Duration, Vec<i64>) {
+) -> (Duration, Vec<i64>, Vec<i64>) {
     let mut producer = pulsar
         .producer()
         .with_topic(topic)
         .with_options(ProducerOptions {
             batch_size: None,
+            block_queue_if_full: true,
             ..ProducerOptions::default()
         })
         .build()
         .await
         .unwrap_or_else(|e| panic!("a producer on {topic}: {e}"));
-    let mut receipts = Vec::with_capacity(total as usize);
+    // The receipts, awaited in order as they come (the broker answers in order).
+    let (receipts, mut pending) = futures::channel::mpsc::unbounded::<(u64, SendFuture)>();
+    let stored = tokio::spawn(async move {
+        let mut took = Vec::with_capacity(total as usize);
+        while let Some((sent, receipt)) = pending.next().await {
+            receipt.await.expect("stored");
+            took.push(unix_ns() as i64 - sent as i64);
+        }
+        took
+    });
     let mut lags = Vec::with_capacity(total as usize);
     let start = tokio::time::Instant::now();
     for seq in 0..total {
         let due = start + Duration::from_nanos(seq * 1_000_000_000 / rate);
         tokio::time::sleep_until(due).await;
         lags.push(due.elapsed().as_nanos() as i64);
-        receipts.push(
-            producer
-                .send_non_blocking(stamped(seq, unix_ns(), 128))
-                .await
-                .expect("queued"),
-        );
+        let sent = unix_ns();
+        let receipt = producer
+            .send_non_blocking(stamped(seq, sent, 128))
+            .await
+            .expect("queued");
+        receipts
+            .unbounded_send((sent, receipt))
+            .expect("the receipts are awaited");
     }
     let elapsed = start.elapsed();
-    for receipt in receipts {
-        receipt.await.expect("stored");
-    }
+    drop(receipts);
+    let stored = stored.await.expect("the receipts' task");
     producer.close().await.ok();
-    (elapsed, lags)
+    (elapsed, lags, stored)
 }

@@ -13,7 +13,8 @@
 //!   --embedded              use each broker's in-process stand-in instead of a server, on a
 //!                           virtual clock that skips ahead whenever the service is idle; the
 //!                           process ends once nothing is left to do
-//!   --publish <TOPIC=FILE>  publish every line of FILE to TOPIC after startup
+//!   --publish <TOPIC=FILE>  publish every line of FILE to TOPIC after startup, read as it
+//!                           goes; with --embedded, handled as it goes (PUBLISH_WINDOW)
 //!   --publish-source        with --publish: set the property source=FILE:LINE on each
 //!   --pulsar-url <VALUE>    [env: RUSTSTREAM_PULSAR_URL] and every other setting the app's
 //!                           brokers declare (`Broker::settings`); the app's values are defaults
@@ -60,4 +61,4 @@ mod run;
 
 pub use cli::Cli;
 pub use flags::{args, ServiceFlags};
-pub use run::{main, main_with_flags, SOURCE_PROPERTY};
+pub use run::{main, main_with_flags, PUBLISH_WINDOW, SOURCE_PROPERTY};

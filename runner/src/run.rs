@@ -143,17 +143,32 @@ async fn run<S: Send + Sync + 'static>(
     if let Some(endpoint) = &endpoint {
         endpoint.set_readiness(Some(app.health()));
     }
+    let time = clock.map(VirtualTime::new);
     for (topic, file) in &cli.publish {
-        if let Err(e) = publish_file(&app, topic, file, cli.publish_source).await {
+        let publishing = Box::pin(publish_file(
+            &app,
+            topic,
+            file,
+            cli.publish_source,
+            time.as_ref(),
+        ));
+        let failure = match select(publishing, stop.next()).await {
+            Either::Left((Ok(()), _)) => None,
+            Either::Left((Err(e), _)) => Some(e),
+            Either::Right(_) => Some(format!(
+                "stop signal received while publishing `{file}` to `{topic}`"
+            )),
+        };
+        if let Some(e) = failure {
+            tracing::error!("{e}");
             eprintln!("{name}: {e}");
             app.stop().await;
             return ExitCode::FAILURE;
         }
     }
     let mut failed = false;
-    match clock {
-        Some(clock) => {
-            let time = VirtualTime::new(clock);
+    match time {
+        Some(time) => {
             let done = Box::pin(time.run_until_quiet(&app));
             let outcome = select(done, stop.next()).await;
             match outcome {
@@ -212,40 +227,78 @@ fn source_of(file: &str, line: usize) -> String {
     source
 }
 
+/// How many lines `--publish` sends to an embedded broker before it waits for the app to have
+/// handled everything it can (a [`VirtualTime::settle`]): the most messages published and not
+/// yet handled the in-process Pulsar holds, so that a file of any size runs in flat memory.
+/// Large enough that the wait costs nothing per message, small enough that one window is far
+/// below the deliveries a settle may hand out at one instant
+/// ([`DEFAULT_MAX_HANDLED_PER_INSTANT`](ruststream::app::DEFAULT_MAX_HANDLED_PER_INSTANT)).
+pub const PUBLISH_WINDOW: usize = 1_000;
+
 /// Publish each line of `file` to `topic`, the line as it is; with `source`, with the property
 /// [`SOURCE_PROPERTY`] too. Off by default: the property's list, name and value are allocated
 /// for every message, more than the runner otherwise spends on a line (docs/performance.md),
 /// and a replayed line is published as it was.
+///
+/// The file is read as it is published, a line at a time. With `time` (`--embedded`), every
+/// [`PUBLISH_WINDOW`] lines it waits until the app has handled what it can at this instant, so
+/// handlers run while the file is published and the in-process Pulsar holds at most a window
+/// of unhandled messages (plus those waiting for a deadline). On a real broker each publish
+/// waits for the broker's receipt, and the backlog is the broker's.
 async fn publish_file(
     app: &RunningApp,
     topic: &str,
     file: &str,
     source: bool,
+    time: Option<&VirtualTime>,
 ) -> Result<(), String> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read `{file}` for --publish {topic}={file}: {e}"))?;
+    let cannot_read =
+        |e: std::io::Error| format!("cannot read `{file}` for --publish {topic}={file}: {e}");
+    let mut reader = std::fs::File::open(file)
+        .map(std::io::BufReader::new)
+        .map_err(cannot_read)?;
     // Named by every message of the file without a copy each: a handful of command-line
     // topics, kept for the process's life.
     let topic: &'static str = Box::leak(topic.to_owned().into_boxed_str());
     let mut published = 0usize;
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+    let mut line = String::new();
+    let mut n = 0usize;
+    loop {
+        line.clear();
+        let read = std::io::BufRead::read_line(&mut reader, &mut line).map_err(|e| {
+            format!(
+                "{file}:{}: cannot read for --publish {topic}={file}: {e}",
+                n + 1
+            )
+        })?;
+        if read == 0 {
+            break;
+        }
+        n += 1;
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
             continue;
         }
         let properties = if source {
             // Where the message came from, for the handler to log or trace back.
-            vec![(SOURCE_PROPERTY.to_owned(), source_of(file, n + 1))]
+            vec![(SOURCE_PROPERTY.to_owned(), source_of(file, n))]
         } else {
             Vec::new()
         };
-        let mut message = Message::new(topic, line.as_bytes().to_vec());
+        let mut message = Message::new(topic, text.as_bytes().to_vec());
         message.properties = properties;
         app.publish(message)
             .await
-            .map_err(|e| format!("{file}:{}: cannot publish to `{topic}`: {e}", n + 1))?;
-        tracing::debug!(%topic, payload = line, "published");
+            .map_err(|e| format!("{file}:{n}: cannot publish to `{topic}`: {e}"))?;
+        tracing::debug!(%topic, payload = text, "published");
         published += 1;
+        if let Some(time) = time {
+            if published % PUBLISH_WINDOW == 0 {
+                time.settle(app).await.map_err(|stalled| {
+                    format!("{stalled} (while publishing `{file}`, after line {n})")
+                })?;
+            }
+        }
     }
     // One line per file, not per message: a file may hold thousands.
     tracing::info!(%topic, file, messages = published, "published");

@@ -565,18 +565,21 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
             }
         };
 
-        let payloads = if payload.metadata.num_messages_in_batch.is_some() {
+        // The messages of the entry are taken one at a time as they are sent on, rather than
+        // collected first: a `Vec` of a 1,000-message batch holds 1,000 `(MessageIdData,
+        // Payload)` pairs of several hundred bytes each, grown by reallocation.
+        let (batched, single) = if payload.metadata.num_messages_in_batch.is_some() {
             // With batch-index acknowledgement on the broker, a redelivered entry carries the
             // indexes still to acknowledge in `ack_set` (set bits); the others were
             // acknowledged already and are not handed over again (as the Java client does).
             let ack_set = &message.ack_set;
-            BatchedMessageIterator::new(message.message_id, payload)?
-                .filter(|(id, _)| !acknowledged_in(ack_set, id.batch_index))
-                .collect()
+            let batched = BatchedMessageIterator::new(message.message_id, payload)?
+                .filter(move |(id, _)| !acknowledged_in(ack_set, id.batch_index));
+            (Some(batched), None)
         } else {
-            vec![(message.message_id, payload)]
+            (None, Some((message.message_id, payload)))
         };
-        for (message_id, payload) in payloads {
+        for (message_id, payload) in batched.into_iter().flatten().chain(single) {
             match (message.redelivery_count, &self.dead_letter_policy) {
                 (Some(redelivery_count), Some(dead_letter_policy))
                     if redelivery_count as usize >= dead_letter_policy.max_redeliver_count =>

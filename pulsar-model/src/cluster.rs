@@ -149,6 +149,10 @@ impl Cluster {
         if sub.single_active() {
             repick_active(topic, sub, consumers);
         }
+        // A topic's first subscription may let go of what the topic kept without one.
+        if let Some(t) = self.topics.get_mut(topic) {
+            t.retain(self.retention);
+        }
         self.pump(now);
         Ok(id)
     }
@@ -276,7 +280,7 @@ impl Cluster {
         let retention = self.retention;
         let topic = self.topic_mut(topic, now);
         let id = topic.append(message, now);
-        topic.retain(retention);
+        topic.retain_after_publish(retention);
         self.pump(now);
         Ok(id)
     }
@@ -301,7 +305,7 @@ impl Cluster {
         let retention = self.retention;
         let topic = self.topic_mut(topic, now);
         let ids = topic.append_batch(messages, now);
-        topic.retain(retention);
+        topic.retain_after_publish(retention);
         self.pump(now);
         Ok(ids)
     }
@@ -646,7 +650,7 @@ impl Cluster {
                 let retention = self.retention;
                 let topic = self.topic_mut(&topic, now);
                 topic.append(message, now);
-                topic.retain(retention);
+                topic.retain_after_publish(retention);
                 progress = true;
             }
             if !progress {

@@ -52,11 +52,13 @@ pub(crate) struct Store {
     freed: Option<Arc<Content>>,
 }
 
-/// Trimmed entries are removed from the front once at least this many, and at least as many
-/// as the entries after them, are waiting: each removal moves the retained records down, so
-/// this keeps the moves at one per message on average and the dead records at most as many
-/// as the live ones.
+/// Freed records are removed from the front once at least this many wait, and at least
+/// [`TRIM_RATIO`] times as many as the records after them: a removal moves those down.
 const TRIM_AT_LEAST: u64 = 64;
+
+/// See [`TRIM_AT_LEAST`]: a topic moves at most one record per `TRIM_RATIO` messages on
+/// average, and holds at most `TRIM_RATIO` freed records (without payload) per live one.
+const TRIM_RATIO: u64 = 4;
 
 impl Store {
     /// The number of entries ever published (the next entry's id).
@@ -130,7 +132,7 @@ impl Store {
         }
         let dead = until.saturating_sub(self.first_entry);
         let live = self.len() - until;
-        if dead < TRIM_AT_LEAST.max(live) {
+        if dead < TRIM_AT_LEAST.max(live.saturating_mul(TRIM_RATIO)) {
             return;
         }
         let dead = dead as usize;
@@ -223,32 +225,50 @@ impl Topic {
     /// `entry` was acknowledged on one subscription: under `retention`, free it if every
     /// subscription has now settled it, then let go of what no subscription needs.
     pub(crate) fn released(&mut self, entry: u64, retention: Retention) {
-        if !retention.frees() {
+        let Some(until) = self.needed_from(retention) else {
             return;
-        }
-        if self.subscriptions.values().all(|s| s.is_settled(entry)) {
+        };
+        // An entry before `until` is freed by the trim; one after it, only if every
+        // subscription acknowledged it individually.
+        if entry >= until && self.subscriptions.values().all(|s| s.is_settled(entry)) {
             self.store.free(entry);
         }
-        self.retain(retention);
+        self.store.trim(until);
     }
 
-    /// Under `retention`, free and trim the entries no subscription needs: those before every
-    /// subscription's mark-delete position, or on a topic without subscription all but the
-    /// last ones the policy keeps. Called after every publish and acknowledgement.
+    /// Under `retention`, free and trim the entries no subscription needs (see
+    /// [`Topic::needed_from`]).
     pub(crate) fn retain(&mut self, retention: Retention) {
+        if let Some(until) = self.needed_from(retention) {
+            self.store.trim(until);
+        }
+    }
+
+    /// [`Topic::retain`] after a publish, which moves no cursor: only a topic without
+    /// subscription has anything to let go of then.
+    pub(crate) fn retain_after_publish(&mut self, retention: Retention) {
+        if self.subscriptions.is_empty() {
+            self.retain(retention);
+        }
+    }
+
+    /// The first entry some subscription may still need, if `retention` frees any: the
+    /// lowest mark-delete position, or on a topic without subscription the first of the
+    /// entries the policy keeps.
+    fn needed_from(&self, retention: Retention) -> Option<u64> {
         let Retention::UntilAcknowledged {
             without_subscription,
         } = retention
         else {
-            return;
+            return None;
         };
-        let until = self
-            .subscriptions
-            .values()
-            .map(|s| s.mark_delete)
-            .min()
-            .unwrap_or_else(|| self.len().saturating_sub(without_subscription));
-        self.store.trim(until);
+        Some(
+            self.subscriptions
+                .values()
+                .map(|s| s.mark_delete)
+                .min()
+                .unwrap_or_else(|| self.len().saturating_sub(without_subscription)),
+        )
     }
 
     /// Where a subscription made now with `position` starts, and the entries after that it

@@ -67,6 +67,12 @@ impl Iterator for BatchedMessageIterator {
             None
         }
     }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let remaining = (self.total_messages - self.current_index) as usize;
+        let remaining = remaining.min(self.messages.len());
+        (remaining, Some(remaining))
+    }
 }
 
 #[cfg(test)]

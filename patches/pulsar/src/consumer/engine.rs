@@ -579,7 +579,20 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
         } else {
             (None, Some((message.message_id, payload)))
         };
-        for (message_id, payload) in batched.into_iter().flatten().chain(single) {
+        let mut messages = batched.into_iter().flatten().chain(single);
+        // Room in the consumer's queue is awaited before the next message is taken, which then
+        // goes straight into the queue: a message of several hundred bytes is not held in this
+        // future across the wait, nor moved through a `Send` future.
+        while messages.size_hint().1 != Some(0) {
+            futures::future::poll_fn(|cx| self.tx.poll_ready(cx))
+                .await
+                .map_err(|e| {
+                    error!("tx returned {:?}", e);
+                    Error::Custom("tx closed".to_string())
+                })?;
+            let Some((message_id, payload)) = messages.next() else {
+                break;
+            };
             match (message.redelivery_count, &self.dead_letter_policy) {
                 (Some(redelivery_count), Some(dead_letter_policy))
                     if redelivery_count as usize >= dead_letter_policy.max_redeliver_count =>
@@ -636,31 +649,31 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                 }
                 _ => {
                     let redelivery_count = message.redelivery_count.unwrap_or(0);
-                    self.send_to_consumer(message_id, payload, redelivery_count)
-                        .await?
+                    self.send_to_consumer(message_id, payload, redelivery_count)?
                 }
             }
         }
         Ok(())
     }
 
+    /// Put a message into the consumer's queue, where [`Sender::poll_ready`] found room.
+    ///
+    /// [`Sender::poll_ready`]: mpsc::Sender::poll_ready
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
-    async fn send_to_consumer(
+    fn send_to_consumer(
         &mut self,
         message_id: MessageIdData,
         payload: Payload,
         redelivery_count: u32,
     ) -> Result<(), Error> {
-        let now = Instant::now();
         self.tx
-            .send(Ok((message_id.clone(), payload, redelivery_count)))
-            .await
+            .start_send(Ok((message_id.clone(), payload, redelivery_count)))
             .map_err(|e| {
                 error!("tx returned {:?}", e);
                 Error::Custom("tx closed".to_string())
             })?;
         if let Some(duration) = self.unacked_message_redelivery_delay {
-            self.unacked_messages.insert(message_id, now + duration);
+            self.unacked_messages.insert(message_id, Instant::now() + duration);
         }
         Ok(())
     }

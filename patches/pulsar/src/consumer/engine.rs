@@ -673,7 +673,8 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                 Error::Custom("tx closed".to_string())
             })?;
         if let Some(duration) = self.unacked_message_redelivery_delay {
-            self.unacked_messages.insert(message_id, Instant::now() + duration);
+            self.unacked_messages
+                .insert(message_id, Instant::now() + duration);
         }
         Ok(())
     }

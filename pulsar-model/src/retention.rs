@@ -31,7 +31,8 @@
 //!   topic, still reads it.
 //! - A subscription made later with [`InitialPosition::Earliest`] starts at the first message
 //!   still kept, and skips those freed since, as Pulsar's earliest position is the first
-//!   message not deleted.
+//!   message not deleted. A topic's first subscription made at the latest position lets go at
+//!   once of what the topic kept without one: nothing will read it.
 //!
 //! [`Cluster::topic_messages`]: crate::Cluster::topic_messages
 //! [`Cluster::ack`]: crate::Cluster::ack
@@ -328,6 +329,28 @@ mod tests {
         assert_eq!(held(&cluster, &t), ["", "", "", "d", "e"]);
         let late = consumer(&mut cluster, &t, "late", earliest());
         assert_eq!(bodies(&drain(&mut cluster, late, at(0))), ["d", "e"]);
+    }
+
+    #[test]
+    fn a_first_subscription_at_the_latest_position_lets_go_of_what_was_kept_without_one() {
+        let mut cluster = Cluster::with_retention(Retention::until_acknowledged());
+        let t = topic("orders");
+        publish(&mut cluster, &t, &["a", "b", "c"], at(0));
+        assert_eq!(held(&cluster, &t), ["a", "b", "c"]);
+        let c = consumer(&mut cluster, &t, "s", ConsumerOptions::default());
+        assert_eq!(held(&cluster, &t), ["", "", ""]);
+        publish(&mut cluster, &t, &["d"], at(0));
+        assert_eq!(bodies(&drain(&mut cluster, c, at(0))), ["d"]);
+    }
+
+    #[test]
+    fn a_first_subscription_at_the_earliest_position_keeps_what_was_kept_without_one() {
+        let mut cluster = Cluster::with_retention(Retention::until_acknowledged());
+        let t = topic("orders");
+        publish(&mut cluster, &t, &["a", "b", "c"], at(0));
+        let c = consumer(&mut cluster, &t, "s", earliest());
+        assert_eq!(held(&cluster, &t), ["a", "b", "c"]);
+        assert_eq!(bodies(&drain(&mut cluster, c, at(0))), ["a", "b", "c"]);
     }
 
     #[test]

@@ -22,6 +22,20 @@ pub const REAL_TOPIC: &str = "REAL_TOPIC";
 /// (pulsar-rs `SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID`).
 pub const ORIGIN_MESSAGE_ID: &str = "ORIGIN_MESSAGE_ID";
 
+/// The property ruststream adds to every dead-lettered copy, saying why it was dead-lettered:
+/// the reason a handler gave `HandlerOutcome::dead_letter`, or `out-of-attempts` or
+/// `undecodable` when the framework decided. Stable words, so that an operator can filter on
+/// them (a redrive's `--filter DEAD_LETTER_REASON=card-declined`). No Pulsar client writes it.
+pub const DEAD_LETTER_REASON: &str = "DEAD_LETTER_REASON";
+
+/// The property holding the text of the error a handler returned with its dead-letter
+/// outcome, when it returned one (the reason's detail: `Answer::because`).
+pub const DEAD_LETTER_ERROR: &str = "DEAD_LETTER_ERROR";
+
+/// The property a redriven message carries: the dead-letter topic and the id it had there,
+/// `topic@ledger:entry:partition[:index]`, so that a message redriven twice can be told.
+pub const REDRIVEN_FROM: &str = "REDRIVEN_FROM";
+
 /// A consumer's dead-letter policy, as pulsar-rs's `DeadLetterPolicy` (`src/consumer/data.rs`)
 /// with the topic already resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -98,7 +98,10 @@ pub use cluster::Cluster;
 pub use consumer::ConsumerId;
 pub use consumer_options::{ConsumerOptions, InitialPosition};
 pub use content::Content;
-pub use dead_letter::{DeadLetterPolicy, ORIGIN_MESSAGE_ID, REAL_TOPIC};
+pub use dead_letter::{
+    DeadLetterPolicy, DEAD_LETTER_ERROR, DEAD_LETTER_REASON, ORIGIN_MESSAGE_ID, REAL_TOPIC,
+    REDRIVEN_FROM,
+};
 pub use error::{ModelError, TopicNameError, TopicNameErrorKind, TopicNamePart, TopicPatternError};
 pub use message::{Delivery, OutgoingMessage, StoredMessage};
 pub use message_id::MessageId;

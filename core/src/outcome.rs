@@ -9,7 +9,8 @@ use core::time::Duration;
 /// A handler's verdict on one delivery.
 ///
 /// Build it with the constructors, which read like the guide: [`HandlerOutcome::ack`],
-/// [`HandlerOutcome::retry`], [`HandlerOutcome::retry_after`] and [`HandlerOutcome::drop`].
+/// [`HandlerOutcome::retry`], [`HandlerOutcome::retry_after`] and [`HandlerOutcome::drop`],
+/// and [`HandlerOutcome::dead_letter`] for a message no retry can help.
 /// The enum is `#[non_exhaustive]` so that new verdicts can be added without breaking services
 /// that match on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,6 +29,10 @@ pub enum HandlerOutcome {
     /// Must never be processed: acknowledge so that it is removed. Brokers such as Pulsar have
     /// no verb that rejects a message for good, so dropping is an acknowledgement.
     Drop,
+    /// Must never be processed, but must not be lost either: publish it to the registration's
+    /// dead-letter topic now, with this reason, and acknowledge it once the broker confirmed
+    /// the copy.
+    DeadLetter(&'static str),
 }
 
 impl HandlerOutcome {
@@ -56,13 +61,29 @@ impl HandlerOutcome {
         Self::Drop
     }
 
-    /// A short, stable name for logs and metrics: `ack`, `retry`, `retry_after` or `drop`.
+    /// The message is poison (a retry cannot help) but must be kept for a person or a later
+    /// redrive: publish it to the dead-letter topic now, whatever its attempts, and
+    /// acknowledge it once the copy is confirmed.
+    ///
+    /// `reason` is a short, stable word (`"card-declined"`), written to the copy's
+    /// `DEAD_LETTER_REASON` property so that dead letters can be counted and filtered by it;
+    /// the detail of one message belongs in the error returned with it
+    /// ([`Answer::because`]), which goes to `DEAD_LETTER_ERROR`. The handler must declare
+    /// that it dead-letters (`#[subscriber(.., dead_letter)]`) and its registration a topic
+    /// (`.dead_letter("topic")`): the service refuses to start with one and not the other.
+    pub const fn dead_letter(reason: &'static str) -> Self {
+        Self::DeadLetter(reason)
+    }
+
+    /// A short, stable name for logs and metrics: `ack`, `retry`, `retry_after`, `drop` or
+    /// `dead_letter`.
     pub const fn name(&self) -> &'static str {
         match self {
             Self::Ack => "ack",
             Self::Retry => "retry",
             Self::RetryAfter(_) => "retry_after",
             Self::Drop => "drop",
+            Self::DeadLetter(_) => "dead_letter",
         }
     }
 }
@@ -82,6 +103,11 @@ mod tests {
             "retry_after"
         );
         assert_eq!(HandlerOutcome::drop().name(), "drop");
+        assert_eq!(HandlerOutcome::dead_letter("poison").name(), "dead_letter");
+        assert_eq!(
+            HandlerOutcome::dead_letter("poison"),
+            HandlerOutcome::DeadLetter("poison")
+        );
     }
 }
 

@@ -17,6 +17,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let Args {
         descriptor,
         descriptor_type,
+        dead_letters,
     } = syn::parse2(args)?;
     let descriptor_type = match descriptor_type.or_else(|| type_of(&descriptor)) {
         Some(ty) => ty,
@@ -175,6 +176,10 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             fn descriptor(&self) -> #descriptor_type {
                 #descriptor
             }
+
+            fn dead_letters(&self) -> bool {
+                #dead_letters
+            }
         }
 
         impl<__S> ::ruststream::Handler<__S> for #name
@@ -206,34 +211,47 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
     })
 }
 
-/// The attribute's arguments: the descriptor, and optionally its type.
+/// The attribute's arguments: the descriptor, then options in any order: its type
+/// (`descriptor = Type`) and `dead_letter` (the handler may dead-letter a message itself).
 struct Args {
     descriptor: Expr,
     descriptor_type: Option<Type>,
+    dead_letters: bool,
 }
 
 impl syn::parse::Parse for Args {
     fn parse(input: syn::parse::ParseStream<'_>) -> syn::Result<Self> {
         let descriptor: Expr = input.parse()?;
         let mut descriptor_type = None;
-        if input.peek(syn::Token![,]) {
+        let mut dead_letters = false;
+        while input.peek(syn::Token![,]) {
             input.parse::<syn::Token![,]>()?;
-            if !input.is_empty() {
-                let key: syn::Ident = input.parse()?;
-                if key != "descriptor" {
-                    return Err(syn::Error::new(
-                        key.span(),
-                        "the only option after the descriptor is `descriptor = Type`",
-                    ));
-                }
+            if input.is_empty() {
+                break;
+            }
+            let key: syn::Ident = input.parse()?;
+            if key == "descriptor" && descriptor_type.is_none() {
                 input.parse::<syn::Token![=]>()?;
                 descriptor_type = Some(input.parse()?);
-                let _ = input.parse::<Option<syn::Token![,]>>()?;
+            } else if key == "dead_letter" && !dead_letters {
+                dead_letters = true;
+            } else {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "`{key}` is not an option of #[subscriber] here; after the descriptor \
+                         come, once each: `descriptor = Type` (the descriptor's type, when it \
+                         cannot be read) and `dead_letter` (the handler may return \
+                         `HandlerOutcome::dead_letter`, so its registration must name a \
+                         dead-letter topic)"
+                    ),
+                ));
             }
         }
         Ok(Args {
             descriptor,
             descriptor_type,
+            dead_letters,
         })
     }
 }

@@ -49,14 +49,19 @@ pub struct DeadLetterPolicy {
 }
 
 impl DeadLetterPolicy {
-    /// The policy a ruststream registration declared, with its topic resolved as Pulsar would.
+    /// The client-side policy a ruststream registration declared, with its topic resolved as
+    /// Pulsar would; `None` for a registration without an attempt limit (its topic takes only
+    /// what the framework itself moves there, which no client-side policy does).
     pub fn from_registration(
         policy: &ruststream::DeadLetterPolicy,
-    ) -> Result<DeadLetterPolicy, TopicNameError> {
-        Ok(DeadLetterPolicy {
-            max_redeliver_count: policy.max_redeliver_count(),
+    ) -> Result<Option<DeadLetterPolicy>, TopicNameError> {
+        let Some(max_redeliver_count) = policy.max_redeliver_count() else {
+            return Ok(None);
+        };
+        Ok(Some(DeadLetterPolicy {
+            max_redeliver_count,
             dead_letter_topic: policy.dead_letter_topic().parse()?,
-        })
+        }))
     }
 
     /// Whether pulsar-rs would dead-letter a delivery that the broker sent with this count.
@@ -156,11 +161,22 @@ mod tests {
         )
         .unwrap()
         .unwrap();
-        let p = DeadLetterPolicy::from_registration(&declared).unwrap();
+        let p = DeadLetterPolicy::from_registration(&declared)
+            .unwrap()
+            .unwrap();
         assert_eq!(p.max_redeliver_count, 5);
         assert_eq!(
             p.dead_letter_topic.as_str(),
             "persistent://public/default/refunds-dlq"
+        );
+        let topic_only =
+            ruststream::dead_letter_policy("refunds", SubscriptionType::Shared, None, Some("dlq"))
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            DeadLetterPolicy::from_registration(&topic_only),
+            Ok(None),
+            "no limit: no client-side policy"
         );
     }
 }

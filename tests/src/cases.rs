@@ -98,6 +98,9 @@ cases!(
     initial_position_earliest_and_latest: Brokers::Both,
     failover_runs_one_message_at_a_time: Brokers::Both,
     failover_key_ordered_keeps_each_key_in_order: Brokers::Both,
+    dead_letter_now_with_its_reason: Brokers::Both,
+    dead_letter_now_leaves_batch_siblings: Brokers::ApacheOnly,
+    dead_letter_without_a_topic_is_refused_and_comes_back: Brokers::Both,
 );
 
 /// ack → acknowledged, never comes back.
@@ -381,7 +384,11 @@ pub async fn max_attempts_then_dead_letter(env: Env) {
             dlq[0].property("REAL_TOPIC"),
             Some("persistent://public/default/jobs")
         );
-        assert_eq!(dlq[0].properties.len(), 3, "nothing else added: {dlq:?}");
+        assert_eq!(
+            dlq[0].property("DEAD_LETTER_REASON"),
+            Some("out-of-attempts")
+        );
+        assert_eq!(dlq[0].properties.len(), 4, "nothing else added: {dlq:?}");
     }
     if let Some(backlog) = app.backlog("jobs", "shared").await {
         assert_eq!(backlog, 0, "the original acknowledged");
@@ -556,6 +563,11 @@ async fn undecodable_dead_lettered(
         format!("handler `{handler}`: the payload is not a JSON `ruststream_tests::scenario::Job`");
     assert!(error.starts_with(&expected), "{error}");
     assert_eq!(dead[0].payload_bytes(), payload);
+    assert_eq!(dead[0].property("DEAD_LETTER_REASON"), Some("undecodable"));
+    let why = dead[0]
+        .property("DEAD_LETTER_ERROR")
+        .expect("the error kept");
+    assert!(why.contains("is not a JSON"), "{why}");
     assert_eq!(
         dead[0].property("ORIGIN_MESSAGE_ID"),
         Some(calls[0].message_id().to_string().as_str())
@@ -593,9 +605,8 @@ pub async fn undecodable_payload_dead_lettered_without_ack_timeout(env: Env) {
     undecodable_dead_lettered(
         env,
         |b| {
-            b.include(no_timeout)
-                .max_attempts(n(3))
-                .dead_letter("jobs-nt-dlq");
+            // A topic alone: no attempt limit is needed for what cannot decode.
+            b.include(no_timeout).dead_letter("jobs-nt-dlq");
             b.include(raw_no_timeout_dead_letters);
         },
         ("no_timeout", "jobs-nt", "no-timeout"),
@@ -1598,5 +1609,154 @@ pub async fn failover_key_ordered_keeps_each_key_in_order(env: Env) {
     assert_eq!(of_key("a"), [0, 2, 4]);
     assert_eq!(of_key("b"), [1, 3, 5]);
     assert_eq!(overlap.most, 2, "{overlap:?}");
+    app.stop().await;
+}
+
+/// `dead_letter(reason)` on the first delivery: the message is on the dead-letter topic at
+/// once, with payload, key and properties, where it came from, the reason and the error that
+/// came with it; the original is acknowledged and never comes back.
+pub async fn dead_letter_now_with_its_reason(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(poison).dead_letter("jobs-dlq");
+                b.include(dead_letters);
+            }),
+            Script::by_job(|id, _| {
+                if id == 7 {
+                    HandlerOutcome::dead_letter("poison")
+                } else {
+                    HandlerOutcome::ack()
+                }
+            }),
+        )
+        .await;
+    app.publish(
+        "jobs-poison",
+        job(7),
+        vec![("trace".into(), "abc".into())],
+        Some("k7".into()),
+    )
+    .await;
+    let dead = app.until_calls("dead_letters", 1, SOON).await;
+    assert_eq!(dead.len(), 1, "one message on the dead-letter topic");
+    let calls = app.calls_of("poison");
+    assert_eq!(calls.len(), 1, "dead-lettered at the first delivery");
+    if env.exact() {
+        assert_eq!(dead[0].at(), Duration::ZERO, "at once, no wait");
+    }
+    assert_eq!(dead[0].payload_bytes(), calls[0].payload_bytes());
+    assert_eq!(dead[0].property("trace"), Some("abc"));
+    assert_eq!(dead[0].property("REAL_TOPIC"), Some(calls[0].topic()));
+    assert_eq!(
+        dead[0].property("ORIGIN_MESSAGE_ID"),
+        Some(calls[0].message_id().to_string().as_str())
+    );
+    assert_eq!(dead[0].property("DEAD_LETTER_REASON"), Some("poison"));
+    assert_eq!(
+        dead[0].property("DEAD_LETTER_ERROR"),
+        Some("job 7 cannot be processed")
+    );
+    if let Some(tb) = app.in_process() {
+        let dlq = tb.topic("jobs-dlq");
+        assert_eq!(dlq.len(), 1);
+        assert_eq!(dlq[0].key.as_deref(), Some("k7"), "the key kept");
+        assert_eq!(dlq[0].properties.len(), 5, "nothing else added: {dlq:?}");
+    }
+    if let Some(backlog) = app.backlog("jobs-poison", "poison").await {
+        assert_eq!(backlog, 0, "the original acknowledged");
+    }
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("poison").len(), 1, "it never came back");
+    assert_eq!(app.calls_of("dead_letters").len(), 1);
+    app.stop().await;
+}
+
+/// `dead_letter(reason)` on one message of a batched entry: that message alone reaches the
+/// dead-letter topic, with its index in `ORIGIN_MESSAGE_ID`; its siblings are handled once and
+/// acknowledged, and the entry with them.
+pub async fn dead_letter_now_leaves_batch_siblings(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(poison).dead_letter("jobs-batch-dlq");
+                b.include(batch_dead_letters);
+            }),
+            Script::by_job(|id, _| {
+                if id == 2 {
+                    HandlerOutcome::dead_letter("poison")
+                } else {
+                    HandlerOutcome::ack()
+                }
+            }),
+        )
+        .await;
+    let ids = app
+        .publish_batch(
+            (0..4)
+                .map(|id| Message::new("jobs-poison", job(id)))
+                .collect(),
+        )
+        .await;
+    assert_one_entry(&ids);
+    app.until_calls("batch_dead_letters", 1, SOON).await;
+    app.pass(QUIET).await;
+    let dead = app.calls_of("batch_dead_letters");
+    assert_eq!(dead.len(), 1, "only the poisoned message: {dead:?}");
+    let job2: Job = serde_json::from_slice(dead[0].payload_bytes()).unwrap();
+    assert_eq!(job2.id, 2);
+    assert_eq!(
+        dead[0].property("ORIGIN_MESSAGE_ID"),
+        Some(ids[2].to_string().as_str())
+    );
+    assert_eq!(dead[0].property("DEAD_LETTER_REASON"), Some("poison"));
+    let seen = calls_per_job(&app.calls_of("poison"));
+    assert_eq!(
+        seen,
+        (0..4).map(|id| (id, 1)).collect(),
+        "each message of the entry handled once"
+    );
+    if let Some(backlog) = app.backlog("jobs-poison", "poison").await {
+        assert_eq!(backlog, 0, "the entry acknowledged");
+    }
+    app.stop().await;
+}
+
+/// `dead_letter(reason)` from a handler that did not declare it, on a registration without a
+/// dead-letter topic: refused (the message must not be lost), no call, and the ack timeout
+/// brings it back.
+pub async fn dead_letter_without_a_topic_is_refused_and_comes_back(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared);
+            }),
+            Script::new(
+                [ret(HandlerOutcome::dead_letter("poison"))],
+                ret(HandlerOutcome::ack()),
+            ),
+        )
+        .await;
+    app.publish("jobs", job(1), vec![], None).await;
+    let calls = app.until_calls("shared", 2, SOON).await;
+    assert_eq!(calls.len(), 2);
+    let gap = calls[1].at() - calls[0].at();
+    assert!(
+        gap > ACK_TIMEOUT,
+        "came back after {gap:?}: not by the ack timeout"
+    );
+    if env.exact() {
+        assert_eq!(gap, ACK_TIMEOUT + TICK);
+        assert_eq!(
+            calls[0].completion(),
+            Completion::Returned(HandlerOutcome::dead_letter("poison"))
+        );
+    }
+    app.pass(QUIET).await;
+    assert_eq!(
+        app.calls_of("shared").len(),
+        2,
+        "acknowledged the second time"
+    );
     app.stop().await;
 }

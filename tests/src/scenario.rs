@@ -16,7 +16,8 @@ use ruststream::params::{
     EventTime, MessageId, MessageKey, Properties, PublishTime, RedeliveryCount, Topic,
 };
 use ruststream::{
-    subscriber, AppInfo, FromRef, HandlerOutcome, Publisher, RustStream, State, SubscriptionType,
+    subscriber, Answer, AppInfo, FromRef, HandlerOutcome, Publisher, RustStream, State,
+    SubscriptionType,
 };
 use ruststream_pulsar::{InitialPosition, PulsarBroker, PulsarSubscription};
 use serde::{Deserialize, Serialize};
@@ -398,6 +399,33 @@ pub struct Forwarded {
 #[subscriber(PulsarSubscription::new("jobs-out", "outbox"))]
 pub async fn outbox(_job: &Forwarded) -> HandlerOutcome {
     HandlerOutcome::ack()
+}
+
+/// Why the `poison` handler dead-letters a job: the detail of one message, beside the
+/// outcome's stable reason.
+#[derive(Debug)]
+pub struct Poisoned(pub u64);
+
+impl std::fmt::Display for Poisoned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "job {} cannot be processed", self.0)
+    }
+}
+
+impl std::error::Error for Poisoned {}
+
+/// Declares that it dead-letters messages itself; answers by the script, and a
+/// `dead_letter(reason)` comes with the error [`Poisoned`].
+#[subscriber(
+    PulsarSubscription::new("jobs-poison", "poison").ack_timeout(ACK_TIMEOUT),
+    dead_letter
+)]
+pub async fn poison(job: &Job, State(script): State<Arc<Script>>) -> Answer {
+    let outcome = script.for_job(job);
+    match outcome {
+        HandlerOutcome::DeadLetter(_) => Answer::new(outcome).because(Poisoned(job.id)),
+        _ => Answer::new(outcome),
+    }
 }
 
 #[subscriber(PulsarSubscription::new("jobs-dlq", "dlq-reader"))]

@@ -93,20 +93,20 @@ async fn invalid_registrations_fail_at_startup(spawn: Arc<dyn Spawn>) {
          have nowhere to go: add `.dead_letter(\"<topic>\")` after `.max_attempts(..)`, or \
          remove `.max_attempts(..)`"
     );
-    let topic_only = start_error(
+    let declared_without_topic = start_error(
         spawn.clone(),
         app(|b| {
-            b.include(shared).dead_letter("jobs-dlq");
+            b.include(poison);
         }),
     )
     .await;
-    assert!(
-        topic_only.ends_with(
-            "subscription `shared` declares dead_letter(\"jobs-dlq\") but no attempt limit, so \
-             nothing would ever be sent there: add `.max_attempts(nonzero!(N))` before \
-             `.dead_letter(..)`, or remove `.dead_letter(..)`"
-        ),
-        "{topic_only}"
+    assert_eq!(
+        declared_without_topic,
+        "the service cannot start: 1 invalid pulsar registration\n  - handler `poison` declares \
+         that it dead-letters messages (`#[subscriber(.., dead_letter)]`), but its registration \
+         names no dead-letter topic, so such a message would have nowhere to go: add \
+         `.dead_letter(\"<topic>\")` after `include(poison)`, or remove `dead_letter` from its \
+         #[subscriber]"
     );
     let exclusive_limit = start_error(
         spawn.clone(),
@@ -120,7 +120,7 @@ async fn invalid_registrations_fail_at_startup(spawn: Arc<dyn Spawn>) {
             "subscription `exclusive` is Exclusive and declares max_attempts(5), which would \
              never be reached: Exclusive subscriptions keep no redelivery count (only Shared \
              and KeyShared count redeliveries); make the subscription Shared or KeyShared, or \
-             remove `.max_attempts(..)` and `.dead_letter(..)`"
+             remove `.max_attempts(..)`"
         ),
         "{exclusive_limit}"
     );
@@ -136,7 +136,7 @@ async fn invalid_registrations_fail_at_startup(spawn: Arc<dyn Spawn>) {
         spawn.clone(),
         app(|b| {
             b.include(shared).max_attempts(n(5));
-            b.include(exclusive).dead_letter("x");
+            b.include(exclusive).max_attempts(n(5));
         }),
     )
     .await;

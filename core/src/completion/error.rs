@@ -26,4 +26,19 @@ pub enum SettlementError {
         /// The subscription's ack timeout.
         ack_timeout: Duration,
     },
+    /// `dead_letter(reason)` on a subscription with no dead-letter topic: nowhere to put the
+    /// message, and dropping it would lose it.
+    #[error(
+        "subscription `{subscription}`: the handler returned dead_letter(\"{reason}\"), but \
+         the subscription has no dead-letter topic; the delivery is left unsettled and comes \
+         back (after the ack timeout, or when the consumer reconnects). Declare one on the \
+         registration, `.dead_letter(\"<topic>\")`, and `dead_letter` in the handler's \
+         `#[subscriber(.., dead_letter)]` so that startup checks it"
+    )]
+    NoDeadLetterTopic {
+        /// The subscription the handler is mounted on.
+        subscription: Arc<str>,
+        /// The reason the handler gave.
+        reason: &'static str,
+    },
 }

@@ -60,6 +60,10 @@ impl SubscriptionRules {
     ///   delay is accepted.
     /// - No outcome (a panic, or a handler that could not start) makes no call.
     /// - A message moved to the dead-letter topic is acknowledged.
+    /// - `dead_letter(reason)` that reaches the table was not moved: the subscription has no
+    ///   dead-letter topic (the driver publishes the copy where there is one, and the copy
+    ///   settles as [`Completion::DeadLettered`]). An error naming the reason; the caller
+    ///   leaves the delivery unsettled.
     pub fn settle(
         &self,
         completion: Completion,
@@ -72,6 +76,12 @@ impl SubscriptionRules {
         };
         Ok(match outcome {
             HandlerOutcome::Ack | HandlerOutcome::Drop => Settlement::Ack,
+            HandlerOutcome::DeadLetter(reason) => {
+                return Err(SettlementError::NoDeadLetterTopic {
+                    subscription: self.subscription.clone(),
+                    reason,
+                })
+            }
             HandlerOutcome::Retry => Settlement::Nack,
             HandlerOutcome::RetryAfter(delay) => {
                 if let Some(ack_timeout) = self.ack_timeout {

@@ -53,4 +53,13 @@ pub trait Described {
 
     /// The attribute's expression, evaluated. Called once, at registration.
     fn descriptor(&self) -> Self::Descriptor;
+
+    /// Whether the handler may return `HandlerOutcome::dead_letter`, as its attribute says
+    /// (`#[subscriber(.., dead_letter)]`). Which outcomes a handler returns cannot be seen
+    /// from outside it (an error type's `IntoOutcome` may choose one), so the handler declares
+    /// it, and a broker refuses to start it without a dead-letter topic rather than find out
+    /// at the first poison message.
+    fn dead_letters(&self) -> bool {
+        false
+    }
 }

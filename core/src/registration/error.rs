@@ -1,7 +1,6 @@
 //! Why a registration was refused.
 
 use alloc::string::String;
-use core::fmt;
 use core::num::NonZeroU32;
 
 use crate::SubscriptionType;
@@ -22,26 +21,12 @@ pub enum RegistrationError {
         /// The declared limit.
         max_attempts: NonZeroU32,
     },
-    /// `dead_letter(topic)` without `max_attempts(n)`.
-    #[error(
-        "subscription `{subscription}` declares dead_letter(\"{dead_letter_topic}\") but no \
-         attempt limit, so nothing would ever be sent there: {}",
-        AddALimit(*.kind)
-    )]
-    DeadLetterWithoutLimit {
-        /// The subscription.
-        subscription: String,
-        /// Its type, to tell whether a limit can be added at all.
-        kind: SubscriptionType,
-        /// The declared dead-letter topic.
-        dead_letter_topic: String,
-    },
     /// `max_attempts(n)` on a subscription type that keeps no redelivery count.
     #[error(
         "subscription `{subscription}` is {kind} and declares max_attempts({max_attempts}), \
          which would never be reached: {kind} subscriptions keep no redelivery count (only \
          Shared and KeyShared count redeliveries); make the subscription Shared or KeyShared, \
-         or remove `.max_attempts(..)` and `.dead_letter(..)`"
+         or remove `.max_attempts(..)`"
     )]
     LimitOnUncountedType {
         /// The subscription.
@@ -51,26 +36,4 @@ pub enum RegistrationError {
         /// The declared limit.
         max_attempts: NonZeroU32,
     },
-}
-
-/// The fix for a dead-letter topic without a limit, which depends on whether the type can
-/// take one.
-struct AddALimit(SubscriptionType);
-
-impl fmt::Display for AddALimit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = self.0;
-        if kind.counts_redeliveries() {
-            f.write_str(
-                "add `.max_attempts(nonzero!(N))` before `.dead_letter(..)`, or remove \
-                 `.dead_letter(..)`",
-            )
-        } else {
-            write!(
-                f,
-                "remove `.dead_letter(..)`; a limit cannot be added on a {kind} subscription, \
-                 which keeps no redelivery count (only Shared and KeyShared count redeliveries)"
-            )
-        }
-    }
 }

@@ -3,8 +3,9 @@
 //! A registration may declare an attempt limit (`max_attempts(n)`, every delivery counted, the
 //! first included) and a dead-letter topic (`dead_letter(topic)`). The rules, from the guide:
 //!
-//! - both or neither: a limit without a topic has nowhere to send a message out of attempts,
-//!   and a topic without a limit never receives anything;
+//! - a limit needs a topic: without one a message out of attempts would have nowhere to go; a
+//!   topic alone takes what handlers dead-letter themselves (`HandlerOutcome::dead_letter`)
+//!   and payloads that do not decode;
 //! - a limit needs a subscription type on which the broker counts redeliveries (Shared,
 //!   KeyShared); on Exclusive and Failover it would never be reached.
 //!

@@ -6,30 +6,31 @@ use core::num::NonZeroU32;
 use super::RegistrationError;
 use crate::SubscriptionType;
 
-/// A registration's attempt limit and dead-letter topic.
+/// A registration's dead-letter topic, and its attempt limit if it has one.
 ///
-/// Before a message is handed over, `redelivery_count >= max_redeliver_count` sends it to the
-/// dead-letter topic instead (pulsar-rs's rule, applied per message by ruststream's driver), so
-/// with `max_redeliver_count = max_attempts` a handler sees one message exactly `max_attempts`
-/// times.
+/// With a limit, before a message is handed over, `redelivery_count >= max_redeliver_count`
+/// sends it to the dead-letter topic instead (pulsar-rs's rule, applied per message by
+/// ruststream's driver), so with `max_redeliver_count = max_attempts` a handler sees one
+/// message exactly `max_attempts` times. Without one, the topic takes what a handler
+/// dead-letters itself (`HandlerOutcome::dead_letter`) and payloads that do not decode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadLetterPolicy {
-    max_attempts: NonZeroU32,
+    max_attempts: Option<NonZeroU32>,
     dead_letter_topic: String,
 }
 
 impl DeadLetterPolicy {
     /// The number of deliveries of one message, the first included, before it is
-    /// dead-lettered.
-    pub fn max_attempts(&self) -> NonZeroU32 {
+    /// dead-lettered; `None` when only handlers (and undecodable payloads) send it there.
+    pub fn max_attempts(&self) -> Option<NonZeroU32> {
         self.max_attempts
     }
 
     /// The value for the client's `max_redeliver_count`: the same number as
     /// [`DeadLetterPolicy::max_attempts`], because the client compares it with the redelivery
     /// count before each delivery.
-    pub fn max_redeliver_count(&self) -> u32 {
-        self.max_attempts.get()
+    pub fn max_redeliver_count(&self) -> Option<u32> {
+        self.max_attempts.map(NonZeroU32::get)
     }
 
     /// Where a message out of attempts is published, as it was declared.
@@ -42,10 +43,11 @@ impl DeadLetterPolicy {
 ///
 /// - neither a limit nor a topic: `Ok(None)`, the consumer gets no dead-letter policy;
 /// - both, on a type that counts redeliveries: `Ok(Some(policy))`;
+/// - a topic alone, on any type: `Ok(Some(policy))` without a limit, for what handlers
+///   dead-letter themselves and payloads that do not decode;
 /// - a limit on Exclusive or Failover (with or without a topic):
 ///   [`RegistrationError::LimitOnUncountedType`];
-/// - otherwise a missing step: [`RegistrationError::LimitWithoutDeadLetter`] or
-///   [`RegistrationError::DeadLetterWithoutLimit`].
+/// - a limit without a topic: [`RegistrationError::LimitWithoutDeadLetter`].
 pub fn dead_letter_policy(
     subscription: &str,
     kind: SubscriptionType,
@@ -65,12 +67,7 @@ pub fn dead_letter_policy(
             subscription: subscription.into(),
             max_attempts,
         }),
-        (None, Some(topic)) => Err(RegistrationError::DeadLetterWithoutLimit {
-            subscription: subscription.into(),
-            kind,
-            dead_letter_topic: topic.into(),
-        }),
-        (Some(max_attempts), Some(topic)) => Ok(Some(DeadLetterPolicy {
+        (max_attempts, Some(topic)) => Ok(Some(DeadLetterPolicy {
             max_attempts,
             dead_letter_topic: topic.into(),
         })),

@@ -20,7 +20,12 @@ fn check(
     topic: Option<&str>,
 ) -> Result<Option<(u32, String)>, String> {
     dead_letter_policy(SUB, kind, limit, topic)
-        .map(|p| p.map(|p| (p.max_redeliver_count(), p.dead_letter_topic().into())))
+        .map(|p| {
+            p.map(|p| {
+                let limit = p.max_redeliver_count().unwrap_or(0);
+                (limit, p.dead_letter_topic().into())
+            })
+        })
         .map_err(|e| e.to_string())
 }
 
@@ -31,28 +36,12 @@ fn missing_topic() -> String {
         .into()
 }
 
-fn missing_limit_on_counted() -> String {
-    "subscription `refunds` declares dead_letter(\"refunds-dlq\") but no attempt limit, so \
-     nothing would ever be sent there: add `.max_attempts(nonzero!(N))` before \
-     `.dead_letter(..)`, or remove `.dead_letter(..)`"
-        .into()
-}
-
-fn missing_limit_on_uncounted(kind: &str) -> String {
-    alloc::format!(
-        "subscription `refunds` declares dead_letter(\"refunds-dlq\") but no attempt limit, so \
-         nothing would ever be sent there: remove `.dead_letter(..)`; a limit cannot be added \
-         on a {kind} subscription, which keeps no redelivery count (only Shared and KeyShared \
-         count redeliveries)"
-    )
-}
-
 fn uncounted(kind: &str) -> String {
     alloc::format!(
         "subscription `refunds` is {kind} and declares max_attempts(5), which would never be \
          reached: {kind} subscriptions keep no redelivery count (only Shared and KeyShared \
          count redeliveries); make the subscription Shared or KeyShared, or remove \
-         `.max_attempts(..)` and `.dead_letter(..)`"
+         `.max_attempts(..)`"
     )
 }
 
@@ -95,24 +84,21 @@ fn a_limit_without_a_topic_names_the_missing_topic_or_the_type() {
     assert_eq!(check(Failover, five(), None), Err(uncounted("Failover")));
 }
 
+/// A topic alone is for what handlers dead-letter themselves and for undecodable payloads:
+/// valid on every type, as it needs no count.
 #[test]
-fn a_topic_without_a_limit_names_the_missing_limit() {
-    assert_eq!(
-        check(Shared, None, Some(DLQ)),
-        Err(missing_limit_on_counted())
-    );
-    assert_eq!(
-        check(KeyShared, None, Some(DLQ)),
-        Err(missing_limit_on_counted())
-    );
-    assert_eq!(
-        check(Exclusive, None, Some(DLQ)),
-        Err(missing_limit_on_uncounted("Exclusive"))
-    );
-    assert_eq!(
-        check(Failover, None, Some(DLQ)),
-        Err(missing_limit_on_uncounted("Failover"))
-    );
+fn a_topic_without_a_limit_is_a_policy_without_a_limit_on_every_type() {
+    for kind in [Exclusive, Shared, Failover, KeyShared] {
+        assert_eq!(
+            check(kind, None, Some(DLQ)),
+            Ok(Some((0, DLQ.into()))),
+            "{kind}"
+        );
+        let policy = dead_letter_policy(SUB, kind, None, Some(DLQ))
+            .unwrap()
+            .unwrap();
+        assert_eq!(policy.max_attempts(), None);
+    }
 }
 
 #[test]
@@ -128,6 +114,6 @@ fn errors_carry_their_values() {
     let policy = dead_letter_policy(SUB, Shared, NonZeroU32::new(1), Some(DLQ))
         .unwrap()
         .unwrap();
-    assert_eq!(policy.max_attempts().get(), 1);
+    assert_eq!(policy.max_attempts(), NonZeroU32::new(1));
     assert_eq!(policy.dead_letter_topic(), DLQ);
 }

@@ -171,12 +171,13 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         H::Descriptor: PulsarDescriptor,
     {
         let descriptor = handler.descriptor().into_subscription();
+        let dead_letters = handler.dead_letters();
         let handler = Arc::new(handler);
         let mut mount = Mount::new(handler.name());
         crate::inprocess::add_driver(&mut mount, &handler);
         crate::remote::add_drivers(&mut mount, &handler);
         self.registrations
-            .push(Registration::new(Arc::new(mount), descriptor));
+            .push(Registration::new(Arc::new(mount), descriptor, dead_letters));
         Mounted::new(self.registrations.last_mut().expect("just pushed"))
     }
 

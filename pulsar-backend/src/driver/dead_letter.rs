@@ -1,4 +1,5 @@
-//! Moving a message that ran out of attempts to the dead-letter topic, one message at a time.
+//! Moving a message to the dead-letter topic, one message at a time: out of attempts, not
+//! decodable, or dead-lettered by its handler (`HandlerOutcome::dead_letter`).
 //!
 //! pulsar-rs 6.9 has a dead-letter policy of its own, but it decides per entry: at the limit it
 //! publishes every message of a batched entry, siblings the handler acknowledged included
@@ -13,9 +14,12 @@
 //!   (`Admission::DeadLetter`);
 //! - a payload that does not decode goes at once when a dead-letter topic is declared: no
 //!   retry can make it decode;
+//! - a handler's `dead_letter(reason)` goes at once, whatever its attempts;
 //! - the copy keeps payload, properties and key, and adds `REAL_TOPIC` (the topic it came from,
 //!   fully qualified) and `ORIGIN_MESSAGE_ID` (`ledger:entry:partition`, plus `:index` for a
-//!   message of a batch), unless already present, as pulsar-rs writes them;
+//!   message of a batch), unless already present, as pulsar-rs writes them; and
+//!   `DEAD_LETTER_REASON` (the handler's reason, or `out-of-attempts`, `undecodable`) with
+//!   `DEAD_LETTER_ERROR` (the error that came with it, if any), replacing earlier ones;
 //! - the original is acknowledged only after the broker confirmed the copy; if publishing
 //!   fails, the delivery is left unsettled and comes back (after the ack timeout, or when the
 //!   consumer reconnects), so nothing is lost.
@@ -25,14 +29,31 @@ use std::sync::Arc;
 use ruststream::handler::Publish;
 use ruststream::message::Message;
 use ruststream::{MessageId, PublishError};
-use ruststream_pulsar_model::{ORIGIN_MESSAGE_ID, REAL_TOPIC};
+use ruststream_pulsar_model::{
+    DEAD_LETTER_ERROR, DEAD_LETTER_REASON, ORIGIN_MESSAGE_ID, REAL_TOPIC,
+};
 
 use super::Received;
 
-/// A subscription's dead-letter step: where to, and after how many attempts.
+/// Why a message is dead-lettered, as its copy says.
+pub(crate) struct Why<'a> {
+    /// `DEAD_LETTER_REASON`.
+    pub(crate) reason: &'static str,
+    /// `DEAD_LETTER_ERROR`, when an error came with it.
+    pub(crate) error: Option<&'a (dyn std::error::Error + Send + Sync)>,
+}
+
+/// The reason of a message that came back once more than `max_attempts` allows.
+pub(crate) const OUT_OF_ATTEMPTS: &str = "out-of-attempts";
+
+/// The reason of a message whose payload does not decode.
+pub(crate) const UNDECODABLE: &str = "undecodable";
+
+/// A subscription's dead-letter step: where to, and after how many attempts, if a limit was
+/// declared.
 #[derive(Clone)]
 pub(crate) struct DeadLetter {
-    pub(crate) max_attempts: u32,
+    pub(crate) max_attempts: Option<u32>,
     /// Fully qualified.
     pub(crate) topic: Arc<str>,
     pub(crate) publisher: Arc<dyn Publish>,
@@ -43,9 +64,10 @@ impl DeadLetter {
     pub(crate) async fn publish<Id: std::fmt::Display>(
         &self,
         received: &Received<Id>,
+        why: &Why<'_>,
     ) -> Result<MessageId, PublishError> {
         let mut copy = Message::new(self.topic.to_string(), received.payload.to_vec());
-        copy.properties = copy_properties(received);
+        copy.properties = copy_properties(received, why);
         copy.key = received.key.clone();
         copy.event_time = received.event_time;
         self.publisher.publish(copy).await
@@ -53,9 +75,18 @@ impl DeadLetter {
 }
 
 /// The original properties plus `REAL_TOPIC` and `ORIGIN_MESSAGE_ID`, unless already present
-/// (a message dead-lettered twice keeps where it first came from).
-fn copy_properties<Id: std::fmt::Display>(received: &Received<Id>) -> Vec<(String, String)> {
-    let mut properties = received.properties.to_vec();
+/// (a message dead-lettered twice keeps where it first came from), and this time's
+/// `DEAD_LETTER_REASON` and `DEAD_LETTER_ERROR` in place of earlier ones.
+fn copy_properties<Id: std::fmt::Display>(
+    received: &Received<Id>,
+    why: &Why<'_>,
+) -> Vec<(String, String)> {
+    let mut properties: Vec<(String, String)> = received
+        .properties
+        .iter()
+        .filter(|(k, _)| k != DEAD_LETTER_REASON && k != DEAD_LETTER_ERROR)
+        .cloned()
+        .collect();
     for (name, value) in [
         (REAL_TOPIC, received.topic.to_string()),
         (ORIGIN_MESSAGE_ID, received.id.to_string()),
@@ -63,6 +94,10 @@ fn copy_properties<Id: std::fmt::Display>(received: &Received<Id>) -> Vec<(Strin
         if !properties.iter().any(|(k, _)| k == name) {
             properties.push((name.to_owned(), value));
         }
+    }
+    properties.push((DEAD_LETTER_REASON.to_owned(), why.reason.to_owned()));
+    if let Some(error) = why.error {
+        properties.push((DEAD_LETTER_ERROR.to_owned(), error.to_string()));
     }
     properties
 }
@@ -85,9 +120,14 @@ mod tests {
         }
     }
 
+    const OUT: Why<'static> = Why {
+        reason: OUT_OF_ATTEMPTS,
+        error: None,
+    };
+
     #[test]
-    fn the_copy_adds_where_it_came_from() {
-        let properties = copy_properties(&received(vec![("trace".into(), "t1".into())]));
+    fn the_copy_adds_where_it_came_from_and_why() {
+        let properties = copy_properties(&received(vec![("trace".into(), "t1".into())]), &OUT);
         assert_eq!(
             properties,
             [
@@ -97,14 +137,41 @@ mod tests {
                     "persistent://public/default/refunds".to_owned()
                 ),
                 (ORIGIN_MESSAGE_ID.to_owned(), "7:3:-1:2".to_owned()),
+                (DEAD_LETTER_REASON.to_owned(), "out-of-attempts".to_owned()),
             ]
         );
     }
 
     #[test]
+    fn the_reason_and_error_replace_earlier_ones() {
+        let earlier = vec![
+            (DEAD_LETTER_REASON.to_owned(), "undecodable".to_owned()),
+            (DEAD_LETTER_ERROR.to_owned(), "expected `,`".to_owned()),
+        ];
+        let error = std::io::Error::other("card 4111 declined");
+        let why = Why {
+            reason: "card-declined",
+            error: Some(&error),
+        };
+        let properties = copy_properties(&received(earlier), &why);
+        assert_eq!(
+            properties[2..],
+            [
+                (DEAD_LETTER_REASON.to_owned(), "card-declined".to_owned()),
+                (
+                    DEAD_LETTER_ERROR.to_owned(),
+                    "card 4111 declined".to_owned()
+                ),
+            ]
+        );
+        assert_eq!(properties.len(), 4, "{properties:?}");
+    }
+
+    #[test]
     fn the_copy_keeps_existing_system_properties() {
-        let properties = copy_properties(&received(vec![(REAL_TOPIC.into(), "first".into())]));
+        let properties =
+            copy_properties(&received(vec![(REAL_TOPIC.into(), "first".into())]), &OUT);
         assert_eq!(properties[0], (REAL_TOPIC.to_owned(), "first".to_owned()));
-        assert_eq!(properties.len(), 2);
+        assert_eq!(properties.len(), 3);
     }
 }

@@ -19,7 +19,7 @@ mod report;
 mod run;
 mod slots;
 
-pub(crate) use dead_letter::DeadLetter;
+pub(crate) use dead_letter::{DeadLetter, Why, OUT_OF_ATTEMPTS, UNDECODABLE};
 pub(crate) use handle::DriverHandle;
 pub(crate) use handled::Handled;
 pub use instruments::metric;

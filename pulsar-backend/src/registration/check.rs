@@ -70,6 +70,18 @@ pub(crate) fn check<S: Send + Sync + 'static>(
                 None
             }
         };
+        if reg.dead_letters && reg.dead_letter.is_none() {
+            problems.push(
+                format!(
+                    "handler `{name}` declares that it dead-letters messages \
+                     (`#[subscriber(.., dead_letter)]`), but its registration names no \
+                     dead-letter topic, so such a message would have nowhere to go: add \
+                     `.dead_letter(\"<topic>\")` after `include({name})`, or remove \
+                     `dead_letter` from its #[subscriber]"
+                )
+                .into(),
+            );
+        }
         let dead_letter = match policy {
             Some(p) => match resolve(p.dead_letter_topic()) {
                 Ok(t) => Some((p.max_attempts(), t)),

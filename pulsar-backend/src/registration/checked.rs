@@ -19,8 +19,8 @@ pub(crate) struct CheckedSubscription<S> {
     pub(crate) subscription: String,
     pub(crate) kind: SubscriptionType,
     pub(crate) ack_timeout: Option<Duration>,
-    /// `max_attempts` and the resolved dead-letter topic, when both were declared.
-    pub(crate) dead_letter: Option<(NonZeroU32, TopicName)>,
+    /// `max_attempts`, if declared, and the resolved dead-letter topic, when one was.
+    pub(crate) dead_letter: Option<(Option<NonZeroU32>, TopicName)>,
     pub(crate) concurrency: usize,
     /// Whether messages of one key run one at a time, in order (always on KeyShared).
     pub(crate) key_ordered: bool,

@@ -13,17 +13,24 @@ pub(crate) struct Registration<S> {
     pub(crate) descriptor: PulsarSubscription,
     pub(crate) max_attempts: Option<NonZeroU32>,
     pub(crate) dead_letter: Option<String>,
+    /// Whether the handler declared that it may return `dead_letter` itself.
+    pub(crate) dead_letters: bool,
     pub(crate) concurrency: Option<usize>,
     pub(crate) receiver_queue: Option<usize>,
 }
 
 impl<S> Registration<S> {
-    pub(crate) fn new(handler: Arc<Mount<S>>, descriptor: PulsarSubscription) -> Self {
+    pub(crate) fn new(
+        handler: Arc<Mount<S>>,
+        descriptor: PulsarSubscription,
+        dead_letters: bool,
+    ) -> Self {
         Registration {
             handler,
             descriptor,
             max_attempts: None,
             dead_letter: None,
+            dead_letters,
             concurrency: None,
             receiver_queue: None,
         }
@@ -33,9 +40,10 @@ impl<S> Registration<S> {
 /// A handler just mounted by `include`: declares how its messages are retried and how many
 /// run at once.
 ///
-/// Both steps or neither: `max_attempts(n)` counts every delivery of one message, the first
-/// included; `dead_letter(topic)` names where a message goes once they are spent. Together
-/// they become the consumer's dead-letter policy; alone, either stops the service at startup.
+/// `max_attempts(n)` counts every delivery of one message, the first included;
+/// `dead_letter(topic)` names where a message goes once they are spent, and where the handler
+/// sends one itself (`HandlerOutcome::dead_letter`). A limit needs a topic; a topic alone is
+/// for what the handler dead-letters itself and for payloads that do not decode.
 pub struct Mounted<'a, S> {
     registration: &'a mut Registration<S>,
 }
@@ -51,7 +59,8 @@ impl<'a, S> Mounted<'a, S> {
         self
     }
 
-    /// Publish a message out of attempts to `topic` (short or fully qualified).
+    /// Publish a message out of attempts, one the handler dead-letters and one whose payload
+    /// does not decode to `topic` (short or fully qualified).
     pub fn dead_letter(self, topic: impl Into<String>) -> Self {
         self.registration.dead_letter = Some(topic.into());
         self

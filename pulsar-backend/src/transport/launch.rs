@@ -75,7 +75,7 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
         .dead_letter
         .as_ref()
         .map(|(max_attempts, topic)| DeadLetter {
-            max_attempts: max_attempts.get(),
+            max_attempts: max_attempts.map(|n| n.get()),
             topic: topic.as_str().into(),
             publisher: publisher.clone(),
         });

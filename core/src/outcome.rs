@@ -29,6 +29,10 @@ pub enum HandlerOutcome {
     /// Must never be processed: acknowledge so that it is removed. Brokers such as Pulsar have
     /// no verb that rejects a message for good, so dropping is an acknowledgement.
     Drop,
+    /// Failed for now, and it should come back much later, whatever happens to the service
+    /// meanwhile: republish it to the registration's retry topic, to be delivered after the
+    /// given time by the broker, and acknowledge the original once the copy is confirmed.
+    RetryLater(Duration),
     /// Must never be processed, but must not be lost either: publish it to the registration's
     /// dead-letter topic now, with this reason, and acknowledge it once the broker confirmed
     /// the copy.
@@ -61,6 +65,20 @@ impl HandlerOutcome {
         Self::Drop
     }
 
+    /// Ask for a redelivery once `delay` has passed, kept by the broker rather than in the
+    /// service: durable.
+    ///
+    /// The message is republished to the registration's retry topic (`.retry_topic(..)`) with
+    /// the broker's delayed delivery, and the original acknowledged once the broker confirmed
+    /// the copy; the subscription reads the retry topic too. Unlike
+    /// [`HandlerOutcome::retry_after`] the wait survives a crash or a restart of the service,
+    /// and has no bound from the ack timeout. The copy counts as a delivery towards
+    /// `max_attempts`, like any other. Without a retry topic the outcome is refused (the
+    /// message is left unsettled and comes back; see [`crate::completion`]).
+    pub const fn retry_later(delay: Duration) -> Self {
+        Self::RetryLater(delay)
+    }
+
     /// The message is poison (a retry cannot help) but must be kept for a person or a later
     /// redrive: publish it to the dead-letter topic now, whatever its attempts, and
     /// acknowledge it once the copy is confirmed.
@@ -75,13 +93,14 @@ impl HandlerOutcome {
         Self::DeadLetter(reason)
     }
 
-    /// A short, stable name for logs and metrics: `ack`, `retry`, `retry_after`, `drop` or
-    /// `dead_letter`.
+    /// A short, stable name for logs and metrics: `ack`, `retry`, `retry_after`,
+    /// `retry_later`, `drop` or `dead_letter`.
     pub const fn name(&self) -> &'static str {
         match self {
             Self::Ack => "ack",
             Self::Retry => "retry",
             Self::RetryAfter(_) => "retry_after",
+            Self::RetryLater(_) => "retry_later",
             Self::Drop => "drop",
             Self::DeadLetter(_) => "dead_letter",
         }
@@ -103,6 +122,10 @@ mod tests {
             "retry_after"
         );
         assert_eq!(HandlerOutcome::drop().name(), "drop");
+        assert_eq!(
+            HandlerOutcome::retry_later(Duration::ZERO).name(),
+            "retry_later"
+        );
         assert_eq!(HandlerOutcome::dead_letter("poison").name(), "dead_letter");
         assert_eq!(
             HandlerOutcome::dead_letter("poison"),

@@ -59,6 +59,7 @@
 //! | consumer settings (ack timeout, dead-letter policy, initial position) | [`consumer_options`] |
 //! | pulsar-rs's ack timeout and its 500 ms ticker | [`ack_timeout`] |
 //! | pulsar-rs's dead-letter policy | [`dead_letter`] |
+//! | the Java client's retry-topic properties (`RECONSUMETIMES`, `DELAY_TIME`) | [`retry_letter`] |
 //! | dispatch per subscription type, permits, redelivery counts | [`dispatch`] |
 //! | Failover's active consumer, KeyShared's key ownership | [`active_consumer`], [`sticky_key`] |
 //! | partitioned topics: which partition a producer picks | [`routing`] |
@@ -84,6 +85,7 @@ pub mod message_id;
 pub mod outcome;
 pub mod properties;
 pub mod retention;
+pub mod retry_letter;
 mod roster;
 pub mod routing;
 pub mod sticky_key;
@@ -108,6 +110,7 @@ pub use message_id::MessageId;
 pub use outcome::{Acknowledgement, Redelivery};
 pub use properties::Properties;
 pub use retention::{Retention, DEFAULT_KEPT_WITHOUT_SUBSCRIPTION};
+pub use retry_letter::{reconsume_times, DELAY_TIME, RECONSUMETIMES};
 pub use routing::{choose_partition, partition_for_key, HashingScheme, RoundRobin};
 pub use topic_name::{TopicDomain, TopicName};
 pub use topic_pattern::TopicPattern;

@@ -101,6 +101,9 @@ cases!(
     dead_letter_now_with_its_reason: Brokers::Both,
     dead_letter_now_leaves_batch_siblings: Brokers::ApacheOnly,
     dead_letter_without_a_topic_is_refused_and_comes_back: Brokers::Both,
+    retry_later_comes_back_from_the_retry_topic: Brokers::ApacheOnly,
+    attempts_count_every_way_back: Brokers::ApacheOnly,
+    retry_later_without_a_topic_is_refused_and_comes_back: Brokers::Both,
 );
 
 /// ack → acknowledged, never comes back.
@@ -1726,15 +1729,25 @@ pub async fn dead_letter_now_leaves_batch_siblings(env: Env) {
 /// dead-letter topic: refused (the message must not be lost), no call, and the ack timeout
 /// brings it back.
 pub async fn dead_letter_without_a_topic_is_refused_and_comes_back(env: Env) {
+    refused_then_back_by_the_ack_timeout(env, HandlerOutcome::dead_letter("poison")).await;
+}
+
+/// `retry_later(d)` on a registration without a retry topic: refused (a wait in the service
+/// would not be the durable one asked for), no call, and the ack timeout brings it back.
+pub async fn retry_later_without_a_topic_is_refused_and_comes_back(env: Env) {
+    refused_then_back_by_the_ack_timeout(env, HandlerOutcome::retry_later(Duration::from_secs(60)))
+        .await;
+}
+
+/// The `shared` handler answers `first`, then `ack`: `first` is refused, and the ack timeout
+/// brings the message back.
+async fn refused_then_back_by_the_ack_timeout(env: Env, first: HandlerOutcome) {
     let app = env
         .start(
             app(|b| {
                 b.include(shared);
             }),
-            Script::new(
-                [ret(HandlerOutcome::dead_letter("poison"))],
-                ret(HandlerOutcome::ack()),
-            ),
+            Script::new([ret(first)], ret(HandlerOutcome::ack())),
         )
         .await;
     app.publish("jobs", job(1), vec![], None).await;
@@ -1747,10 +1760,7 @@ pub async fn dead_letter_without_a_topic_is_refused_and_comes_back(env: Env) {
     );
     if env.exact() {
         assert_eq!(gap, ACK_TIMEOUT + TICK);
-        assert_eq!(
-            calls[0].completion(),
-            Completion::Returned(HandlerOutcome::dead_letter("poison"))
-        );
+        assert_eq!(calls[0].completion(), Completion::Returned(first));
     }
     app.pass(QUIET).await;
     assert_eq!(
@@ -1758,5 +1768,150 @@ pub async fn dead_letter_without_a_topic_is_refused_and_comes_back(env: Env) {
         2,
         "acknowledged the second time"
     );
+    app.stop().await;
+}
+
+/// The `retry_later` delay of the cases: an hour on the virtual clock, far beyond the ack
+/// timeout; live, a few seconds (still beyond it).
+fn later_delay(env: &Env) -> Duration {
+    if env.exact() {
+        Duration::from_secs(3600)
+    } else {
+        ACK_TIMEOUT + Duration::from_secs(1)
+    }
+}
+
+/// `retry_later(d)`: the copy on the retry topic comes back to the same handler after exactly
+/// `d` (in process; at least `d` live), `d` longer than the ack timeout, with its payload,
+/// key and properties, `REAL_TOPIC`, `ORIGIN_MESSAGE_ID`, `RECONSUMETIMES` and one attempt
+/// counted; the original and the copy are both acknowledged.
+pub async fn retry_later_comes_back_from_the_retry_topic(env: Env) {
+    let later_by = later_delay(&env);
+    let app = env
+        .start(
+            app(|b| {
+                b.include(later).retry_topic("jobs-later-retry");
+            }),
+            Script::by_job(move |_, attempt| {
+                if attempt == 0 {
+                    HandlerOutcome::retry_later(later_by)
+                } else {
+                    HandlerOutcome::ack()
+                }
+            }),
+        )
+        .await;
+    app.publish(
+        "jobs-later",
+        job(1),
+        vec![("trace".into(), "abc".into())],
+        Some("k1".into()),
+    )
+    .await;
+    if env.exact() {
+        app.pass(later_by - Duration::from_nanos(1)).await;
+        assert_eq!(app.calls_of("later").len(), 1, "not a nanosecond early");
+        app.pass(Duration::from_nanos(1)).await;
+        assert_eq!(app.calls_of("later").len(), 2, "back at the delay");
+    }
+    let calls = app.until_calls("later", 2, later_by + SOON).await;
+    assert_eq!(calls.len(), 2);
+    env.assert_gap(&calls[0], &calls[1], later_by);
+    assert!(
+        calls[1].topic().ends_with("/jobs-later-retry"),
+        "from the retry topic: {}",
+        calls[1].topic()
+    );
+    assert_eq!(calls[1].payload_bytes(), calls[0].payload_bytes());
+    assert_eq!(calls[1].property("trace"), Some("abc"));
+    assert_eq!(calls[1].property("REAL_TOPIC"), Some(calls[0].topic()));
+    assert_eq!(
+        calls[1].property("ORIGIN_MESSAGE_ID"),
+        Some(calls[0].message_id().to_string().as_str())
+    );
+    assert_eq!(calls[1].property("RECONSUMETIMES"), Some("1"));
+    let delay_ms = later_by.as_millis().to_string();
+    assert_eq!(calls[1].property("DELAY_TIME"), Some(delay_ms.as_str()));
+    assert_eq!(calls[1].redelivery_count(), 1, "one attempt count");
+    if let Some(tb) = app.in_process() {
+        let copies = tb.topic("jobs-later-retry");
+        assert_eq!(copies.len(), 1);
+        assert_eq!(copies[0].key.as_deref(), Some("k1"), "the key kept");
+    }
+    for topic in ["jobs-later", "jobs-later-retry"] {
+        if let Some(backlog) = app.backlog(topic, "later").await {
+            assert_eq!(backlog, 0, "{topic}: acknowledged");
+        }
+    }
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("later").len(), 2, "once each");
+    app.stop().await;
+}
+
+/// One attempt count: a message back once by a nack, once by the ack timeout and once by
+/// `retry_later` reaches the dead-letter topic after exactly `max_attempts` (4) deliveries,
+/// counted 0, 1, 2, 3, with where it first came from.
+pub async fn attempts_count_every_way_back(env: Env) {
+    let later_by = if env.exact() {
+        Duration::from_secs(60)
+    } else {
+        Duration::from_secs(2)
+    };
+    let app = env
+        .start(
+            app(|b| {
+                b.include(later)
+                    .max_attempts(n(4))
+                    .dead_letter("jobs-later-dlq")
+                    .retry_topic("jobs-later-retry");
+                b.include(later_dead_letters);
+            }),
+            Script::by_job(move |_, attempt| match attempt {
+                0 => HandlerOutcome::retry(),
+                // Refused (not shorter than the ack timeout): back by the ack timeout.
+                1 => HandlerOutcome::retry_after(ACK_TIMEOUT),
+                2 => HandlerOutcome::retry_later(later_by),
+                _ => HandlerOutcome::retry(),
+            }),
+        )
+        .await;
+    app.publish("jobs-later", job(3), vec![], None).await;
+    let dead = app
+        .until_calls("later_dead_letters", 1, later_by + ACK_TIMEOUT + SOON)
+        .await;
+    assert_eq!(dead.len(), 1, "on the dead-letter topic");
+    let calls = app.calls_of("later");
+    assert_eq!(calls.len(), 4, "exactly max_attempts deliveries in all");
+    let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+    assert_eq!(
+        counts,
+        [0, 1, 2, 3],
+        "one count across nack, ack timeout and retry topic"
+    );
+    if env.exact() {
+        let at: Vec<Duration> = calls.iter().map(|c| c.at()).collect();
+        let timed_out = ACK_TIMEOUT + TICK;
+        assert_eq!(
+            at,
+            [
+                Duration::ZERO,
+                Duration::ZERO,
+                timed_out,
+                timed_out + later_by
+            ]
+        );
+    }
+    assert_eq!(dead[0].property("REAL_TOPIC"), Some(calls[0].topic()));
+    assert_eq!(
+        dead[0].property("ORIGIN_MESSAGE_ID"),
+        Some(calls[0].message_id().to_string().as_str())
+    );
+    assert_eq!(
+        dead[0].property("DEAD_LETTER_REASON"),
+        Some("out-of-attempts")
+    );
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("later").len(), 4);
+    assert_eq!(app.calls_of("later_dead_letters").len(), 1);
     app.stop().await;
 }

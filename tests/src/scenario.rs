@@ -401,6 +401,19 @@ pub async fn outbox(_job: &Forwarded) -> HandlerOutcome {
     HandlerOutcome::ack()
 }
 
+/// Mounted where `retry_later` is used (Shared; the registrations add a retry topic), with
+/// the scenarios' short ack timeout, far below the delays: answers by job id.
+#[subscriber(PulsarSubscription::new("jobs-later", "later").ack_timeout(ACK_TIMEOUT))]
+pub async fn later(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
+/// Reads the dead-letter topic of the `later` cases.
+#[subscriber(PulsarSubscription::new("jobs-later-dlq", "later-dlq-reader"))]
+pub async fn later_dead_letters(_job: &Job) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
 /// Why the `poison` handler dead-letters a job: the detail of one message, beside the
 /// outcome's stable reason.
 #[derive(Debug)]

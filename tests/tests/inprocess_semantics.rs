@@ -144,6 +144,35 @@ async fn invalid_registrations_fail_at_startup(spawn: Arc<dyn Spawn>) {
         both.starts_with("the service cannot start: 2 invalid pulsar registrations"),
         "{both}"
     );
+    let retry_on_exclusive = start_error(
+        spawn.clone(),
+        app(|b| {
+            b.include(exclusive).retry_topic("jobs-ex-retry");
+        }),
+    )
+    .await;
+    assert!(
+        retry_on_exclusive.ends_with(
+            "handler `exclusive`: retry_topic(\"jobs-ex-retry\"), but the subscription is \
+             Exclusive: the broker delays delivery only on Shared and KeyShared subscriptions \
+             and hands a delayed message to the Exclusive consumer at once, so retry_later \
+             would not wait; make the subscription Shared or KeyShared, or use retry_after for \
+             a wait kept in the service"
+        ),
+        "{retry_on_exclusive}"
+    );
+    let retry_on_pattern = start_error(
+        spawn.clone(),
+        app(|b| {
+            b.include(pattern_reader).retry_topic("jobs-retry");
+        }),
+    )
+    .await;
+    assert!(
+        retry_on_pattern
+            .contains("a retry topic (persistent://public/default/jobs-retry) on the pattern"),
+        "{retry_on_pattern}"
+    );
     let bad_topic = start_error(
         spawn.clone(),
         app(|b| {

@@ -418,6 +418,60 @@ fn shared_restart_after_sigkill_during_waits(
     report("shared_restart_after_sigkill_during_waits", &f)
 }
 
+/// Shared with a retry topic: odd ids return the durable `retry_later(3 s)` on their first
+/// delivery; the instance is SIGKILLed while their copies wait on the broker, and a fresh one
+/// (which acknowledges everything) receives the copies when they are due, and whatever the
+/// first left unacknowledged. Nothing lost; duplicates (a copy published, the original not yet
+/// acknowledged at the kill) counted.
+fn durable_retries_survive_a_sigkill(broker: &ApacheStandalone, ns: &str) -> Result<(), Failed> {
+    let url = &broker.url();
+    const N: u64 = 200;
+    let producer = Producer::connect(url, ns);
+    let mut first = Instance::start(url, ns, "later", "odd-retry-later-once", 0);
+    first.wait_ready()?;
+    producer.publish("jobs-later", 0..N / 2, 10, 0);
+    producer.publish("jobs-later", N / 2..N, 1, 0);
+    let later = |i: &Instance| {
+        i.calls()
+            .into_iter()
+            .filter(|(_, o)| o == "retry_later")
+            .map(|(id, _)| id)
+            .collect::<BTreeSet<u64>>()
+    };
+    first.wait_for(Duration::from_secs(30), |l| {
+        l.iter().filter(|x| x.ends_with("retry_later")).count() >= 40
+    });
+    first.kill();
+    let waiting = later(&first);
+    let second = Instance::start(url, ns, "later", "ack", 0);
+    second.wait_ready()?;
+    let f = wait_all_acked(N, &[&first, &second], Duration::from_secs(60));
+    let back: BTreeSet<u64> = second
+        .calls()
+        .into_iter()
+        .filter(|(id, o)| o == "ack" && waiting.contains(id))
+        .map(|(id, _)| id)
+        .collect();
+    eprintln!(
+        "live_instances durable_retries_survive_a_sigkill: {} ids had returned retry_later(3 s) \
+         at the kill; {} of them came back to the fresh instance",
+        waiting.len(),
+        back.len()
+    );
+    report("durable_retries_survive_a_sigkill", &f)?;
+    if waiting.is_empty() {
+        return Err("no retry_later before the kill: the case tested nothing".into());
+    }
+    if back != waiting {
+        return Err(format!(
+            "ids that waited on the retry topic did not come back: {:?}",
+            waiting.difference(&back).collect::<Vec<_>>()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// The fault suite: 10,000 messages, half in batches of 10; odd ids wait in `retry_after` once.
 /// The service is SIGKILLed three times mid-stream (the second time while many deliveries
 /// wait in `retry_after`) and restarted each time; the broker is stopped and started under
@@ -582,6 +636,10 @@ type CaseFn = fn(&ApacheStandalone, &str) -> Result<(), Failed>;
 
 const CASES: &[(&str, CaseFn)] = &[
     ("shared_sigkill_mid_stream", shared_sigkill_mid_stream),
+    (
+        "durable_retries_survive_a_sigkill",
+        durable_retries_survive_a_sigkill,
+    ),
     (
         "failover_sigkill_standby_takes_over",
         failover_sigkill_standby_takes_over,

@@ -26,6 +26,21 @@ pub enum SettlementError {
         /// The subscription's ack timeout.
         ack_timeout: Duration,
     },
+    /// `retry_later(delay)` on a subscription with no retry topic: nowhere to keep the message
+    /// durably, and a wait in the service would not be the durable one asked for.
+    #[error(
+        "subscription `{subscription}`: the handler returned retry_later({delay:?}), but the \
+         subscription has no retry topic; the delivery is left unsettled and comes back \
+         (after the ack timeout, or when the consumer reconnects). Declare one on the \
+         registration, `.retry_topic(\"<topic>\")`, or return retry_after({delay:?}) for a \
+         wait kept in the service"
+    )]
+    NoRetryTopic {
+        /// The subscription the handler is mounted on.
+        subscription: Arc<str>,
+        /// The delay the handler asked for.
+        delay: Duration,
+    },
     /// `dead_letter(reason)` on a subscription with no dead-letter topic: nowhere to put the
     /// message, and dropping it would lose it.
     #[error(

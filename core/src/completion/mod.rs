@@ -10,6 +10,8 @@
 //! | [`HandlerOutcome::RetryAfter`](crate::HandlerOutcome::RetryAfter)`(d)` | [`Settlement::NackAt`]`(now + d)` | `nack_with_id` once the deadline is reached |
 //! | `RetryAfter(d)` with `d >= ack_timeout` | [`SettlementError`], then [`Settlement::Leave`] | nothing |
 //! | [`HandlerOutcome::DeadLetter`](crate::HandlerOutcome::DeadLetter)`(reason)`, the copy confirmed | [`Completion::DeadLettered`]: [`Settlement::Ack`] | `ack_with_id` (after the driver published the copy) |
+//! | [`HandlerOutcome::RetryLater`](crate::HandlerOutcome::RetryLater)`(d)`, the copy (delivered by the broker after `d`) confirmed on the retry topic | [`Completion::Rescheduled`]: [`Settlement::Ack`] | `ack_with_id` (after the driver published the copy) |
+//! | `RetryLater(d)` without a retry topic, or the copy failed | [`SettlementError`] or [`Completion::Rejected`], then [`Settlement::Leave`] | nothing |
 //! | `DeadLetter(reason)` without a dead-letter topic, or the copy failed | [`SettlementError`] or [`Completion::Rejected`], then [`Settlement::Leave`] | nothing |
 //! | no outcome: [`Completion::Panicked`], [`Completion::Rejected`] | [`Settlement::Leave`] | nothing; the broker's ack timeout or a disconnect brings the message back |
 //!

@@ -60,6 +60,9 @@ impl SubscriptionRules {
     ///   delay is accepted.
     /// - No outcome (a panic, or a handler that could not start) makes no call.
     /// - A message moved to the dead-letter topic is acknowledged.
+    /// - A message republished to the retry topic (`retry_later`) is acknowledged; a
+    ///   `retry_later(d)` that reaches the table was not republished, as the subscription has
+    ///   no retry topic: an error naming the delay, and the delivery is left unsettled.
     /// - `dead_letter(reason)` that reaches the table was not moved: the subscription has no
     ///   dead-letter topic (the driver publishes the copy where there is one, and the copy
     ///   settles as [`Completion::DeadLettered`]). An error naming the reason; the caller
@@ -71,11 +74,17 @@ impl SubscriptionRules {
     ) -> Result<Settlement, SettlementError> {
         let outcome = match completion {
             Completion::Returned(outcome) => outcome,
-            Completion::DeadLettered => return Ok(Settlement::Ack),
+            Completion::DeadLettered | Completion::Rescheduled => return Ok(Settlement::Ack),
             Completion::Panicked | Completion::Rejected => return Ok(Settlement::Leave),
         };
         Ok(match outcome {
             HandlerOutcome::Ack | HandlerOutcome::Drop => Settlement::Ack,
+            HandlerOutcome::RetryLater(delay) => {
+                return Err(SettlementError::NoRetryTopic {
+                    subscription: self.subscription.clone(),
+                    delay,
+                })
+            }
             HandlerOutcome::DeadLetter(reason) => {
                 return Err(SettlementError::NoDeadLetterTopic {
                     subscription: self.subscription.clone(),

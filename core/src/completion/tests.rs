@@ -232,3 +232,45 @@ fn the_same_rules_hold_for_the_bare_decision() {
         Ok(Settlement::Leave)
     );
 }
+
+/// A copy confirmed on the retry or dead-letter topic is acknowledged; the outcome itself,
+/// reaching the table, means there was no topic: refused with the values, nothing queued.
+#[test]
+fn moved_copies_are_acknowledged_and_outcomes_without_a_topic_refused() {
+    for kind in SubscriptionType::ALL {
+        for timeout in ACK_TIMEOUTS {
+            for moved in [Completion::Rescheduled, Completion::DeadLettered] {
+                let mut s = settler(kind, timeout);
+                assert_eq!(s.complete(7, moved, at(5)), Ok(Settlement::Ack), "{kind}");
+                assert_eq!(drain(&mut s, at(5)), [Action::Ack(7)], "{kind}");
+            }
+            let mut s = settler(kind, timeout);
+            let later = s.complete(7, HandlerOutcome::retry_later(TWO_MINUTES).into(), at(5));
+            assert_eq!(
+                later,
+                Err(SettlementError::NoRetryTopic {
+                    subscription: SUB.into(),
+                    delay: TWO_MINUTES,
+                }),
+                "{kind}"
+            );
+            let dead = s.complete(8, HandlerOutcome::dead_letter("poison").into(), at(5));
+            assert_eq!(
+                dead,
+                Err(SettlementError::NoDeadLetterTopic {
+                    subscription: SUB.into(),
+                    reason: "poison",
+                }),
+                "{kind}"
+            );
+            assert!(drain(&mut s, at(5)).is_empty(), "{kind}: no call");
+            assert_eq!(s.next_deadline(), None);
+        }
+    }
+    let refused = SubscriptionRules::new(SUB, SubscriptionType::Shared, None)
+        .settle(HandlerOutcome::retry_later(TWO_MINUTES).into(), at(0))
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("retry_later(120s)"), "{refused}");
+    assert!(refused.contains(".retry_topic("), "{refused}");
+}

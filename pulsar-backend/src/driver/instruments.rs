@@ -6,8 +6,9 @@ pub mod metric {
     /// Counter, label `handler`: deliveries handed to the handler.
     pub const DELIVERIES: &str = "ruststream_deliveries_total";
     /// Counter, labels `handler` and `outcome` (`ack`, `retry`, `retry_after`, `drop`,
-    /// `panicked`, `rejected`, `dead_lettered`, and `dead_letter` for a `dead_letter` outcome
-    /// refused for want of a dead-letter topic): how deliveries ended.
+    /// `panicked`, `rejected`, `dead_lettered`, `rescheduled` (republished by `retry_later`),
+    /// and `dead_letter` or `retry_later` for such an outcome refused for want of its topic):
+    /// how deliveries ended.
     pub const OUTCOMES: &str = "ruststream_outcomes_total";
     /// Counter, labels `handler`, `call` (`ack`, `nack`, `ack_index`) and `result` (`ok`,
     /// `error`): the messages settled through calls on the consumer, one for each message of a
@@ -19,7 +20,8 @@ pub mod metric {
     /// under load this is far below [`CALLS`].
     pub const COMMANDS: &str = "ruststream_settlement_commands_total";
     /// Counter, label `handler`: outcomes refused (a `retry_after` not shorter than the ack
-    /// timeout, a `dead_letter` without a dead-letter topic); the delivery was left unsettled.
+    /// timeout, a `dead_letter` or `retry_later` without its topic); the delivery was left
+    /// unsettled.
     pub const REFUSED: &str = "ruststream_refused_outcomes_total";
     /// Gauge, label `handler`: deliveries in a `retry_after` wait.
     pub const WAITING: &str = "ruststream_retry_after_waiting";
@@ -35,7 +37,7 @@ use ruststream::completion::Completion;
 use ruststream::HandlerOutcome;
 
 /// How a delivery ended, as the `outcome` label says it.
-const OUTCOME_LABELS: [&str; 8] = [
+const OUTCOME_LABELS: [&str; 10] = [
     "ack",
     "retry",
     "retry_after",
@@ -45,6 +47,10 @@ const OUTCOME_LABELS: [&str; 8] = [
     "dead_lettered",
     // `dead_letter` returned where there is no dead-letter topic: refused, left unsettled.
     "dead_letter",
+    // Republished to the retry topic by `retry_later`, and acknowledged.
+    "rescheduled",
+    // `retry_later` returned where there is no retry topic: refused, left unsettled.
+    "retry_later",
 ];
 
 /// The settlement calls, as the `call` label says them.
@@ -127,6 +133,8 @@ fn outcome_index(completion: &Completion) -> usize {
         Completion::Rejected => 5,
         Completion::DeadLettered => 6,
         Completion::Returned(HandlerOutcome::DeadLetter(_)) => 7,
+        Completion::Rescheduled => 8,
+        Completion::Returned(HandlerOutcome::RetryLater(_)) => 9,
         // A variant added to the core later: found by its label.
         other => OUTCOME_LABELS
             .iter()
@@ -168,6 +176,10 @@ mod tests {
             Completion::Rejected,
             Completion::DeadLettered,
             Completion::Returned(HandlerOutcome::dead_letter("poison")),
+            Completion::Rescheduled,
+            Completion::Returned(HandlerOutcome::retry_later(std::time::Duration::from_secs(
+                60,
+            ))),
         ];
         let labels: Vec<&str> = completions.iter().map(Completion::label).collect();
         assert_eq!(labels, OUTCOME_LABELS, "in the same order, none missing");

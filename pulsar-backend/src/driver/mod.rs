@@ -6,8 +6,9 @@
 //! completion table), when a `retry_after` wait ends, how a batched entry is acknowledged, and
 //! when a delivery stops counting as in flight. The driver receives, runs handlers, and makes
 //! the calls the machine yields on the consumer, those due together as one call: this is where
-//! an outcome becomes `ack_many_with_id` or `nack_many_with_id` (`run.rs`, `flush`). Moving a message to the dead-letter topic is the
-//! publish the machine asks for ([`dead_letter`]).
+//! an outcome becomes `ack_many_with_id` or `nack_many_with_id` (`run.rs`, `flush`). Moving a
+//! message to the dead-letter topic ([`dead_letter`]) and republishing it to the retry topic
+//! for `retry_later` ([`retry_letter`]) are publishes made before the acknowledgement.
 
 mod dead_letter;
 mod handle;
@@ -16,6 +17,7 @@ mod instruments;
 mod mount;
 mod port;
 mod report;
+mod retry_letter;
 mod run;
 mod slots;
 
@@ -25,5 +27,6 @@ pub(crate) use handled::Handled;
 pub use instruments::metric;
 pub(crate) use mount::Mount;
 pub(crate) use port::{ConsumerPort, Payload, Properties, Received, SharedMessage};
+pub(crate) use retry_letter::RetryLetter;
 pub(crate) use run::{Driver, DriverConfig};
 pub(crate) use ruststream::machine::{BatchSlot, EntryPosition};

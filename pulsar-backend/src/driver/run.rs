@@ -20,7 +20,10 @@ use tracing::Instrument;
 use super::instruments::{Instruments, SettlementCall};
 use super::report;
 use super::slots::Slots;
-use super::{ConsumerPort, DeadLetter, Received, Why, OUT_OF_ATTEMPTS, UNDECODABLE};
+use super::{
+    retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why, OUT_OF_ATTEMPTS,
+    UNDECODABLE,
+};
 use crate::observe::{Call as ObservedCall, Observer};
 
 /// How many events a driver handles before it yields to its executor once.
@@ -41,6 +44,8 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) shutdown_grace: std::time::Duration,
     /// Where messages out of attempts go, when the registration declared it.
     pub(crate) dead_letter: Option<DeadLetter>,
+    /// Where `retry_later` republishes, when the registration declared it.
+    pub(crate) retry: Option<RetryLetter>,
     /// The subscribed topics, for the lines that name a delivery.
     pub(crate) topic: Arc<str>,
     /// Whether deliveries of one key run one at a time, in order.
@@ -56,6 +61,7 @@ struct Invocation<S, H> {
     observer: Option<Arc<dyn Observer>>,
     publisher: Option<Arc<dyn ruststream::handler::Publish>>,
     dead_letter: Option<DeadLetter>,
+    retry: Option<RetryLetter>,
     subscription: Arc<str>,
     key_ordered: bool,
     /// How long each handler call took (the driver's [`Instruments::duration`]).
@@ -108,6 +114,34 @@ async fn move_to_dead_letter<Id: std::fmt::Display>(
     }
 }
 
+/// Publish `received` to the retry topic, for the broker to deliver after `delay`;
+/// acknowledged once the broker confirmed the copy, left unsettled (it comes back) if
+/// publishing failed.
+async fn republish<Id: std::fmt::Display>(
+    retry: &RetryLetter,
+    received: &Received<Id>,
+    delay: std::time::Duration,
+    (span, handler): (&tracing::Span, &'static str),
+) -> Completion {
+    let published = retry.publish(received, delay).await;
+    match published {
+        Ok(copy) => {
+            tracing::debug!(retry_topic = %retry.topic, copy_id = %copy, ?delay, "republished to the retry topic");
+            Completion::Rescheduled
+        }
+        Err(error) => {
+            let _context = report::context(span, handler, &received.topic, &received.id);
+            tracing::error!(
+                %error,
+                retry_topic = %retry.topic,
+                "could not publish to the retry topic; the delivery is left unacknowledged \
+                 and comes back"
+            );
+            Completion::Rejected
+        }
+    }
+}
+
 /// Runs one subscription until told to stop: the I/O loop around its
 /// [`SubscriptionMachine`], which decides everything (what to take, start, call and release).
 pub(crate) struct Driver<C: ConsumerPort, S, H> {
@@ -149,6 +183,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             observer: config.observer.clone(),
             publisher: config.publisher.clone(),
             dead_letter: config.dead_letter.clone(),
+            retry: config.retry.clone(),
             subscription: rules.subscription_name(),
             key_ordered: machine.config().key_ordered,
             duration: instruments.duration.clone(),
@@ -238,7 +273,16 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 }
                 if self.machine.wants_delivery() {
                     match self.consumer.poll_receive(cx) {
-                        Poll::Ready(Some(received)) => {
+                        Poll::Ready(Some(mut received)) => {
+                            if self.invocation.retry.is_some() {
+                                // One attempt count: the copies it went through on the
+                                // retry topic, plus the broker's count of this one.
+                                let copies = retry_letter::republished(&received);
+                                if copies > 0 {
+                                    let broker = received.redelivery_count.unwrap_or(0);
+                                    received.redelivery_count = Some(broker.saturating_add(copies));
+                                }
+                            }
                             let admission = self.machine.arrive(&Arrival {
                                 id: &received.id,
                                 batch: received.batch,
@@ -313,6 +357,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 observer,
                 publisher,
                 dead_letter,
+                retry,
                 subscription,
                 key_ordered,
                 duration,
@@ -400,6 +445,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     }
                 }
                 _ => {}
+            }
+            if let (Completion::Returned(ruststream::HandlerOutcome::RetryLater(delay)), Some(retry)) = (completion, retry) {
+                completion = Box::pin(republish(retry, &received, delay, (&own, handler.name()))).await;
+                ended = runtime.now();
             }
             if let Some(observer) = observer {
                 observer.called(ObservedCall {

@@ -51,13 +51,39 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             .subscription
             .clone()
             .unwrap_or_else(|| settings.default_subscription.to_owned());
-        let topics = match selection(descriptor, settings.namespace) {
+        let mut topics = match selection(descriptor, settings.namespace) {
             Ok(t) => Some(t),
             Err(e) => {
                 problems.push(format!("handler `{name}`: {e}").into());
                 None
             }
         };
+        let retry_topic = match reg.retry_topic.as_deref() {
+            None => None,
+            Some(declared) => match retry_topic(declared, descriptor.kind, settings.namespace) {
+                Ok(resolved) => Some(resolved),
+                Err(e) => {
+                    problems.push(format!("handler `{name}`: {e}").into());
+                    None
+                }
+            },
+        };
+        // The subscription reads its retry topic too.
+        match (&mut topics, &retry_topic) {
+            (Some(TopicSelection::Topics(names)), Some(retry)) if !names.contains(retry) => {
+                names.push(retry.clone());
+            }
+            (Some(TopicSelection::Pattern { pattern, .. }), Some(retry)) => problems.push(
+                format!(
+                    "handler `{name}`: a retry topic ({retry}) on the pattern \
+                     {pattern}: a pattern subscription reads the topics its pattern matches, \
+                     so the retry topic would be read only if it matched; mount the handler \
+                     on named topics (`PulsarSubscription::topics`) to use retry_later"
+                )
+                .into(),
+            ),
+            _ => {}
+        }
         let policy = match ruststream::dead_letter_policy(
             &subscription,
             descriptor.kind,
@@ -133,6 +159,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             kind: descriptor.kind,
             ack_timeout: descriptor.ack_timeout,
             dead_letter,
+            retry_topic,
             concurrency,
             receiver_queue: reg
                 .receiver_queue
@@ -151,6 +178,27 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             problems,
         }),
     }
+}
+
+/// A declared retry topic, resolved, where the subscription type lets the broker delay it.
+fn retry_topic(
+    declared: &str,
+    kind: SubscriptionType,
+    namespace: Option<&str>,
+) -> Result<ruststream_pulsar_model::TopicName, String> {
+    if matches!(
+        kind,
+        SubscriptionType::Exclusive | SubscriptionType::Failover
+    ) {
+        return Err(format!(
+            "retry_topic(\"{declared}\"), but the subscription is {kind}: the broker delays \
+             delivery only on Shared and KeyShared subscriptions and hands a delayed message \
+             to the {kind} consumer at once, so retry_later would not wait; make the \
+             subscription Shared or KeyShared, or use retry_after for a wait kept in the \
+             service"
+        ));
+    }
+    crate::topic::resolve(declared, namespace).map_err(|e| format!("retry topic: {e}"))
 }
 
 /// Handlers at once when neither the registration nor the descriptor says: one on Exclusive

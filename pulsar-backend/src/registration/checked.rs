@@ -21,6 +21,8 @@ pub(crate) struct CheckedSubscription<S> {
     pub(crate) ack_timeout: Option<Duration>,
     /// `max_attempts`, if declared, and the resolved dead-letter topic, when one was.
     pub(crate) dead_letter: Option<(Option<NonZeroU32>, TopicName)>,
+    /// Where `retry_later` republishes, resolved; also one of `topics`.
+    pub(crate) retry_topic: Option<TopicName>,
     pub(crate) concurrency: usize,
     /// Whether messages of one key run one at a time, in order (always on KeyShared).
     pub(crate) key_ordered: bool,

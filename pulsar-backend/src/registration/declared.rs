@@ -13,6 +13,8 @@ pub(crate) struct Registration<S> {
     pub(crate) descriptor: PulsarSubscription,
     pub(crate) max_attempts: Option<NonZeroU32>,
     pub(crate) dead_letter: Option<String>,
+    /// Where `retry_later` republishes, as declared.
+    pub(crate) retry_topic: Option<String>,
     /// Whether the handler declared that it may return `dead_letter` itself.
     pub(crate) dead_letters: bool,
     pub(crate) concurrency: Option<usize>,
@@ -30,6 +32,7 @@ impl<S> Registration<S> {
             descriptor,
             max_attempts: None,
             dead_letter: None,
+            retry_topic: None,
             dead_letters,
             concurrency: None,
             receiver_queue: None,
@@ -63,6 +66,16 @@ impl<'a, S> Mounted<'a, S> {
     /// does not decode to `topic` (short or fully qualified).
     pub fn dead_letter(self, topic: impl Into<String>) -> Self {
         self.registration.dead_letter = Some(topic.into());
+        self
+    }
+
+    /// Republish a message whose handler returned `retry_later(d)` to `topic` (short or fully
+    /// qualified), for the broker to deliver after `d`; the subscription reads `topic` too.
+    /// A wait that survives the service's crash, with no bound from the ack timeout, on a
+    /// Shared or KeyShared subscription (the broker delays delivery only there). The
+    /// convention of the Java client is `<topic>-<subscription>-RETRY`.
+    pub fn retry_topic(self, topic: impl Into<String>) -> Self {
+        self.registration.retry_topic = Some(topic.into());
         self
     }
 

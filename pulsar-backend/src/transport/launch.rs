@@ -6,7 +6,7 @@ use ruststream::app::{RunningBroker, StartError};
 use ruststream::runtime::Runtime;
 
 use super::{RunningPulsar, Transport};
-use crate::driver::{DeadLetter, DriverConfig, DriverHandle, Handled};
+use crate::driver::{DeadLetter, DriverConfig, DriverHandle, Handled, RetryLetter};
 use crate::observe::Observer;
 use crate::registration::{Checked, CheckedSubscription};
 
@@ -79,6 +79,10 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             topic: topic.as_str().into(),
             publisher: publisher.clone(),
         });
+    let retry = subscription.retry_topic.as_ref().map(|topic| RetryLetter {
+        topic: topic.as_str().into(),
+        publisher: publisher.clone(),
+    });
     subscription.handler.launch(
         consumer,
         DriverConfig {
@@ -91,6 +95,7 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             shutdown_grace: settings.shutdown_grace,
             publisher: Some(publisher),
             dead_letter,
+            retry,
             topic: subscription.topics.to_string().into(),
             key_ordered: subscription.key_ordered,
         },

@@ -3,11 +3,12 @@
 //!
 //! Configured by environment variables (all required but `INSTANCE_HOLD_MS`):
 //! - `INSTANCE_URL`, `INSTANCE_NAMESPACE`: the broker and the namespace of short topic names;
-//! - `INSTANCE_HANDLER`: `shared`, `failover`, `exclusive` or `key_shared` (which scripted
-//!   subscription it mounts);
+//! - `INSTANCE_HANDLER`: `shared`, `failover`, `exclusive`, `key_shared` or `later` (which
+//!   scripted subscription it mounts; `later` with the retry topic `jobs-later-retry`);
 //! - `INSTANCE_RULE`: `ack` (every delivery), `odd-retry-after-once` (odd ids return
-//!   `retry_after(1 s)` on their first delivery, then `ack`), or `odd-never` (odd ids always
-//!   return `retry_after(2 s)`, even ids `ack`);
+//!   `retry_after(1 s)` on their first delivery, then `ack`), `odd-retry-later-once` (odd ids
+//!   return the durable `retry_later(3 s)` on their first delivery, then `ack`), or
+//!   `odd-never` (odd ids always return `retry_after(2 s)`, even ids `ack`);
 //! - `INSTANCE_HOLD_MS`: how long each handler call takes (a blocking pause), default 0;
 //! - `INSTANCE_BATCH_INDEX_ACK=1`: acknowledge at batch-index level too.
 //!
@@ -23,7 +24,9 @@ use std::time::Duration;
 
 use ruststream::HandlerOutcome;
 use ruststream_pulsar::testing::LiveApp;
-use ruststream_tests::scenario::{app, exclusive, failover, key_shared, shared, Plan, Script};
+use ruststream_tests::scenario::{
+    app, exclusive, failover, key_shared, later, shared, Plan, Script,
+};
 
 fn var(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {
@@ -44,9 +47,16 @@ fn main() {
             .unwrap_or(0),
     );
     let (odd_once, odd_never) = match rule.as_str() {
-        "ack" => (false, false),
-        "odd-retry-after-once" => (true, false),
-        "odd-never" => (false, true),
+        "ack" => (None, false),
+        "odd-retry-after-once" => (
+            Some(HandlerOutcome::retry_after(Duration::from_secs(1))),
+            false,
+        ),
+        "odd-retry-later-once" => (
+            Some(HandlerOutcome::retry_later(Duration::from_secs(3))),
+            false,
+        ),
+        "odd-never" => (None, true),
         other => {
             println!("error unknown INSTANCE_RULE {other}");
             std::process::exit(2)
@@ -56,8 +66,8 @@ fn main() {
         if !hold.is_zero() {
             std::thread::sleep(hold);
         }
-        let outcome = if odd_once && id % 2 == 1 && attempt == 0 {
-            HandlerOutcome::retry_after(Duration::from_secs(1))
+        let outcome = if let (Some(first), 1, 0) = (odd_once, id % 2, attempt) {
+            first
         } else if odd_never && id % 2 == 1 {
             HandlerOutcome::retry_after(Duration::from_secs(2))
         } else {
@@ -91,6 +101,9 @@ fn main() {
             }
             "key_shared" => {
                 b.include(key_shared);
+            }
+            "later" => {
+                b.include(later).retry_topic("jobs-later-retry");
             }
             other => {
                 println!("error unknown INSTANCE_HANDLER {other}");

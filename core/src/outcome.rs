@@ -33,6 +33,12 @@ pub enum HandlerOutcome {
     /// meanwhile: republish it to the registration's retry topic, to be delivered after the
     /// given time by the broker, and acknowledge the original once the copy is confirmed.
     RetryLater(Duration),
+    /// [`HandlerOutcome::RetryAfter`] with the delay the registration's backoff policy gives
+    /// for this delivery's attempt.
+    Backoff,
+    /// [`HandlerOutcome::RetryLater`] with the delay the registration's backoff policy gives
+    /// for this delivery's attempt.
+    BackoffLater,
     /// Must never be processed, but must not be lost either: publish it to the registration's
     /// dead-letter topic now, with this reason, and acknowledge it once the broker confirmed
     /// the copy.
@@ -79,6 +85,21 @@ impl HandlerOutcome {
         Self::RetryLater(delay)
     }
 
+    /// Ask for a redelivery after the delay the registration's backoff policy
+    /// (`.backoff(Backoff::exponential(..))`) gives for this delivery's attempt, kept in the
+    /// service as [`HandlerOutcome::retry_after`] keeps it: so it too must end before the ack
+    /// timeout (a policy whose cap does not is refused at startup, unless the registration has
+    /// a retry topic for [`HandlerOutcome::backoff_later`]).
+    pub const fn backoff() -> Self {
+        Self::Backoff
+    }
+
+    /// Ask for a redelivery after the delay the registration's backoff policy gives for this
+    /// delivery's attempt, kept by the broker as [`HandlerOutcome::retry_later`] keeps it.
+    pub const fn backoff_later() -> Self {
+        Self::BackoffLater
+    }
+
     /// The message is poison (a retry cannot help) but must be kept for a person or a later
     /// redrive: publish it to the dead-letter topic now, whatever its attempts, and
     /// acknowledge it once the copy is confirmed.
@@ -94,13 +115,15 @@ impl HandlerOutcome {
     }
 
     /// A short, stable name for logs and metrics: `ack`, `retry`, `retry_after`,
-    /// `retry_later`, `drop` or `dead_letter`.
+    /// `retry_later`, `backoff`, `backoff_later`, `drop` or `dead_letter`.
     pub const fn name(&self) -> &'static str {
         match self {
             Self::Ack => "ack",
             Self::Retry => "retry",
             Self::RetryAfter(_) => "retry_after",
             Self::RetryLater(_) => "retry_later",
+            Self::Backoff => "backoff",
+            Self::BackoffLater => "backoff_later",
             Self::Drop => "drop",
             Self::DeadLetter(_) => "dead_letter",
         }
@@ -126,6 +149,8 @@ mod tests {
             HandlerOutcome::retry_later(Duration::ZERO).name(),
             "retry_later"
         );
+        assert_eq!(HandlerOutcome::backoff().name(), "backoff");
+        assert_eq!(HandlerOutcome::backoff_later().name(), "backoff_later");
         assert_eq!(HandlerOutcome::dead_letter("poison").name(), "dead_letter");
         assert_eq!(
             HandlerOutcome::dead_letter("poison"),

@@ -104,6 +104,8 @@ cases!(
     retry_later_comes_back_from_the_retry_topic: Brokers::ApacheOnly,
     attempts_count_every_way_back: Brokers::ApacheOnly,
     retry_later_without_a_topic_is_refused_and_comes_back: Brokers::Both,
+    backoff_waits_by_attempt: Brokers::Both,
+    backoff_later_waits_by_attempt_on_the_retry_topic: Brokers::ApacheOnly,
 );
 
 /// ack → acknowledged, never comes back.
@@ -1771,6 +1773,27 @@ async fn refused_then_back_by_the_ack_timeout(env: Env, first: HandlerOutcome) {
     app.stop().await;
 }
 
+/// How early Apache Pulsar may deliver a delayed message by default: its delayed-delivery
+/// tick (`delayedDeliveryTickTimeMillis`, 1 s), unless the broker sets
+/// `isDelayedDeliveryDeliverAtTimeStrict=true`. The live cases allow it; in process the
+/// delay is exact.
+const BROKER_DELAY_TICK: Duration = Duration::from_secs(1);
+
+/// `second` came `delay` after `first` on the broker's delayed delivery: exactly in process,
+/// no earlier than the broker's tick before it live.
+fn assert_delayed(
+    env: &Env,
+    first: &ruststream_pulsar::testing::Call,
+    second: &ruststream_pulsar::testing::Call,
+    delay: Duration,
+) {
+    if env.exact() {
+        env.assert_gap(first, second, delay);
+    } else {
+        env.assert_gap(first, second, delay.saturating_sub(BROKER_DELAY_TICK));
+    }
+}
+
 /// The `retry_later` delay of the cases: an hour on the virtual clock, far beyond the ack
 /// timeout; live, a few seconds (still beyond it).
 fn later_delay(env: &Env) -> Duration {
@@ -1816,7 +1839,7 @@ pub async fn retry_later_comes_back_from_the_retry_topic(env: Env) {
     }
     let calls = app.until_calls("later", 2, later_by + SOON).await;
     assert_eq!(calls.len(), 2);
-    env.assert_gap(&calls[0], &calls[1], later_by);
+    assert_delayed(&env, &calls[0], &calls[1], later_by);
     assert!(
         calls[1].topic().ends_with("/jobs-later-retry"),
         "from the retry topic: {}",
@@ -1913,5 +1936,91 @@ pub async fn attempts_count_every_way_back(env: Env) {
     app.pass(QUIET).await;
     assert_eq!(app.calls_of("later").len(), 4);
     assert_eq!(app.calls_of("later_dead_letters").len(), 1);
+    app.stop().await;
+}
+
+/// `backoff()` four times under `Backoff::exponential(250 ms, 2 s)`: the waits are 250 ms,
+/// 500 ms, 1 s and 2 s (the cap), by the delivery's count, kept in the service (the cap is
+/// below the 3 s ack timeout).
+pub async fn backoff_waits_by_attempt(env: Env) {
+    let policy = ruststream::completion::Backoff::exponential(
+        Duration::from_millis(250),
+        Duration::from_secs(2),
+    );
+    let app = env
+        .start(
+            app(move |b| {
+                b.include(shared).backoff(policy);
+            }),
+            Script::by_job(|_, attempt| {
+                if attempt < 4 {
+                    HandlerOutcome::backoff()
+                } else {
+                    HandlerOutcome::ack()
+                }
+            }),
+        )
+        .await;
+    app.publish("jobs", job(5), vec![], None).await;
+    let calls = app.until_calls("shared", 5, SOON).await;
+    assert_eq!(calls.len(), 5);
+    let waits = [250, 500, 1000, 2000].map(Duration::from_millis);
+    for (pair, wait) in calls.windows(2).zip(waits) {
+        env.assert_gap(&pair[0], &pair[1], wait);
+    }
+    if env.exact() {
+        let settled: Vec<Completion> = calls.iter().map(|c| c.completion()).collect();
+        let mut expected: Vec<Completion> = waits
+            .iter()
+            .map(|w| Completion::Returned(HandlerOutcome::retry_after(*w)))
+            .collect();
+        expected.push(Completion::Returned(HandlerOutcome::ack()));
+        assert_eq!(
+            settled, expected,
+            "each backoff() became its policy's retry_after"
+        );
+    }
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("shared").len(), 5);
+    app.stop().await;
+}
+
+/// `backoff_later()` three times under an exponential policy with a retry topic: each copy
+/// comes back from the retry topic after the policy's delay for its attempt (one, two and
+/// four minutes in process; two, four and eight seconds live, less the broker's tick).
+pub async fn backoff_later_waits_by_attempt_on_the_retry_topic(env: Env) {
+    let unit = if env.exact() {
+        Duration::from_secs(60)
+    } else {
+        Duration::from_secs(2)
+    };
+    let policy = ruststream::completion::Backoff::exponential(unit, unit * 60);
+    let app = env
+        .start(
+            app(move |b| {
+                b.include(later)
+                    .retry_topic("jobs-later-retry")
+                    .backoff(policy);
+            }),
+            Script::by_job(|_, attempt| {
+                if attempt < 3 {
+                    HandlerOutcome::backoff_later()
+                } else {
+                    HandlerOutcome::ack()
+                }
+            }),
+        )
+        .await;
+    app.publish("jobs-later", job(6), vec![], None).await;
+    let calls = app.until_calls("later", 4, unit * 7 + SOON).await;
+    assert_eq!(calls.len(), 4);
+    for (pair, wait) in calls.windows(2).zip([unit, unit * 2, unit * 4]) {
+        assert_delayed(&env, &pair[0], &pair[1], wait);
+    }
+    let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+    assert_eq!(counts, [0, 1, 2, 3], "each copy counts one more");
+    assert_eq!(calls[3].property("RECONSUMETIMES"), Some("3"));
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("later").len(), 4);
     app.stop().await;
 }

@@ -173,6 +173,27 @@ async fn invalid_registrations_fail_at_startup(spawn: Arc<dyn Spawn>) {
             .contains("a retry topic (persistent://public/default/jobs-retry) on the pattern"),
         "{retry_on_pattern}"
     );
+    let backoff_past_the_ack_timeout = start_error(
+        spawn.clone(),
+        app(|b| {
+            b.include(shared)
+                .backoff(ruststream::completion::Backoff::exponential(
+                    Duration::from_secs(1),
+                    Duration::from_secs(10),
+                ));
+        }),
+    )
+    .await;
+    assert!(
+        backoff_past_the_ack_timeout.ends_with(
+            "handler `shared`: the backoff's cap 10s is not shorter than the ack timeout 3s, so \
+             `backoff()`, whose wait is kept in the service, would be refused once the delay \
+             reaches it (the client would redeliver the message first); lower the cap below \
+             3s, raise the ack timeout above it, or declare a retry topic (`.retry_topic(..)`) \
+             and return `backoff_later()`, whose wait the broker keeps"
+        ),
+        "{backoff_past_the_ack_timeout}"
+    );
     let bad_topic = start_error(
         spawn.clone(),
         app(|b| {

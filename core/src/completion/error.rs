@@ -26,6 +26,20 @@ pub enum SettlementError {
         /// The subscription's ack timeout.
         ack_timeout: Duration,
     },
+    /// `backoff()` or `backoff_later()` on a subscription with no backoff policy.
+    #[error(
+        "subscription `{subscription}`: the handler returned {outcome}(), but the \
+         registration declares no backoff policy to take the delay from; the delivery is left \
+         unsettled and comes back (after the ack timeout, or when the consumer reconnects). \
+         Declare one, e.g. `.backoff(Backoff::exponential(Duration::from_secs(1), \
+         Duration::from_secs(30)))`, or return a delay of your own"
+    )]
+    NoBackoffPolicy {
+        /// The subscription the handler is mounted on.
+        subscription: Arc<str>,
+        /// `backoff` or `backoff_later`.
+        outcome: &'static str,
+    },
     /// `retry_later(delay)` on a subscription with no retry topic: nowhere to keep the message
     /// durably, and a wait in the service would not be the durable one asked for.
     #[error(

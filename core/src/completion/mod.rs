@@ -13,6 +13,8 @@
 //! | [`HandlerOutcome::RetryLater`](crate::HandlerOutcome::RetryLater)`(d)`, the copy (delivered by the broker after `d`) confirmed on the retry topic | [`Completion::Rescheduled`]: [`Settlement::Ack`] | `ack_with_id` (after the driver published the copy) |
 //! | `RetryLater(d)` without a retry topic, or the copy failed | [`SettlementError`] or [`Completion::Rejected`], then [`Settlement::Leave`] | nothing |
 //! | `DeadLetter(reason)` without a dead-letter topic, or the copy failed | [`SettlementError`] or [`Completion::Rejected`], then [`Settlement::Leave`] | nothing |
+//! | [`HandlerOutcome::Backoff`](crate::HandlerOutcome::Backoff) / [`BackoffLater`](crate::HandlerOutcome::BackoffLater), with a [`Backoff`] policy | as `RetryAfter(d)` / `RetryLater(d)`, `d` the policy's delay for the attempt ([`SubscriptionRules::resolve`]) | as those |
+//! | `Backoff` / `BackoffLater` without a policy | [`SettlementError`], then [`Settlement::Leave`] | nothing |
 //! | no outcome: [`Completion::Panicked`], [`Completion::Rejected`] | [`Settlement::Leave`] | nothing; the broker's ack timeout or a disconnect brings the message back |
 //!
 //! The table is the same for all four subscription types: what differs between them is what
@@ -26,6 +28,7 @@
 //! deliveries are waiting.
 
 mod action;
+mod backoff;
 mod error;
 mod input;
 mod rules;
@@ -33,6 +36,7 @@ mod settlement;
 mod settler;
 
 pub use action::Action;
+pub use backoff::{Backoff, BackoffError};
 pub use error::SettlementError;
 pub use input::Completion;
 pub use rules::SubscriptionRules;

@@ -3,17 +3,18 @@
 use alloc::sync::Arc;
 use core::time::Duration;
 
-use super::{Completion, Settlement, SettlementError};
+use super::{Backoff, Completion, Settlement, SettlementError};
 use crate::{HandlerOutcome, Instant, SubscriptionType};
 
 /// What the completion rules need to know about a subscription.
 ///
 /// Built once per subscription at registration; settling a delivery does not allocate.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubscriptionRules {
     subscription: Arc<str>,
     kind: SubscriptionType,
     ack_timeout: Option<Duration>,
+    backoff: Option<Backoff>,
 }
 
 impl SubscriptionRules {
@@ -28,6 +29,36 @@ impl SubscriptionRules {
             subscription: subscription.into(),
             kind,
             ack_timeout,
+            backoff: None,
+        }
+    }
+
+    /// The same rules with the registration's backoff policy, which `backoff()` and
+    /// `backoff_later()` take their delay from.
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = Some(backoff);
+        self
+    }
+
+    /// The backoff policy, if the registration declared one.
+    pub fn backoff(&self) -> Option<&Backoff> {
+        self.backoff.as_ref()
+    }
+
+    /// `outcome` with the backoff policy applied: `backoff()` becomes `retry_after(d)` and
+    /// `backoff_later()` becomes `retry_later(d)`, `d` the policy's delay after the delivery
+    /// counted `attempt` (its redelivery count), `seed` drawing its jitter. Other outcomes,
+    /// and both without a policy (which [`SubscriptionRules::settle`] then refuses), are
+    /// returned as they are.
+    pub fn resolve(&self, outcome: HandlerOutcome, attempt: u32, seed: u64) -> HandlerOutcome {
+        match (outcome, &self.backoff) {
+            (HandlerOutcome::Backoff, Some(policy)) => {
+                HandlerOutcome::RetryAfter(policy.delay(attempt, seed))
+            }
+            (HandlerOutcome::BackoffLater, Some(policy)) => {
+                HandlerOutcome::RetryLater(policy.delay(attempt, seed))
+            }
+            (outcome, _) => outcome,
         }
     }
 
@@ -79,6 +110,12 @@ impl SubscriptionRules {
         };
         Ok(match outcome {
             HandlerOutcome::Ack | HandlerOutcome::Drop => Settlement::Ack,
+            HandlerOutcome::Backoff | HandlerOutcome::BackoffLater => {
+                return Err(SettlementError::NoBackoffPolicy {
+                    subscription: self.subscription.clone(),
+                    outcome: outcome.name(),
+                })
+            }
             HandlerOutcome::RetryLater(delay) => {
                 return Err(SettlementError::NoRetryTopic {
                     subscription: self.subscription.clone(),

@@ -7,7 +7,8 @@ pub mod metric {
     pub const DELIVERIES: &str = "ruststream_deliveries_total";
     /// Counter, labels `handler` and `outcome` (`ack`, `retry`, `retry_after`, `drop`,
     /// `panicked`, `rejected`, `dead_lettered`, `rescheduled` (republished by `retry_later`),
-    /// and `dead_letter` or `retry_later` for such an outcome refused for want of its topic):
+    /// and `dead_letter`, `retry_later`, `backoff` or `backoff_later` for such an outcome
+    /// refused for want of its topic or policy):
     /// how deliveries ended.
     pub const OUTCOMES: &str = "ruststream_outcomes_total";
     /// Counter, labels `handler`, `call` (`ack`, `nack`, `ack_index`) and `result` (`ok`,
@@ -37,7 +38,7 @@ use ruststream::completion::Completion;
 use ruststream::HandlerOutcome;
 
 /// How a delivery ended, as the `outcome` label says it.
-const OUTCOME_LABELS: [&str; 10] = [
+const OUTCOME_LABELS: [&str; 12] = [
     "ack",
     "retry",
     "retry_after",
@@ -51,6 +52,9 @@ const OUTCOME_LABELS: [&str; 10] = [
     "rescheduled",
     // `retry_later` returned where there is no retry topic: refused, left unsettled.
     "retry_later",
+    // `backoff()` or `backoff_later()` where there is no backoff policy: refused.
+    "backoff",
+    "backoff_later",
 ];
 
 /// The settlement calls, as the `call` label says them.
@@ -135,6 +139,8 @@ fn outcome_index(completion: &Completion) -> usize {
         Completion::Returned(HandlerOutcome::DeadLetter(_)) => 7,
         Completion::Rescheduled => 8,
         Completion::Returned(HandlerOutcome::RetryLater(_)) => 9,
+        Completion::Returned(HandlerOutcome::Backoff) => 10,
+        Completion::Returned(HandlerOutcome::BackoffLater) => 11,
         // A variant added to the core later: found by its label.
         other => OUTCOME_LABELS
             .iter()
@@ -180,6 +186,8 @@ mod tests {
             Completion::Returned(HandlerOutcome::retry_later(std::time::Duration::from_secs(
                 60,
             ))),
+            Completion::Returned(HandlerOutcome::backoff()),
+            Completion::Returned(HandlerOutcome::backoff_later()),
         ];
         let labels: Vec<&str> = completions.iter().map(Completion::label).collect();
         assert_eq!(labels, OUTCOME_LABELS, "in the same order, none missing");

@@ -62,6 +62,8 @@ struct Invocation<S, H> {
     publisher: Option<Arc<dyn ruststream::handler::Publish>>,
     dead_letter: Option<DeadLetter>,
     retry: Option<RetryLetter>,
+    /// The completion rules, for the backoff policy's delays.
+    rules: SubscriptionRules,
     subscription: Arc<str>,
     key_ordered: bool,
     /// How long each handler call took (the driver's [`Instruments::duration`]).
@@ -112,6 +114,23 @@ async fn move_to_dead_letter<Id: std::fmt::Display>(
             Completion::Rejected
         }
     }
+}
+
+/// A number drawn from a message id, the same for the same id: what the backoff's jitter is
+/// drawn from, so that a run repeats exactly (FNV-1a over the id as it prints).
+fn seed_of(id: &impl std::fmt::Display) -> u64 {
+    struct Fnv(u64);
+    impl std::fmt::Write for Fnv {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            for byte in s.bytes() {
+                self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01B3);
+            }
+            Ok(())
+        }
+    }
+    let mut hash = Fnv(0xCBF2_9CE4_8422_2325);
+    let _ = std::fmt::write(&mut hash, format_args!("{id}"));
+    hash.0
 }
 
 /// Publish `received` to the retry topic, for the broker to deliver after `delay`;
@@ -184,6 +203,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             publisher: config.publisher.clone(),
             dead_letter: config.dead_letter.clone(),
             retry: config.retry.clone(),
+            rules: rules.clone(),
             subscription: rules.subscription_name(),
             key_ordered: machine.config().key_ordered,
             duration: instruments.duration.clone(),
@@ -358,6 +378,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 publisher,
                 dead_letter,
                 retry,
+                rules,
                 subscription,
                 key_ordered,
                 duration,
@@ -398,7 +419,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             duration.record(ended.saturating_duration_since(at).as_secs_f64());
             let mut completion = match &result {
                 Ok(Ok(answer)) => {
-                    let outcome = answer.outcome;
+                    let outcome = match answer.outcome {
+                        // The policy's delay for this attempt; the jitter drawn from the id.
+                        outcome @ (ruststream::HandlerOutcome::Backoff | ruststream::HandlerOutcome::BackoffLater) => {
+                            let attempt = received.redelivery_count.unwrap_or(0);
+                            rules.resolve(outcome, attempt, seed_of(&received.id))
+                        }
+                        outcome => outcome,
+                    };
                     match (&answer.error, outcome) {
                         (Some(error), _) => {
                             let _context = report::context(&own, handler.name(), &received.topic, &received.id);

@@ -141,11 +141,17 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             );
             continue;
         }
-        let rules = SubscriptionRules::new(
+        let mut rules = SubscriptionRules::new(
             subscription.as_str(),
             descriptor.kind,
             descriptor.ack_timeout,
         );
+        if let Some(policy) = reg.backoff {
+            match backoff(&policy, descriptor.ack_timeout, reg.retry_topic.is_some()) {
+                Ok(()) => rules = rules.with_backoff(policy),
+                Err(e) => problems.push(format!("handler `{name}`: {e}").into()),
+            }
+        }
         let concurrency = reg
             .concurrency
             .or(descriptor.concurrency)
@@ -177,6 +183,28 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             broker: "pulsar",
             problems,
         }),
+    }
+}
+
+/// Whether a backoff policy can work on its subscription: it must make sense, and where
+/// `backoff()` keeps the wait in the service (no retry topic for `backoff_later()`), its cap
+/// must end before the ack timeout, or the later attempts would all be refused.
+fn backoff(
+    policy: &ruststream::completion::Backoff,
+    ack_timeout: Option<Duration>,
+    retry_topic: bool,
+) -> Result<(), String> {
+    policy.check().map_err(|e| e.to_string())?;
+    match ack_timeout {
+        Some(ack_timeout) if !retry_topic && policy.longest() >= ack_timeout => Err(format!(
+            "the backoff's cap {:?} is not shorter than the ack timeout {ack_timeout:?}, so \
+             `backoff()`, whose wait is kept in the service, would be refused once the delay \
+             reaches it (the client would redeliver the message first); lower the cap below \
+             {ack_timeout:?}, raise the ack timeout above it, or declare a retry topic \
+             (`.retry_topic(..)`) and return `backoff_later()`, whose wait the broker keeps",
+            policy.longest()
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -15,6 +15,8 @@ pub(crate) struct Registration<S> {
     pub(crate) dead_letter: Option<String>,
     /// Where `retry_later` republishes, as declared.
     pub(crate) retry_topic: Option<String>,
+    /// Where `backoff()` and `backoff_later()` take their delay from.
+    pub(crate) backoff: Option<ruststream::completion::Backoff>,
     /// Whether the handler declared that it may return `dead_letter` itself.
     pub(crate) dead_letters: bool,
     pub(crate) concurrency: Option<usize>,
@@ -33,6 +35,7 @@ impl<S> Registration<S> {
             max_attempts: None,
             dead_letter: None,
             retry_topic: None,
+            backoff: None,
             dead_letters,
             concurrency: None,
             receiver_queue: None,
@@ -76,6 +79,14 @@ impl<'a, S> Mounted<'a, S> {
     /// convention of the Java client is `<topic>-<subscription>-RETRY`.
     pub fn retry_topic(self, topic: impl Into<String>) -> Self {
         self.registration.retry_topic = Some(topic.into());
+        self
+    }
+
+    /// The delays of `HandlerOutcome::backoff()` (kept in the service, so each must end
+    /// before the ack timeout: a cap that does not is refused at startup unless a retry topic
+    /// is declared) and `HandlerOutcome::backoff_later()` (kept by the broker), by attempt.
+    pub fn backoff(self, policy: ruststream::completion::Backoff) -> Self {
+        self.registration.backoff = Some(policy);
         self
     }
 

@@ -43,6 +43,7 @@ pub struct PulsarSubscription {
     pub(crate) initial_position: InitialPosition,
     pub(crate) pattern_refresh: Duration,
     pub(crate) key_ordered: bool,
+    pub(crate) ordered_retries: bool,
 }
 
 /// The topics a subscription reads, as written (resolved when the app starts).
@@ -81,6 +82,7 @@ impl PulsarSubscription {
             initial_position: InitialPosition::Latest,
             pattern_refresh: DEFAULT_PATTERN_REFRESH,
             key_ordered: false,
+            ordered_retries: false,
         }
     }
 
@@ -174,6 +176,20 @@ impl PulsarSubscription {
     /// [`PulsarSubscription::concurrency`] above 1 it keeps per-key order.
     pub fn key_ordered(mut self) -> Self {
         self.key_ordered = true;
+        self
+    }
+
+    /// Keep each key's order across retries too (implies
+    /// [`PulsarSubscription::key_ordered`]): while a message of key K is away for a `retry`,
+    /// `retry_after` or `backoff`, or left to the ack timeout, the later messages of K that
+    /// this consumer receives are held, and handed over only once it came back and settled;
+    /// other keys flow. If it does not come back within
+    /// `ruststream::machine::RETRY_RETURN_GRACE` of when it was due (the broker gave its key
+    /// to another consumer, or this one reconnected), the held ones go on without it. A
+    /// `retry_later` copy is a new message: it does not keep the key.
+    pub fn ordered_retries(mut self) -> Self {
+        self.key_ordered = true;
+        self.ordered_retries = true;
         self
     }
 

@@ -106,6 +106,7 @@ cases!(
     retry_later_without_a_topic_is_refused_and_comes_back: Brokers::Both,
     backoff_waits_by_attempt: Brokers::Both,
     backoff_later_waits_by_attempt_on_the_retry_topic: Brokers::ApacheOnly,
+    ordered_retries_keep_each_key_in_publish_order: Brokers::ApacheOnly,
 );
 
 /// ack → acknowledged, never comes back.
@@ -2022,5 +2023,76 @@ pub async fn backoff_later_waits_by_attempt_on_the_retry_topic(env: Env) {
     assert_eq!(calls[3].property("RECONSUMETIMES"), Some("3"));
     app.pass(QUIET).await;
     assert_eq!(app.calls_of("later").len(), 4);
+    app.stop().await;
+}
+
+/// KeyShared with ordered retries: key K's first message is retried twice (`retry()`, then
+/// `retry_after(1 s)`) while K's next three arrive; the handler sees K's messages in publish
+/// order (the first three times, then the others), and key B's are not delayed.
+pub async fn ordered_retries_keep_each_key_in_publish_order(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(retries_in_order);
+            }),
+            Script::by_job(|id, attempt| match (id, attempt) {
+                (1, 0) => HandlerOutcome::retry(),
+                (1, 1) => HandlerOutcome::retry_after(DELAY),
+                _ => HandlerOutcome::ack(),
+            }),
+        )
+        .await;
+    for (id, key) in [(1, "K"), (2, "K"), (3, "K"), (4, "K"), (10, "B"), (11, "B")] {
+        app.publish_unsettled("jobs-ordered", job(id), vec![], Some(key.into()))
+            .await;
+    }
+    let calls = app.until_calls("retries_in_order", 8, DELAY + SOON).await;
+    assert_eq!(calls.len(), 8, "{calls:?}");
+    let of = |ids: &[u64]| -> Vec<u64> {
+        calls
+            .iter()
+            .map(|c| c.payload::<Job>().expect("a job").id)
+            .filter(|id| ids.contains(id))
+            .collect()
+    };
+    assert_eq!(
+        of(&[1, 2, 3, 4]),
+        [1, 1, 1, 2, 3, 4],
+        "key K in publish order"
+    );
+    assert_eq!(of(&[10, 11]), [10, 11]);
+    let first_of = |id: u64| {
+        calls
+            .iter()
+            .find(|c| c.payload::<Job>().expect("a job").id == id)
+            .expect("handled")
+            .at()
+    };
+    let last_one = calls
+        .iter()
+        .rfind(|c| c.payload::<Job>().expect("a job").id == 1)
+        .expect("handled")
+        .at();
+    assert!(first_of(2) >= last_one, "2 only after 1 settled");
+    if env.exact() {
+        assert_eq!(first_of(10), Duration::ZERO, "B not delayed");
+        assert_eq!(first_of(11), Duration::ZERO, "B not delayed");
+        assert_eq!(last_one, DELAY);
+        assert_eq!(first_of(4), DELAY);
+    } else {
+        assert!(
+            first_of(11) < last_one,
+            "B handled while K's first message was away"
+        );
+    }
+    app.pass(QUIET).await;
+    assert_eq!(
+        app.calls_of("retries_in_order").len(),
+        8,
+        "nothing handled twice"
+    );
+    if let Some(backlog) = app.backlog("jobs-ordered", "ordered").await {
+        assert_eq!(backlog, 0);
+    }
     app.stop().await;
 }

@@ -408,6 +408,18 @@ pub async fn later(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutco
     script.for_job(job)
 }
 
+/// KeyShared with ordered retries: a key's later messages wait while one of its messages is
+/// away for a retry. Answers by job id.
+#[subscriber(
+    PulsarSubscription::new("jobs-ordered", "ordered")
+        .subscription_type(SubscriptionType::KeyShared)
+        .ack_timeout(ACK_TIMEOUT)
+        .ordered_retries()
+)]
+pub async fn retries_in_order(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.for_job(job)
+}
+
 /// Reads the dead-letter topic of the `later` cases.
 #[subscriber(PulsarSubscription::new("jobs-later-dlq", "later-dlq-reader"))]
 pub async fn later_dead_letters(_job: &Job) -> HandlerOutcome {

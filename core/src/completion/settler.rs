@@ -37,6 +37,11 @@ impl<Id> Settler<Id> {
         }
     }
 
+    /// The rules it settles by.
+    pub fn rules(&self) -> &SubscriptionRules {
+        &self.rules
+    }
+
     /// Record how the handling of delivery `id` ended, at `now`.
     ///
     /// Returns the decision (for logs and counters); the calls it implies are then available

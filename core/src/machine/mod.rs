@@ -7,7 +7,7 @@
 //! |---|---|
 //! | whether another delivery may be taken (concurrency, receiver queue) | [`SubscriptionMachine::wants_delivery`] |
 //! | whether a delivery is handled, dead-lettered, or let go (a batch sibling in hand or settled, a late copy) | [`SubscriptionMachine::arrive`] |
-//! | per-key order: a delivery waits while one of its key runs | [`SubscriptionMachine::start`], [`key_order`] |
+//! | per-key order: a delivery waits while one of its key runs (and, with ordered retries, while one of its key waits for a retry) | [`SubscriptionMachine::start`], [`key_order`] |
 //! | what an outcome becomes (the completion table) and `retry_after` waits | [`SubscriptionMachine::finish`], [`crate::completion`] |
 //! | a batched entry's acknowledgement held until all of it is settled | [`entries`] |
 //! | which consumer calls to make, in which order | [`SubscriptionMachine::poll_call`] |
@@ -30,6 +30,7 @@ mod tests;
 use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::time::Duration;
 
 pub use call::Call;
 pub use entries::{BatchPlace, BatchSlot, EntryPosition};
@@ -52,7 +53,22 @@ pub struct MachineConfig {
     /// Whether a settled message of an unfinished batched entry is also acknowledged at
     /// batch-index level ([`Call::AckIndex`]).
     pub batch_index_acks: bool,
+    /// Whether a delivery that ends in a retry keeps its key (where deliveries of one key run
+    /// in order): the key's later deliveries are held until the retried message comes back
+    /// and runs, or [`RETRY_RETURN_GRACE`] after it was due.
+    pub ordered_retries: bool,
 }
+
+/// How long after a retried message was due back (at once for `retry`, after its delay for
+/// `retry_after`, after the ack timeout for no outcome) the deliveries held behind it wait for
+/// it, with ordered retries. Past it the message went elsewhere (another consumer took its
+/// key, the consumer reconnected), and the key is let go, so that nothing waits for ever.
+pub const RETRY_RETURN_GRACE: Duration = Duration::from_secs(30);
+
+/// With ordered retries, how many deliveries may be held while keys wait for their retried
+/// messages before no more are taken: the retried messages must still be received, so held
+/// ones do not count against the concurrency then, but they are bounded.
+pub const HELD_WHILE_AWAITING: usize = 1024;
 
 impl MachineConfig {
     /// One handler at a time, no per-key order, no dead-letter topic, no index acks.
@@ -62,6 +78,7 @@ impl MachineConfig {
             key_ordered: false,
             max_attempts: None,
             batch_index_acks: false,
+            ordered_retries: false,
         }
     }
 }
@@ -113,7 +130,7 @@ pub struct SubscriptionMachine<Id, D> {
     config: MachineConfig,
     settler: Settler<Delivered<Id>>,
     entries: EntryLedger<Id>,
-    keys: KeyOrder<String, D>,
+    keys: KeyOrder<String, Id, D>,
     /// Handlers running (started, not finished).
     running: usize,
     /// Calls ready before the settler's: acknowledgements of late copies, and of a whole
@@ -125,7 +142,7 @@ pub struct SubscriptionMachine<Id, D> {
     entry_of: fn(&Id) -> EntryPosition,
 }
 
-impl<Id: Clone, D> SubscriptionMachine<Id, D> {
+impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// A machine for a subscription with `rules` and `config`; `entry_of` tells the entry of
     /// a message id.
     pub fn new(
@@ -156,9 +173,16 @@ impl<Id: Clone, D> SubscriptionMachine<Id, D> {
 
     /// Whether another delivery may be taken from the consumer: fewer handlers run and wait
     /// for their key than the concurrency allows.
+    /// With keys waiting for retried messages, deliveries are taken while a handler may run
+    /// and fewer than [`HELD_WHILE_AWAITING`] are held: a retried message must be received
+    /// to come back.
     #[inline]
     pub fn wants_delivery(&self) -> bool {
-        self.running + self.keys.held() < self.config.concurrency
+        let held = self.keys.held();
+        self.running + held < self.config.concurrency
+            || (self.keys.awaiting() > 0
+                && self.running < self.config.concurrency
+                && held < HELD_WHILE_AWAITING)
     }
 
     /// A delivery arrived: whether to handle it, dead-letter it, or let it go (see
@@ -192,13 +216,15 @@ impl<Id: Clone, D> SubscriptionMachine<Id, D> {
     /// its `key`, runs now: `true` counts it as running; `false` means a delivery of its key
     /// runs (where the subscription keeps per-key order), and the delivery must be
     /// [`SubscriptionMachine::hold`]: the [`SubscriptionMachine::finish`] of that one returns
-    /// it. A move to the dead-letter topic runs at once, whatever its key. The delivery is
-    /// not moved in (it is large, and most start at once).
+    /// it (with its admission). A move to the dead-letter topic waits for its key too, so
+    /// that the key's messages keep their order whatever becomes of each; with ordered
+    /// retries a retried message that comes back (`id`) takes back the key it kept. The
+    /// delivery is not moved in (it is large, and most start at once).
     #[inline]
-    pub fn start(&mut self, admission: Admission, key: Option<&str>) -> bool {
-        if self.config.key_ordered && admission == Admission::Handle {
+    pub fn start(&mut self, admission: Admission, key: Option<&str>, id: &Id) -> bool {
+        if self.config.key_ordered && admission != Admission::Skip {
             if let Some(key) = key {
-                if !self.keys.try_start(key) {
+                if !self.keys.try_start(key, id) {
                     return false;
                 }
             }
@@ -207,10 +233,23 @@ impl<Id: Clone, D> SubscriptionMachine<Id, D> {
         true
     }
 
-    /// Hold `delivery` behind the running delivery of its `key`
-    /// ([`SubscriptionMachine::start`] said it does not run now).
-    pub fn hold(&mut self, key: &str, delivery: D) {
-        self.keys.hold(key, delivery);
+    /// Hold `delivery` (message `id`) behind the running delivery of its `key`
+    /// ([`SubscriptionMachine::start`] said it does not run now). A copy of a delivery held
+    /// already is returned instead: let it go (it is released like a skipped one). Held
+    /// behind a key that waits for a retried message, it is parked: released now (it waits
+    /// for time, not for a handler), and to be acquired again when it starts.
+    pub fn hold(&mut self, key: &str, id: &Id, delivery: D) -> Option<D> {
+        match self.keys.hold(key, id.clone(), delivery) {
+            Ok(false) => None,
+            Ok(true) => {
+                self.releases.push(id.clone());
+                None
+            }
+            Err(copy) => {
+                self.releases.push(id.clone());
+                Some(copy)
+            }
+        }
     }
 
     /// A started delivery ended at `at` with `completion`: settle it by the completion table.
@@ -219,17 +258,40 @@ impl<Id: Clone, D> SubscriptionMachine<Id, D> {
     /// their wait ends; the delivery is released after them. Where the subscription keeps
     /// per-key order, [`SubscriptionMachine::next_of_key`] then gives the delivery of the same
     /// key to run next, if one waits.
+    ///
+    /// With ordered retries, a delivery of `key` that ends in a retry (or in no outcome, on a
+    /// subscription with an ack timeout) keeps the key until it comes back.
     #[inline]
     pub fn finish(
         &mut self,
         delivered: Delivered<Id>,
         completion: Completion,
         at: Instant,
+        key: Option<&str>,
     ) -> Result<Settlement, SettlementError> {
         self.running = self.running.saturating_sub(1);
         let id = delivered.id.clone();
         let batch = delivered.batch;
         let settlement = self.settler.complete(delivered, completion, at);
+        if let (true, true, Some(key)) = (self.config.ordered_retries, self.config.key_ordered, key)
+        {
+            let due = match &settlement {
+                Ok(Settlement::Nack) => Some(at),
+                Ok(Settlement::NackAt(deadline)) => Some(*deadline),
+                Ok(Settlement::Leave) | Err(_) => self
+                    .settler
+                    .rules()
+                    .ack_timeout()
+                    .map(|timeout| at.saturating_add(timeout)),
+                _ => None,
+            };
+            if let Some(due) = due {
+                let until = due.saturating_add(RETRY_RETURN_GRACE);
+                let releases = &mut self.releases;
+                self.keys
+                    .await_return(key, id.clone(), until, |held| releases.push(held.clone()));
+            }
+        }
         // Let go of without a call: its batched entry's redelivery may hand it over again. (A
         // `NackAt` is still in hand: a sibling's redelivery must not hand it over.)
         if let (Some(place), Ok(Settlement::Leave) | Err(_)) = (batch, &settlement) {
@@ -240,9 +302,10 @@ impl<Id: Clone, D> SubscriptionMachine<Id, D> {
     }
 
     /// The delivery of `key` to run next, now that the one before it finished (where the
-    /// subscription keeps per-key order): it counts as running from now.
+    /// subscription keeps per-key order): it counts as running from now. `true` with it says
+    /// it was parked: it counts as in flight again from now (acquire it).
     #[inline]
-    pub fn next_of_key(&mut self, key: Option<&str>) -> Option<D> {
+    pub fn next_of_key(&mut self, key: Option<&str>) -> Option<(D, bool)> {
         if !self.config.key_ordered {
             return None;
         }
@@ -296,7 +359,37 @@ impl<Id: Clone, D> SubscriptionMachine<Id, D> {
     /// [`SubscriptionMachine::poll_call`] do not count: poll until it answers `None` first.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.settler.next_deadline()
+        let waits = self.settler.next_deadline();
+        if self.keys.awaiting() == 0 {
+            return waits;
+        }
+        match (waits, self.keys.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether keys wait for retried messages (with ordered retries): then
+    /// [`SubscriptionMachine::poll_expired`] may have deliveries to start when the timer
+    /// fires.
+    #[inline]
+    pub fn awaits_retries(&self) -> bool {
+        self.keys.awaiting() > 0
+    }
+
+    /// With ordered retries, a delivery to start at `now` because the retried message its key
+    /// waited for did not come back in time (see [`RETRY_RETURN_GRACE`]): it counts as running
+    /// from now, and, parked, counts as in flight again (`true`: acquire it). Call until
+    /// `None` when the timer fires.
+    pub fn poll_expired(&mut self, now: Instant) -> Option<(D, bool)> {
+        if self.keys.awaiting() == 0 {
+            return None;
+        }
+        let next = self.keys.poll_expired(now);
+        if next.is_some() {
+            self.running += 1;
+        }
+        next
     }
 
     /// A delivery that no longer counts as in flight: every call due for it was made (poll
@@ -319,8 +412,9 @@ impl<Id: Clone, D> SubscriptionMachine<Id, D> {
     }
 
     /// The service is stopping: the deliveries held for their key never start. They are
-    /// returned for the driver to let go of (they stay unacknowledged and come back).
-    pub fn drain_held(&mut self) -> impl Iterator<Item = D> + '_ {
+    /// returned for the driver to let go of (they stay unacknowledged and come back); `true`
+    /// with one says it was parked, and so released already.
+    pub fn drain_held(&mut self) -> impl Iterator<Item = (D, bool)> + '_ {
         self.keys.drain()
     }
 

@@ -68,7 +68,7 @@ fn finish(
         id,
         batch: slot(id, size).map(BatchSlot::place),
     };
-    m.finish(delivered, outcome.into(), now)
+    m.finish(delivered, outcome.into(), now, None)
 }
 
 #[test]
@@ -81,7 +81,7 @@ fn a_retry_after_becomes_a_nack_when_its_wait_ends_and_is_released_after_its_cal
         redelivery_count: Some(0),
     };
     assert_eq!(m.arrive(&arrival), Admission::Handle);
-    assert!(m.start(Admission::Handle, None));
+    assert!(m.start(Admission::Handle, None, &id));
     assert_eq!(m.running(), 1);
     let settled = finish(
         &mut m,
@@ -133,9 +133,12 @@ fn out_of_attempts_is_dead_lettered_and_a_first_delivery_never_is() {
 fn a_key_waits_for_the_delivery_of_its_key_and_the_concurrency_counts_both() {
     let mut m = machine(SubscriptionType::KeyShared, None, MachineConfig::new(2));
     let (a1, a2) = (Msg { entry: 1, index: 0 }, Msg { entry: 2, index: 0 });
-    assert!(m.start(Admission::Handle, Some("a")));
-    assert!(!m.start(Admission::Handle, Some("a")), "a2 waits for a1");
-    m.hold("a", a2);
+    assert!(m.start(Admission::Handle, Some("a"), &a1));
+    assert!(
+        !m.start(Admission::Handle, Some("a"), &a2),
+        "a2 waits for a1"
+    );
+    assert_eq!(m.hold("a", &a2, a2), None);
     assert!(
         !m.wants_delivery(),
         "one running and one held fill a concurrency of 2"
@@ -143,7 +146,7 @@ fn a_key_waits_for_the_delivery_of_its_key_and_the_concurrency_counts_both() {
     let _ = finish(&mut m, a1, 1, HandlerOutcome::ack(), at(0));
     assert_eq!(
         m.next_of_key(Some("a")),
-        Some(a2),
+        Some((a2, false)),
         "a2 runs once a1 is settled"
     );
     assert_eq!(m.running(), 1);
@@ -160,7 +163,7 @@ fn a_batched_entry_is_acknowledged_with_its_last_message_and_siblings_are_not_ha
             redelivery_count: Some(0),
         };
         assert_eq!(m.arrive(&arrival), Admission::Handle);
-        m.start(Admission::Handle, None);
+        m.start(Admission::Handle, None, id);
     }
     let _ = finish(&mut m, ids[0], 3, HandlerOutcome::ack(), at(0));
     let _ = finish(&mut m, ids[1], 3, HandlerOutcome::retry(), at(0));
@@ -183,7 +186,7 @@ fn a_batched_entry_is_acknowledged_with_its_last_message_and_siblings_are_not_ha
         };
         assert_eq!(m.arrive(&arrival), want, "{id:?}");
     }
-    m.start(Admission::Handle, None);
+    m.start(Admission::Handle, None, &ids[1]);
     let _ = finish(&mut m, ids[1], 3, HandlerOutcome::ack(), at(0));
     let _ = finish(&mut m, ids[2], 3, HandlerOutcome::drop(), at(0));
     let mut acked: Vec<Msg> = calls(&mut m, at(0))
@@ -211,7 +214,7 @@ fn a_settled_message_of_an_unfinished_entry_is_acknowledged_by_index_when_asked(
             batch: slot(*id, 2),
             redelivery_count: Some(0),
         });
-        m.start(Admission::Handle, None);
+        m.start(Admission::Handle, None, id);
     }
     let _ = finish(&mut m, ids[1], 2, HandlerOutcome::ack(), at(0));
     assert_eq!(
@@ -239,7 +242,7 @@ fn a_refused_retry_after_leaves_the_delivery_and_puts_its_index_back_out() {
             batch: slot(id, 2),
             redelivery_count: Some(0),
         });
-        m.start(Admission::Handle, None);
+        m.start(Admission::Handle, None, &id);
     }
     let settled = finish(
         &mut m,
@@ -347,7 +350,7 @@ proptest! {
                 let admission = m.arrive(&Arrival { id: &id, batch: slot(id, size), redelivery_count: Some(0) });
                 match admission {
                     Admission::Handle => {
-                        prop_assert!(m.start(Admission::Handle, None), "no key: starts at once");
+                        prop_assert!(m.start(Admission::Handle, None, &id), "no key: starts at once");
                         running.push(id);
                     }
                     Admission::Skip => {}
@@ -373,7 +376,7 @@ proptest! {
                     *acked_by_handler.entry(id).or_default() += 1;
                 }
                 let size = broker.sizes[id.entry as usize];
-                let _ = m.finish(Delivered { id, batch: slot(id, size).map(BatchSlot::place) }, completion, at(now));
+                let _ = m.finish(Delivered { id, batch: slot(id, size).map(BatchSlot::place) }, completion, at(now), None);
                 prop_assert!(m.next_of_key(None).is_none());
             } else {
                 // Nothing runs: time moves to the next wait, or to the ack timeout.
@@ -417,4 +420,115 @@ proptest! {
         // Deliveries still queued at the end are not received; every received one is released.
         prop_assert_eq!(released, arrived, "every arrival released exactly once");
     }
+}
+
+/// Ordered retries: key a's first message is retried twice (a nack, then a `retry_after`)
+/// while a's next two arrive; they are held until it comes back and is acknowledged, and
+/// then run in order; key b runs meanwhile.
+#[test]
+fn ordered_retries_hold_a_key_until_its_retried_message_is_settled() {
+    let config = MachineConfig {
+        ordered_retries: true,
+        ..MachineConfig::new(4)
+    };
+    let mut m = machine(SubscriptionType::KeyShared, None, config);
+    let (a1, a2, a3, b1) = (
+        Msg { entry: 1, index: 0 },
+        Msg { entry: 2, index: 0 },
+        Msg { entry: 3, index: 0 },
+        Msg { entry: 4, index: 0 },
+    );
+    let key = |m: &mut SubscriptionMachine<Msg, Msg>, id: Msg, k: &str| {
+        if m.start(Admission::Handle, Some(k), &id) {
+            true
+        } else {
+            assert_eq!(m.hold(k, &id, id), None);
+            false
+        }
+    };
+    let done = |m: &mut SubscriptionMachine<Msg, Msg>, id, outcome: HandlerOutcome, now| {
+        let delivered = Delivered { id, batch: None };
+        m.finish(
+            delivered,
+            outcome.into(),
+            at(now),
+            Some(if id == b1 { "b" } else { "a" }),
+        )
+        .unwrap()
+    };
+    assert!(key(&mut m, a1, "a"));
+    assert_eq!(
+        done(&mut m, a1, HandlerOutcome::retry(), 0),
+        Settlement::Nack
+    );
+    assert_eq!(m.next_of_key(Some("a")), None, "the key stays with a1");
+    assert!(!key(&mut m, a2, "a"), "a2 held while a1 is away");
+    assert!(key(&mut m, b1, "b"), "other keys flow");
+    assert_eq!(done(&mut m, b1, HandlerOutcome::ack(), 0), Settlement::Ack);
+    assert_eq!(m.next_of_key(Some("b")), None);
+    assert!(key(&mut m, a1, "a"), "a1 back: it takes its key again");
+    let wait = HandlerOutcome::retry_after(Duration::from_secs(1));
+    assert_eq!(done(&mut m, a1, wait, 5), Settlement::NackAt(at(1005)));
+    assert_eq!(m.next_of_key(Some("a")), None);
+    assert!(!key(&mut m, a3, "a"), "a3 held too");
+    assert!(
+        m.wants_delivery(),
+        "held ones do not keep a1 from being received"
+    );
+    assert_eq!(
+        m.poll_timeout(),
+        Some(at(1005)),
+        "the wait first; the key's deadline is after it"
+    );
+    assert!(key(&mut m, a1, "a"));
+    assert_eq!(
+        done(&mut m, a1, HandlerOutcome::ack(), 1005),
+        Settlement::Ack
+    );
+    assert_eq!(
+        m.next_of_key(Some("a")),
+        Some((a2, true)),
+        "then a2, parked meanwhile"
+    );
+    assert_eq!(
+        done(&mut m, a2, HandlerOutcome::ack(), 1005),
+        Settlement::Ack
+    );
+    assert_eq!(m.next_of_key(Some("a")), Some((a3, true)), "then a3");
+    assert_eq!(
+        done(&mut m, a3, HandlerOutcome::ack(), 1005),
+        Settlement::Ack
+    );
+    assert_eq!(m.next_of_key(Some("a")), None);
+    assert!(!m.awaits_retries());
+}
+
+/// Ordered retries: a retried message that does not come back lets its key go
+/// `RETRY_RETURN_GRACE` after it was due, and the held delivery starts then.
+#[test]
+fn ordered_retries_let_a_key_go_when_the_retried_message_does_not_come_back() {
+    let config = MachineConfig {
+        ordered_retries: true,
+        ..MachineConfig::new(4)
+    };
+    let mut m = machine(SubscriptionType::KeyShared, None, config);
+    let (a1, a2) = (Msg { entry: 1, index: 0 }, Msg { entry: 2, index: 0 });
+    assert!(m.start(Admission::Handle, Some("a"), &a1));
+    let delivered = Delivered {
+        id: a1,
+        batch: None,
+    };
+    let _ = m.finish(delivered, HandlerOutcome::retry().into(), at(0), Some("a"));
+    assert!(!m.start(Admission::Handle, Some("a"), &a2));
+    assert_eq!(m.hold("a", &a2, a2), None);
+    let grace = super::RETRY_RETURN_GRACE.as_millis() as u64;
+    let _ = calls(&mut m, at(0));
+    assert_eq!(m.poll_timeout(), Some(at(grace)));
+    assert_eq!(m.poll_expired(at(grace - 1)), None);
+    assert_eq!(
+        m.poll_expired(at(grace)),
+        Some((a2, true)),
+        "a2 goes on without a1"
+    );
+    assert_eq!(m.running(), 1);
 }

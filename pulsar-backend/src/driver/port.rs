@@ -94,7 +94,7 @@ pub(crate) trait ConsumerPort: Send + 'static {
     /// The transport's message id. It prints as the broker prints it
     /// (`ledger:entry:partition`, plus `:index` for a message of a batch), when something
     /// asks: a log line, a handler's `MessageId`, a dead-letter copy.
-    type Id: Clone + Send + Sync + std::fmt::Display + 'static;
+    type Id: Clone + PartialEq + Send + Sync + std::fmt::Display + 'static;
 
     /// The entry that holds the message `id`: what the broker acknowledges and redelivers.
     fn entry(id: &Self::Id) -> EntryPosition;
@@ -136,6 +136,11 @@ pub(crate) trait ConsumerPort: Send + 'static {
     /// exactly once per delivery received (per copy, where one id is received twice), after
     /// the settlement calls due for it then, if any.
     fn release(&mut self, id: &Self::Id);
+
+    /// The delivery `id`, released while it was parked behind its key (waiting for a retried
+    /// message to come back), starts now: it counts as in flight again until its next
+    /// [`ConsumerPort::release`].
+    fn acquire(&mut self, id: &Self::Id);
 
     /// Close the consumer; its unacknowledged messages go back to the subscription.
     fn close(self) -> impl Future<Output = ()> + Send;

@@ -50,6 +50,8 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) topic: Arc<str>,
     /// Whether deliveries of one key run one at a time, in order.
     pub(crate) key_ordered: bool,
+    /// Whether a retried message keeps its key until it comes back.
+    pub(crate) ordered_retries: bool,
 }
 
 /// What every handler invocation of a driver uses, shared: one reference count per delivery
@@ -69,6 +71,10 @@ struct Invocation<S, H> {
     /// How long each handler call took (the driver's [`Instruments::duration`]).
     duration: metrics::Histogram,
 }
+
+/// A held delivery to start now, with its admission, and whether it was parked (see
+/// `SubscriptionMachine::next_of_key`).
+type NextOfKey<Id> = ((Received<Id>, Admission), bool);
 
 /// A handler invocation that ended.
 struct Finished<Id> {
@@ -166,7 +172,9 @@ async fn republish<Id: std::fmt::Display>(
 pub(crate) struct Driver<C: ConsumerPort, S, H> {
     consumer: C,
     config: DriverConfig<S>,
-    machine: SubscriptionMachine<C::Id, Received<C::Id>>,
+    /// Held deliveries keep their admission: a move to the dead-letter topic waits for its key
+    /// as a handler call does.
+    machine: SubscriptionMachine<C::Id, (Received<C::Id>, Admission)>,
     invocation: Arc<Invocation<S, H>>,
     /// The sleep for the machine's next deadline, with that deadline. A fired sleep is moved
     /// on only after the calls it released were made: what `RunningBroker::in_flight` promises
@@ -189,6 +197,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let rules = config.rules.clone();
         let machine_config = MachineConfig {
             key_ordered: config.key_ordered,
+            ordered_retries: config.ordered_retries,
             max_attempts: config.dead_letter.as_ref().and_then(|d| d.max_attempts),
             batch_index_acks: consumer.acks_batch_index(),
             ..MachineConfig::new(config.concurrency)
@@ -261,8 +270,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         macro_rules! start {
             ($next:expr) => {{
                 let mut next = $next;
-                while let Some(received) = next {
-                    next = start_one!(received, Admission::Handle);
+                while let Some(((received, admission), parked)) = next {
+                    if parked {
+                        self.consumer.acquire(&received.id);
+                    }
+                    next = start_one!(received, admission);
                 }
             }};
         }
@@ -276,6 +288,23 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 ruststream::runtime::yield_now().await;
             }
             if flush_now || (burst_ended && unflushed) {
+                if self.machine.awaits_retries() {
+                    let now = self.config.runtime.now();
+                    while let Some(((received, admission), parked)) = self.machine.poll_expired(now)
+                    {
+                        if parked {
+                            self.consumer.acquire(&received.id);
+                        }
+                        tracing::warn!(
+                            message_id = %received.id,
+                            grace = ?ruststream::machine::RETRY_RETURN_GRACE,
+                            "a retried message did not come back to this consumer in time \
+                             (another consumer may have its key now): the messages held \
+                             behind it go on without it"
+                        );
+                        start!(start_one!(received, admission));
+                    }
+                }
                 self.flush().await;
                 self.arm_timer();
                 while let Some(id) = self.machine.poll_release() {
@@ -313,12 +342,26 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                                     message_id = %received.id,
                                     "not handed over again: its batch came back for a sibling"
                                 );
-                            } else if self.machine.start(admission, received.key.as_deref()) {
+                            } else if self.machine.start(
+                                admission,
+                                received.key.as_deref(),
+                                &received.id,
+                            ) {
                                 start!(start_one!(received, admission));
                             } else {
                                 // Waits for the delivery of its key that runs.
                                 let key = received.key.clone().unwrap_or_default();
-                                self.machine.hold(&key, received);
+                                let id = received.id.clone();
+                                if self
+                                    .machine
+                                    .hold(&key, &id, (received, admission))
+                                    .is_some()
+                                {
+                                    tracing::debug!(
+                                        message_id = %id,
+                                        "not held twice: a copy of it waits for its key already"
+                                    );
+                                }
                             }
                             return Poll::Ready(Event::Handled);
                         }
@@ -515,7 +558,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         &mut self,
         done: Finished<Delivered<C::Id>>,
         running: usize,
-    ) -> Option<Received<C::Id>> {
+    ) -> Option<NextOfKey<C::Id>> {
         let now = done.ended;
         self.read_at = Some(self.read_at.map_or(now, |read| read.max(now)));
         self.instruments.in_flight.set(running as f64);
@@ -523,7 +566,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         // Logged in the delivery's span, so that a refusal names its topic and message id.
         let span_guard = done.span.enter();
         let message_id = done.id.id.clone();
-        let settlement = self.machine.finish(done.id, done.completion, now);
+        let settlement = self
+            .machine
+            .finish(done.id, done.completion, now, done.key.as_deref());
         match settlement {
             Ok(settlement) => tracing::debug!(?settlement, "settled"),
             Err(error) => {
@@ -616,8 +661,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     {
         // Held deliveries (same key as a running one) never started: no outcome.
         let held: Vec<_> = self.machine.drain_held().collect();
-        for r in held {
-            self.consumer.release(&r.id);
+        for ((r, _), parked) in held {
+            if !parked {
+                self.consumer.release(&r.id);
+            }
         }
         // Running handlers get the grace period to finish; their outcomes are still settled.
         let deadline = self
@@ -637,7 +684,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             match next {
                 Some(Ok(done)) => {
                     // Held deliveries were let go above: nothing of the key waits to start.
-                    if let Some(held) = self.finish(done, running.len()) {
+                    if let Some(((held, _), false)) = self.finish(done, running.len()) {
                         self.consumer.release(&held.id);
                     }
                     self.flush().await;

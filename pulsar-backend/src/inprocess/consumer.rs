@@ -250,6 +250,11 @@ impl ConsumerPort for InProcessConsumer {
         inner.wake_if_idle();
     }
 
+    fn acquire(&mut self, _id: &MessageId) {
+        self.held += 1;
+        self.pulsar.lock().held += 1;
+    }
+
     async fn close(mut self) {
         self.disconnect();
     }

@@ -160,6 +160,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             handler: reg.handler.clone(),
             topics,
             key_ordered: descriptor.key_ordered || descriptor.kind == SubscriptionType::KeyShared,
+            ordered_retries: descriptor.ordered_retries,
             initial_position: descriptor.initial_position,
             subscription,
             kind: descriptor.kind,

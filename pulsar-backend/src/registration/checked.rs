@@ -26,6 +26,8 @@ pub(crate) struct CheckedSubscription<S> {
     pub(crate) concurrency: usize,
     /// Whether messages of one key run one at a time, in order (always on KeyShared).
     pub(crate) key_ordered: bool,
+    /// Whether a retried message keeps its key until it comes back.
+    pub(crate) ordered_retries: bool,
     /// Where the subscription starts if it does not exist.
     pub(crate) initial_position: InitialPosition,
     /// pulsar-rs's receiver queue, and the in-process consumer's prefetch.

@@ -18,6 +18,19 @@ pub(crate) struct RemoteId {
     id: MessageIdData,
 }
 
+/// The same message: topic, ledger, entry, partition and batch index (not the fields a
+/// redelivery may fill differently, such as the ack set).
+impl PartialEq for RemoteId {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&self.id, &other.id);
+        a.ledger_id == b.ledger_id
+            && a.entry_id == b.entry_id
+            && a.partition == b.partition
+            && a.batch_index == b.batch_index
+            && self.topic == other.topic
+    }
+}
+
 /// `ids` grouped by topic (a consumer of several topics or partitions acknowledges through
 /// each topic's own consumer), in the order each topic first appears. One topic, the usual
 /// case, takes one pass and no map.
@@ -214,6 +227,11 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
             self.held -= 1;
             self.in_flight.end();
         }
+    }
+
+    fn acquire(&mut self, _id: &RemoteId) {
+        self.held += 1;
+        self.in_flight.begin();
     }
 
     async fn close(mut self) {

@@ -98,6 +98,7 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             retry,
             topic: subscription.topics.to_string().into(),
             key_ordered: subscription.key_ordered,
+            ordered_retries: subscription.ordered_retries,
         },
     )
 }

@@ -59,6 +59,7 @@
 //! | consumer settings (ack timeout, dead-letter policy, initial position) | [`consumer_options`] |
 //! | pulsar-rs's ack timeout and its 500 ms ticker | [`ack_timeout`] |
 //! | pulsar-rs's dead-letter policy | [`dead_letter`] |
+//! | what a redriven copy of a dead-lettered message carries | [`redrive`] |
 //! | dispatch per subscription type, permits, redelivery counts | [`dispatch`] |
 //! | Failover's active consumer, KeyShared's key ownership | [`active_consumer`], [`sticky_key`] |
 //! | partitioned topics: which partition a producer picks | [`routing`] |
@@ -83,6 +84,7 @@ pub mod message;
 pub mod message_id;
 pub mod outcome;
 pub mod properties;
+pub mod redrive;
 pub mod retention;
 mod roster;
 pub mod routing;
@@ -107,6 +109,7 @@ pub use message::{Delivery, OutgoingMessage, StoredMessage};
 pub use message_id::MessageId;
 pub use outcome::{Acknowledgement, Redelivery};
 pub use properties::Properties;
+pub use redrive::{redriven_from, redriven_properties, DEAD_LETTER_PROPERTIES};
 pub use retention::{Retention, DEFAULT_KEPT_WITHOUT_SUBSCRIPTION};
 pub use routing::{choose_partition, partition_for_key, HashingScheme, RoundRobin};
 pub use topic_name::{TopicDomain, TopicName};

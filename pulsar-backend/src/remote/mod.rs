@@ -11,6 +11,7 @@ mod executor;
 mod in_flight;
 mod probe;
 mod publisher;
+mod redrive;
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ use ruststream::PublishError;
 use ruststream_pulsar_model::{InitialPosition, TopicSelection};
 
 use consumer::RemoteConsumer;
+pub(crate) use redrive::replay;
 use in_flight::InFlight;
 use probe::Probe;
 use publisher::Publisher;

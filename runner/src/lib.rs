@@ -51,14 +51,16 @@
 //! service that installs its own subscriber (or `log` logger) before `main` keeps it.
 
 mod cli;
+mod dead_letter_args;
 mod flags;
 #[cfg(feature = "http")]
 mod http;
 mod log_bridge;
 mod logging;
 pub mod on_runtime;
+mod replay;
 mod run;
 
-pub use cli::Cli;
+pub use cli::{Cli, DeadLetterCommand, ReplayArgs, RunnerCommand};
 pub use flags::{args, ServiceFlags};
 pub use run::{main, main_with_flags, PUBLISH_WINDOW, SOURCE_PROPERTY};

@@ -66,15 +66,20 @@ pub(crate) async fn replay(
         inner.notify();
         consumer
     };
+    // The replay's clock stamps what it publishes, unless an app started on this Pulsar
+    // already gave it one.
+    pulsar.start_timer(runtime.clone());
     let source = InProcessDeadLetters {
         from: from.to_string(),
-        pulsar,
+        pulsar: pulsar.clone(),
         consumer: Some(consumer),
         topics,
         hashing,
         runtime: runtime.clone(),
     };
-    crate::relay::run(source, replay, runtime).await
+    let summary = crate::relay::run(source, replay, runtime).await;
+    pulsar.stop_timer();
+    summary
 }
 
 /// The replay's side of the in-process Pulsar.

@@ -14,14 +14,15 @@ use ruststream_pulsar_model::{redriven_from, redriven_properties, REAL_TOPIC};
 use super::entries::Entries;
 use super::{Dead, DeadLetters, Next};
 
-/// `future`'s output, or `None` if `stop` completes first (`stop` stays usable).
+/// `future`'s output, or `None` if `stop` completes first. `stop` is asked first, so that a
+/// stop already asked for is taken even when the next message is ready at once.
 async fn unless_stopped<T>(
     future: impl Future<Output = T>,
     stop: &mut Pin<Box<dyn Future<Output = ()> + Send>>,
 ) -> Option<T> {
-    match select(pin!(future), stop.as_mut()).await {
-        Either::Left((output, _)) => Some(output),
-        Either::Right(_) => None,
+    match select(stop.as_mut(), pin!(future)).await {
+        Either::Left(_) => None,
+        Either::Right((output, _)) => Some(output),
     }
 }
 

@@ -15,12 +15,21 @@
 //! right after it: that request takes the same queue to the same connection (through the
 //! consumer's engine, then the connection's control channel), and the broker answers commands
 //! of a connection in order, so the answer comes after the acknowledgement was handled.
+//!
+//! pulsar-rs's consumer engine takes commands (the acknowledgement, the request) only between
+//! two messages, and asks the broker for more as it receives them: with more messages waiting
+//! than its queue holds, it waits for room in the queue, and the acknowledgement waits behind
+//! it. So before the request, the replay takes what the queue holds into memory of its own
+//! (read from there first); should the answer not come within [`ACK_ROUND`], it does so
+//! again. A replay of a dead-letter topic much larger than the queue may thus hold a good part
+//! of it in memory; one of up to [`RECEIVER_QUEUE`] messages holds no more than that.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::{select, Either};
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use pulsar::consumer::{ConsumerOptions, InitialPosition};
 use pulsar::message::proto::MessageIdData;
 use pulsar::{Consumer, Executor, SubType};
@@ -35,9 +44,16 @@ use super::{connect, RemoteSettings};
 use crate::relay::{Dead, DeadLetters, EntryKey, Next};
 use crate::url::BrokerUrl;
 
-/// How many messages the replay's consumer asks the broker for ahead: it moves one at a time,
-/// so a few keep it busy, and a killed replay leaves few for the broker to hand back.
-const RECEIVER_QUEUE: u32 = 64;
+/// How many messages the replay's consumer asks the broker for ahead, and its queue holds:
+/// pulsar-rs's default.
+const RECEIVER_QUEUE: u32 = 1000;
+
+/// How long the answer that confirms an acknowledgement is waited for before the consumer's
+/// queue is emptied again (see the module's documentation).
+const ACK_ROUND: Duration = Duration::from_secs(2);
+
+/// How long closing a consumer may take before it is dropped instead.
+const CLOSE_BOUND: Duration = Duration::from_secs(5);
 
 /// Run `replay` on the broker at `url`, connecting with `settings`, on `runtime`.
 pub(crate) async fn replay(
@@ -102,14 +118,18 @@ async fn replay_with<Exe: Executor>(
         .with_subscription(options.subscription.clone())
         .with_subscription_type(SubType::Shared)
         .with_consumer_name(format!("ruststream-redrive-{}", std::process::id()))
+        // The permits pulsar-rs gives the broker; the receiver queue is the room between its
+        // engine and the replay.
+        .with_batch_size(RECEIVER_QUEUE)
         .with_options(
             ConsumerOptions::default()
                 .with_receiver_queue_size(RECEIVER_QUEUE)
                 .with_initial_position(InitialPosition::Earliest),
         )
         .build::<Vec<u8>>();
-    let bound = std::pin::pin!(runtime.sleep(settings.connect_timeout));
-    let mut consumer = match select(std::pin::pin!(subscribing), bound).await {
+    let bound = settings.connect_timeout;
+    let timer = std::pin::pin!(runtime.sleep(bound));
+    let mut consumer = match select(std::pin::pin!(subscribing), timer).await {
         Either::Left((Ok(consumer), _)) => consumer,
         Either::Left((Err(e), _)) => {
             return Err(connect_failed(format!(
@@ -119,15 +139,20 @@ async fn replay_with<Exe: Executor>(
         }
         Either::Right(_) => {
             return Err(connect_failed(format!(
-                "cannot subscribe `{}` to {from} within {:?} (`PulsarBroker::connect_timeout`)",
-                options.subscription, settings.connect_timeout
+                "cannot subscribe `{}` to {from} within {bound:?} \
+                 (`PulsarBroker::connect_timeout`)",
+                options.subscription
             )))
         }
     };
-    let end = end_of(&mut consumer).await.map_err(connect_failed)?;
+    let mut ahead = VecDeque::new();
+    let end = end_of(&mut consumer, &mut ahead, &runtime)
+        .await
+        .map_err(connect_failed)?;
     let source = RemoteDeadLetters {
         publisher: Publisher::new(pulsar, settings.namespace.clone(), settings.key_hashing),
         consumer,
+        ahead,
         from,
         end,
         quiet: options.quiet,
@@ -174,22 +199,45 @@ impl Last {
     }
 }
 
+/// Take what `consumer`'s queue holds into `ahead`, so that its engine can take a command.
+fn make_room<Exe: Executor>(
+    consumer: &mut Consumer<Vec<u8>, Exe>,
+    ahead: &mut VecDeque<pulsar::consumer::Message<Vec<u8>>>,
+) {
+    while let Some(Some(Ok(message))) = consumer.next().now_or_never() {
+        ahead.push_back(message);
+    }
+}
+
 /// Where reading `consumer`'s topic stops (see [`End`]).
-async fn end_of<Exe: Executor>(consumer: &mut Consumer<Vec<u8>, Exe>) -> Result<End, String> {
-    let stats = consumer
-        .get_stats()
-        .await
-        .map_err(|e| format!("asking the dead-letter subscription's backlog: {e}"))?;
+async fn end_of<Exe: Executor>(
+    consumer: &mut Consumer<Vec<u8>, Exe>,
+    ahead: &mut VecDeque<pulsar::consumer::Message<Vec<u8>>>,
+    runtime: &Arc<dyn Runtime>,
+) -> Result<End, String> {
+    let stats = loop {
+        make_room(consumer, ahead);
+        let asking = std::pin::pin!(consumer.get_stats());
+        let round = std::pin::pin!(runtime.sleep(ACK_ROUND));
+        if let Either::Left((answer, _)) = select(asking, round).await {
+            break answer.map_err(|e| format!("asking the dead-letter subscription's backlog: {e}"))?;
+        }
+    };
     if !stats.is_empty() && stats.iter().all(|s| s.msg_backlog == Some(0)) {
         return Ok(End::Nothing);
     }
     if consumer.topics().len() != 1 {
         return Ok(End::Unknown);
     }
-    let last = consumer
-        .get_last_message_id()
-        .await
-        .map_err(|e| format!("asking the dead-letter topic's last message id: {e}"))?;
+    let last = loop {
+        make_room(consumer, ahead);
+        let asking = std::pin::pin!(consumer.get_last_message_id());
+        let round = std::pin::pin!(runtime.sleep(ACK_ROUND));
+        if let Either::Left((answer, _)) = select(asking, round).await {
+            break answer
+                .map_err(|e| format!("asking the dead-letter topic's last message id: {e}"))?;
+        }
+    };
     Ok(match last.first() {
         // -1:-1, no message ever.
         Some(id) if id.ledger_id as i64 == -1 || id.entry_id as i64 == -1 => End::Nothing,
@@ -205,6 +253,8 @@ async fn end_of<Exe: Executor>(consumer: &mut Consumer<Vec<u8>, Exe>) -> Result<
 /// The replay's side of pulsar-rs.
 struct RemoteDeadLetters<Exe: Executor> {
     consumer: Consumer<Vec<u8>, Exe>,
+    /// Messages taken from the consumer's queue to let an acknowledgement through, in order.
+    ahead: VecDeque<pulsar::consumer::Message<Vec<u8>>>,
     publisher: Publisher<Exe>,
     from: String,
     end: End,
@@ -237,7 +287,13 @@ impl<Exe: Executor> DeadLetters for RemoteDeadLetters<Exe> {
         }
         loop {
             let quiet = std::pin::pin!(self.runtime.sleep(self.quiet));
-            let message = match select(self.consumer.next(), quiet).await {
+            let next = match self.ahead.pop_front() {
+                Some(message) => futures::future::Either::Left(std::future::ready(Some(Ok(
+                    message,
+                )))),
+                None => futures::future::Either::Right(self.consumer.next()),
+            };
+            let message = match select(next, quiet).await {
                 Either::Left((Some(Ok(message)), _)) => message,
                 Either::Left((Some(Err(error)), _)) => {
                     // pulsar-rs reconnects by itself; what was not acknowledged comes back.
@@ -313,14 +369,31 @@ impl<Exe: Executor> DeadLetters for RemoteDeadLetters<Exe> {
         };
         self.consumer.ack_with_id(&id.topic, ack).await?;
         // Behind the acknowledgement on the same connection: answered once it was handled.
-        self.consumer.get_stats().await?;
-        Ok(())
+        loop {
+            make_room(&mut self.consumer, &mut self.ahead);
+            let asking = std::pin::pin!(self.consumer.get_stats());
+            let round = std::pin::pin!(self.runtime.sleep(ACK_ROUND));
+            match select(asking, round).await {
+                Either::Left((answer, _)) => return answer.map(|_| ()).map_err(Into::into),
+                Either::Right(_) => continue,
+            }
+        }
     }
 
     async fn close(mut self) {
         self.publisher.close().await;
-        if let Err(error) = self.consumer.close().await {
-            tracing::warn!(%error, "closing the dead-letter consumer failed; the broker drops it with the connection");
+        // The reading consumer's engine may be waiting for room in its queue, and answers a
+        // close only between two messages: empty the queue (what is in it goes back to the
+        // subscription), then close within a bound; past it, dropping it closes it too.
+        while let Some(Some(_)) = self.consumer.next().now_or_never() {}
+        let closing = std::pin::pin!(self.consumer.close());
+        let bound = std::pin::pin!(self.runtime.sleep(CLOSE_BOUND));
+        if let Either::Left((Err(error), _)) = select(closing, bound).await {
+            tracing::warn!(
+                %error,
+                "closing the dead-letter consumer failed; the broker drops it with the \
+                 connection"
+            );
         }
     }
 }

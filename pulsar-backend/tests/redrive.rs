@@ -43,9 +43,13 @@ async fn replay_on(
     let context = StartContext::new(runtime())
         .in_process()
         .with(pulsar.clone());
-    let summary = redrive::replay(PulsarBroker::<()>::new("pulsar://unused:6650"), replay, context)
-        .await
-        .expect("the replay runs");
+    let summary = redrive::replay(
+        PulsarBroker::<()>::new("pulsar://unused:6650"),
+        replay,
+        context,
+    )
+    .await
+    .expect("the replay runs");
     let events = events.lock().unwrap().clone();
     (summary, events)
 }
@@ -66,7 +70,9 @@ fn backlog(pulsar: &InProcessPulsar) -> Option<usize> {
 #[tokio::test]
 async fn every_message_goes_back_once_with_its_key_and_properties_less_the_dead_letter_ones() {
     let pulsar = InProcessPulsar::new();
-    pulsar.publish_batch((0..4).map(|n| dead(n, "timeout"))).unwrap();
+    pulsar
+        .publish_batch((0..4).map(|n| dead(n, "timeout")))
+        .unwrap();
     for n in 4..7 {
         pulsar.publish(dead(n, "timeout")).unwrap();
     }
@@ -77,7 +83,12 @@ async fn every_message_goes_back_once_with_its_key_and_properties_less_the_dead_
     assert_eq!(backlog(&pulsar), Some(0), "every original acknowledged");
 
     let back = pulsar.topic_messages(REFUNDS).unwrap();
-    assert_eq!(ids(&back), (0..7).map(|n| format!("{{\"id\":{n}}}")).collect::<Vec<_>>());
+    assert_eq!(
+        ids(&back),
+        (0..7)
+            .map(|n| format!("{{\"id\":{n}}}"))
+            .collect::<Vec<_>>()
+    );
     let dead_ids: Vec<String> = pulsar
         .topic_messages(DLQ)
         .unwrap()
@@ -96,7 +107,10 @@ async fn every_message_goes_back_once_with_its_key_and_properties_less_the_dead_
         let from = copy.property(REDRIVEN_FROM).expect("REDRIVEN_FROM set");
         let (topic, id) = from.split_once('@').unwrap();
         assert_eq!(topic, DLQ);
-        assert!(dead_ids.iter().any(|d| d == id), "{from} names a DLQ message");
+        assert!(
+            dead_ids.iter().any(|d| d == id),
+            "{from} names a DLQ message"
+        );
     }
     assert!(matches!(&events[0], ReplayEvent::Started { from, .. } if from == DLQ));
     let moved = events
@@ -115,13 +129,21 @@ async fn every_message_goes_back_once_with_its_key_and_properties_less_the_dead_
 async fn a_filter_moves_its_messages_and_leaves_the_others_for_a_later_replay() {
     let pulsar = InProcessPulsar::new();
     for n in 0..6 {
-        let reason = if n % 2 == 0 { "timeout" } else { "card-declined" };
+        let reason = if n % 2 == 0 {
+            "timeout"
+        } else {
+            "card-declined"
+        };
         pulsar.publish(dead(n, reason)).unwrap();
     }
     let options =
         ReplayOptions::new("refunds-dlq").filter("DEAD_LETTER_REASON=timeout".parse().unwrap());
     let (summary, events) = replay_on(&pulsar, options).await;
-    assert_eq!((summary.moved, summary.skipped_by_filter), (3, 3), "{summary}");
+    assert_eq!(
+        (summary.moved, summary.skipped_by_filter),
+        (3, 3),
+        "{summary}"
+    );
     assert_eq!(backlog(&pulsar), Some(3), "the declined ones stay");
     assert_eq!(
         ids(&pulsar.topic_messages(REFUNDS).unwrap()),
@@ -138,7 +160,11 @@ async fn a_filter_moves_its_messages_and_leaves_the_others_for_a_later_replay() 
     let (rest, _) = replay_on(&pulsar, ReplayOptions::new("refunds-dlq")).await;
     assert_eq!((rest.moved, rest.skipped_by_filter), (3, 0), "{rest}");
     assert_eq!(backlog(&pulsar), Some(0));
-    assert_eq!(pulsar.topic_messages(REFUNDS).unwrap().len(), 6, "none twice");
+    assert_eq!(
+        pulsar.topic_messages(REFUNDS).unwrap().len(),
+        6,
+        "none twice"
+    );
 }
 
 #[tokio::test]
@@ -151,10 +177,16 @@ async fn a_limit_stops_the_replay_and_the_next_one_continues() {
     assert_eq!((first.moved, first.end), (2, ReplayEnd::Limit), "{first}");
     assert_eq!(backlog(&pulsar), Some(3));
     let (second, _) = replay_on(&pulsar, ReplayOptions::new("refunds-dlq")).await;
-    assert_eq!((second.moved, second.end), (3, ReplayEnd::Drained), "{second}");
+    assert_eq!(
+        (second.moved, second.end),
+        (3, ReplayEnd::Drained),
+        "{second}"
+    );
     assert_eq!(
         ids(&pulsar.topic_messages(REFUNDS).unwrap()),
-        (0..5).map(|n| format!("{{\"id\":{n}}}")).collect::<Vec<_>>()
+        (0..5)
+            .map(|n| format!("{{\"id\":{n}}}"))
+            .collect::<Vec<_>>()
     );
 }
 
@@ -164,11 +196,18 @@ async fn a_dry_run_reports_what_would_move_and_changes_nothing() {
     for n in 0..3 {
         pulsar.publish(dead(n, "timeout")).unwrap();
     }
-    let (summary, events) = replay_on(&pulsar, ReplayOptions::new("refunds-dlq").dry_run(true)).await;
+    let (summary, events) =
+        replay_on(&pulsar, ReplayOptions::new("refunds-dlq").dry_run(true)).await;
     assert!(summary.dry_run);
     assert_eq!(summary.moved, 3, "would move: {summary}");
-    assert!(summary.to_string().starts_with("would move 3,"), "{summary}");
-    assert!(pulsar.topic_messages(REFUNDS).unwrap().is_empty(), "nothing published");
+    assert!(
+        summary.to_string().starts_with("would move 3,"),
+        "{summary}"
+    );
+    assert!(
+        pulsar.topic_messages(REFUNDS).unwrap().is_empty(),
+        "nothing published"
+    );
     assert_eq!(backlog(&pulsar), Some(3), "nothing acknowledged");
     let would: Vec<String> = events
         .iter()
@@ -176,7 +215,10 @@ async fn a_dry_run_reports_what_would_move_and_changes_nothing() {
         .map(ToString::to_string)
         .collect();
     assert_eq!(would.len(), 3);
-    assert!(would[0].starts_with("would move ") && would[0].ends_with(REFUNDS), "{would:?}");
+    assert!(
+        would[0].starts_with("would move ") && would[0].ends_with(REFUNDS),
+        "{would:?}"
+    );
 }
 
 #[tokio::test]
@@ -186,19 +228,29 @@ async fn a_message_that_names_no_topic_stays_unless_one_is_given() {
         .publish(Message::new(DLQ, b"orphan".to_vec()).property("k", "v"))
         .unwrap();
     let (summary, events) = replay_on(&pulsar, ReplayOptions::new("refunds-dlq")).await;
-    assert_eq!((summary.moved, summary.skipped_without_topic), (0, 1), "{summary}");
+    assert_eq!(
+        (summary.moved, summary.skipped_without_topic),
+        (0, 1),
+        "{summary}"
+    );
     assert_eq!(backlog(&pulsar), Some(1), "left unacknowledged");
     let line = events
         .iter()
         .find(|e| matches!(e, ReplayEvent::NoTarget { .. }))
         .expect("reported")
         .to_string();
-    assert!(line.contains("no REAL_TOPIC") && line.contains("--to"), "{line}");
+    assert!(
+        line.contains("no REAL_TOPIC") && line.contains("--to"),
+        "{line}"
+    );
 
     let (to, _) = replay_on(&pulsar, ReplayOptions::new("refunds-dlq").to("orphans")).await;
     assert_eq!(to.moved, 1, "{to}");
     let copy = &pulsar.topic_messages("orphans").unwrap()[0];
-    assert_eq!((copy.payload.as_slice(), copy.property("k")), (&b"orphan"[..], Some("v")));
+    assert_eq!(
+        (copy.payload.as_slice(), copy.property("k")),
+        (&b"orphan"[..], Some("v"))
+    );
     assert_eq!(backlog(&pulsar), Some(0));
 }
 
@@ -209,27 +261,41 @@ async fn a_batched_entry_moved_in_part_stays_and_its_moved_messages_are_counted_
     // entries: an entry with a message left must stay, and its moved messages come again.
     let pulsar = InProcessPulsar::new();
     pulsar
-        .publish_batch([dead(0, "timeout"), dead(1, "card-declined"), dead(2, "timeout")])
+        .publish_batch([
+            dead(0, "timeout"),
+            dead(1, "card-declined"),
+            dead(2, "timeout"),
+        ])
         .unwrap();
     let options =
         ReplayOptions::new("refunds-dlq").filter("DEAD_LETTER_REASON=timeout".parse().unwrap());
     let (summary, events) = replay_on(&pulsar, options).await;
     assert_eq!(
-        (summary.moved, summary.skipped_by_filter, summary.duplicates_possible),
+        (
+            summary.moved,
+            summary.skipped_by_filter,
+            summary.duplicates_possible
+        ),
         (2, 1, 2),
         "{summary}"
     );
     assert_eq!(backlog(&pulsar), Some(1), "the entry stays, whole");
-    assert!(events.iter().any(
-        |e| matches!(e, ReplayEvent::Unacknowledged { ids, .. } if ids.len() == 2)
-    ));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, ReplayEvent::Unacknowledged { ids, .. } if ids.len() == 2)));
     // As reported: the next replay moves the entry's three messages, two of them again.
     let (rest, _) = replay_on(&pulsar, ReplayOptions::new("refunds-dlq")).await;
     assert_eq!((rest.moved, rest.duplicates_possible), (3, 0), "{rest}");
     assert_eq!(backlog(&pulsar), Some(0));
     assert_eq!(
         ids(&pulsar.topic_messages(REFUNDS).unwrap()),
-        ["{\"id\":0}", "{\"id\":0}", "{\"id\":1}", "{\"id\":2}", "{\"id\":2}"]
+        [
+            "{\"id\":0}",
+            "{\"id\":0}",
+            "{\"id\":1}",
+            "{\"id\":2}",
+            "{\"id\":2}"
+        ]
     );
 }
 
@@ -294,11 +360,25 @@ async fn a_stop_ends_the_replay_between_two_messages() {
         .stop_when(async move {
             let _ = rx.await;
         });
-    let context = StartContext::new(runtime()).in_process().with(pulsar.clone());
-    let summary = redrive::replay(PulsarBroker::<()>::new("pulsar://unused:6650"), replay, context)
-        .await
-        .unwrap();
-    assert_eq!((summary.moved, summary.end), (2, ReplayEnd::Stopped), "{summary}");
+    let context = StartContext::new(runtime())
+        .in_process()
+        .with(pulsar.clone());
+    let summary = redrive::replay(
+        PulsarBroker::<()>::new("pulsar://unused:6650"),
+        replay,
+        context,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (summary.moved, summary.end),
+        (2, ReplayEnd::Stopped),
+        "{summary}"
+    );
     assert_eq!(pulsar.topic_messages(REFUNDS).unwrap().len(), 2);
-    assert_eq!(backlog(&pulsar), Some(2), "the others wait for the next replay");
+    assert_eq!(
+        backlog(&pulsar),
+        Some(2),
+        "the others wait for the next replay"
+    );
 }

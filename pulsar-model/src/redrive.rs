@@ -93,7 +93,10 @@ mod tests {
             pairs(&[
                 ("trace", "t1"),
                 ("source", "samples.jsonl:4"),
-                (REDRIVEN_FROM, "persistent://public/default/refunds-dlq@9:41:-1"),
+                (
+                    REDRIVEN_FROM,
+                    "persistent://public/default/refunds-dlq@9:41:-1"
+                ),
             ])
         );
     }
@@ -101,7 +104,10 @@ mod tests {
     #[test]
     fn a_message_redriven_again_names_only_its_latest_dead_letter_topic() {
         let dead = pairs(&[
-            (REDRIVEN_FROM, "persistent://public/default/refunds-dlq@1:1:-1"),
+            (
+                REDRIVEN_FROM,
+                "persistent://public/default/refunds-dlq@1:1:-1",
+            ),
             ("k", "v"),
             (REAL_TOPIC, "persistent://public/default/refunds"),
         ]);

@@ -155,18 +155,16 @@ mod tests {
         ] {
             let parsed = parse_args(args).unwrap();
             assert!(parsed.cli.embedded, "{args:?}");
-            assert_eq!(parsed.settings.get("b.url"), Some("pulsar://x:1"), "{args:?}");
+            assert_eq!(
+                parsed.settings.get("b.url"),
+                Some("pulsar://x:1"),
+                "{args:?}"
+            );
         }
     }
 
     fn replay_args(args: &[&str]) -> Result<(ReplayArgs, Parsed), clap::Error> {
-        let parsed = parse_args(
-            &[&["dead-letter", "replay"][..], args]
-                .concat()
-                .iter()
-                .copied()
-                .collect::<Vec<_>>(),
-        )?;
+        let parsed = parse_args(&[&["dead-letter", "replay"][..], args].concat())?;
         match &parsed.cli.command {
             Some(RunnerCommand::DeadLetter(DeadLetterCommand::Replay(replay))) => {
                 Ok((replay.clone(), parsed))
@@ -210,7 +208,10 @@ mod tests {
         assert_eq!(options.rate, Some("50/s".parse::<Rate>().unwrap()));
         assert!(options.dry_run);
         assert_eq!(options.subscription, DEFAULT_REPLAY_SUBSCRIPTION);
-        assert_eq!(options.batch_index_acks, None, "the broker's own unless asked");
+        assert_eq!(
+            options.batch_index_acks, None,
+            "the broker's own unless asked"
+        );
         assert_eq!(
             parsed.settings.get("b.url"),
             Some("pulsar://127.0.0.1:6651")

@@ -86,22 +86,23 @@ fn stop_signal(name: &str) -> StopSignal {
     let (tx, rx) = oneshot::channel::<()>();
     let first = Mutex::new(Some(tx));
     let name = name.to_owned();
-    let watched = ctrlc::set_handler(move || {
-        match first.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            Some(tx) => {
-                eprintln!(
-                    "{name}: stop signal received: stopping after the message in flight; a \
+    let watched =
+        ctrlc::set_handler(
+            move || match first.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                Some(tx) => {
+                    eprintln!(
+                        "{name}: stop signal received: stopping after the message in flight; a \
                      second signal ends at once (that message may then be moved again by the \
                      next replay)"
-                );
-                let _ = tx.send(());
-            }
-            None => {
-                eprintln!("{name}: second stop signal: ending at once");
-                std::process::exit(130);
-            }
-        }
-    });
+                    );
+                    let _ = tx.send(());
+                }
+                None => {
+                    eprintln!("{name}: second stop signal: ending at once");
+                    std::process::exit(130);
+                }
+            },
+        );
     if let Err(e) = watched {
         tracing::warn!("cannot watch SIGINT/SIGTERM ({e}); stop the replay by killing it");
     }

@@ -99,7 +99,10 @@ impl fmt::Display for ReplayEvent {
                 "failed {id}: the copy to {to} was not confirmed ({error}); left in place"
             ),
             ReplayEvent::Unacknowledged { ids, reason } => {
-                write!(f, "not acknowledged, so moved again by the next replay ({reason}):")?;
+                write!(
+                    f,
+                    "not acknowledged, so moved again by the next replay ({reason}):"
+                )?;
                 for id in ids {
                     write!(f, " {id}")?;
                 }

@@ -133,7 +133,6 @@ impl ReplayOptions {
 mod tests {
     use super::*;
     use alloc::string::ToString;
-    use alloc::vec;
 
     #[test]
     fn every_filter_must_match() {
@@ -147,6 +146,6 @@ mod tests {
         };
         assert!(options.selects(&props(&[("b", "2"), ("a", "1"), ("c", "3")])));
         assert!(!options.selects(&props(&[("a", "1")])));
-        assert!(ReplayOptions::new("dlq").selects(&vec![]), "no filter: all");
+        assert!(ReplayOptions::new("dlq").selects(&[]), "no filter: all");
     }
 }

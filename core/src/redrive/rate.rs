@@ -78,10 +78,7 @@ impl FromStr for Rate {
             given: text.to_owned(),
         };
         let (count, unit) = text.trim().split_once('/').unwrap_or((text.trim(), "s"));
-        let count = count
-            .trim()
-            .parse::<NonZeroU32>()
-            .map_err(|_| error())?;
+        let count = count.trim().parse::<NonZeroU32>().map_err(|_| error())?;
         match unit.trim() {
             "s" | "sec" => Ok(Rate::per_second(count)),
             "m" | "min" => Ok(Rate::per_minute(count)),

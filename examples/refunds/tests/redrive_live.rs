@@ -138,7 +138,10 @@ fn replay_killed_midway(url: &str) -> usize {
                 panic!("the replay printed {moved} moves, then nothing within {WITHIN:?} ({e})");
             }
         };
-        assert!(!line.starts_with("summary:"), "ended before the kill: {line}");
+        assert!(
+            !line.starts_with("summary:"),
+            "ended before the kill: {line}"
+        );
         if line.starts_with("moved ") {
             moved += 1;
         }
@@ -245,7 +248,10 @@ fn a_replay_killed_midway_and_run_again_moves_every_message_once_but_the_one_in_
         summary.contains("failed 0") && summary.contains("duplicates possible 0"),
         "{summary}"
     );
-    assert!(summary.contains("every message there was at the start was read"), "{summary}");
+    assert!(
+        summary.contains("every message there was at the start was read"),
+        "{summary}"
+    );
     let moved_again: usize = summary["summary: moved ".len()..]
         .split(',')
         .next()
@@ -270,26 +276,43 @@ fn a_replay_killed_midway_and_run_again_moves_every_message_once_but_the_one_in_
         broker_ready,
         started.elapsed()
     );
-    assert!(twice.len() <= 1, "more than the message in flight moved twice: {twice:?}");
-    assert!(copies.values().all(|c| c.len() <= 2), "a message moved three times");
+    assert!(
+        twice.len() <= 1,
+        "more than the message in flight moved twice: {twice:?}"
+    );
+    assert!(
+        copies.values().all(|c| c.len() <= 2),
+        "a message moved three times"
+    );
     assert!(
         moved_again + before_kill >= MESSAGES && moved_again < MESSAGES,
         "the second replay continued where the first stopped: {before_kill} + {moved_again}"
     );
     for (n, copies) in &copies {
         for (key, properties) in copies {
-            assert_eq!(key.as_deref(), Some(format!("card-{n}").as_str()), "key kept");
+            assert_eq!(
+                key.as_deref(),
+                Some(format!("card-{n}").as_str()),
+                "key kept"
+            );
             assert_eq!(properties["n"], n.to_string(), "properties kept");
             assert!(
                 properties[REDRIVEN_FROM].starts_with(&format!("{DLQ}@")),
                 "{properties:?}"
             );
             for gone in [REAL_TOPIC, ORIGIN_MESSAGE_ID, DEAD_LETTER_REASON] {
-                assert!(!properties.contains_key(gone), "{gone} left: {properties:?}");
+                assert!(
+                    !properties.contains_key(gone),
+                    "{gone} left: {properties:?}"
+                );
             }
         }
     }
-    assert_eq!(rt.block_on(redrive_backlog(&url)), Some(0), "the dead-letter backlog");
+    assert_eq!(
+        rt.block_on(redrive_backlog(&url)),
+        Some(0),
+        "the dead-letter backlog"
+    );
 
     // A third run finds nothing and says so at once.
     let printed = replay_to_end(&url);

@@ -74,7 +74,10 @@ impl<Id: Clone> Entries<Id> {
     /// Every message moved whose entry is left unacknowledged: a later replay moves them
     /// again.
     pub(super) fn unacknowledged(self) -> Vec<MessageId> {
-        self.open.into_values().flat_map(|open| open.moved).collect()
+        self.open
+            .into_values()
+            .flat_map(|open| open.moved)
+            .collect()
     }
 }
 

@@ -25,10 +25,10 @@ use ruststream::PublishError;
 use ruststream_pulsar_model::{InitialPosition, TopicSelection};
 
 use consumer::RemoteConsumer;
-pub(crate) use redrive::replay;
 use in_flight::InFlight;
 use probe::Probe;
 use publisher::Publisher;
+pub(crate) use redrive::replay;
 
 use crate::driver::Mount;
 use crate::registration::{Checked, CheckedSubscription};

@@ -157,7 +157,9 @@ async fn replay_with<Exe: Executor>(
         end,
         quiet: options.quiet,
         runtime: runtime.clone(),
-        batch_index_acks: options.batch_index_acks.unwrap_or(settings.batch_index_acks),
+        batch_index_acks: options
+            .batch_index_acks
+            .unwrap_or(settings.batch_index_acks),
     };
     crate::relay::run(source, replay, runtime).await
 }
@@ -220,7 +222,8 @@ async fn end_of<Exe: Executor>(
         let asking = std::pin::pin!(consumer.get_stats());
         let round = std::pin::pin!(runtime.sleep(ACK_ROUND));
         if let Either::Left((answer, _)) = select(asking, round).await {
-            break answer.map_err(|e| format!("asking the dead-letter subscription's backlog: {e}"))?;
+            break answer
+                .map_err(|e| format!("asking the dead-letter subscription's backlog: {e}"))?;
         }
     };
     if !stats.is_empty() && stats.iter().all(|s| s.msg_backlog == Some(0)) {
@@ -288,9 +291,9 @@ impl<Exe: Executor> DeadLetters for RemoteDeadLetters<Exe> {
         loop {
             let quiet = std::pin::pin!(self.runtime.sleep(self.quiet));
             let next = match self.ahead.pop_front() {
-                Some(message) => futures::future::Either::Left(std::future::ready(Some(Ok(
-                    message,
-                )))),
+                Some(message) => {
+                    futures::future::Either::Left(std::future::ready(Some(Ok(message))))
+                }
                 None => futures::future::Either::Right(self.consumer.next()),
             };
             let message = match select(next, quiet).await {

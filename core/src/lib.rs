@@ -17,6 +17,7 @@
 //! | the four subscription types and which of them count redeliveries | [`subscription`] |
 //! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`], [`params`] |
 //! | the app: startup, brokers | [`mod@app`] |
+//! | moving dead-lettered messages back (`dead-letter replay`) | [`redrive`] |
 //! | spawn and timer contracts, and a manual clock | [`runtime`] |
 //! | the clock-free instant type | [`time`] |
 #![no_std]
@@ -37,6 +38,7 @@ pub mod outgoing;
 pub mod params;
 mod publish_error;
 mod publishing;
+pub mod redrive;
 pub mod registration;
 pub mod runtime;
 pub mod state;

@@ -30,7 +30,9 @@ mod inprocess;
 mod message_id;
 mod observe;
 pub mod prelude;
+pub mod redrive;
 mod registration;
+mod relay;
 mod remote;
 mod subscription;
 #[cfg(feature = "testing")]

@@ -5,29 +5,44 @@
 use clap::{Arg, ArgMatches, Command, FromArgMatches};
 use ruststream::app::{AppInfo, SettingSpec, Settings};
 
+pub use crate::dead_letter_args::{DeadLetterCommand, ReplayArgs};
+
 /// What the command line asked the runner for.
+// The options are global: accepted before or after the command (`refunds --embedded run` or
+// `refunds run --embedded`), as are the broker settings and the service's own flags.
 #[derive(Debug, Clone, Default, PartialEq, Eq, clap::Parser)]
 #[non_exhaustive]
 pub struct Cli {
-    /// The command; `run`, the only one, starts the service and is the default.
-    #[arg(value_parser = ["run"], default_value = "run", hide_default_value = true)]
-    pub command: String,
+    /// The command; none is `run`, which starts the service.
+    #[command(subcommand)]
+    pub command: Option<RunnerCommand>,
     /// Run on the brokers' in-process stand-ins, on a virtual clock that skips ahead whenever
     /// the service is idle; the process ends once nothing is left to do.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub embedded: bool,
     /// Publish each line of FILE (one payload per line) to TOPIC after startup, as it is, with
     /// no properties. Repeatable.
-    #[arg(long, value_name = "TOPIC=FILE", value_parser = split_publish)]
+    #[arg(long, value_name = "TOPIC=FILE", value_parser = split_publish, global = true)]
     pub publish: Vec<(String, String)>,
     /// With --publish: set the property `source=FILE:LINE` on each message, naming the line
     /// it came from.
-    #[arg(long, requires = "publish")]
+    #[arg(long, requires = "publish", global = true)]
     pub publish_source: bool,
     /// Serve /healthz, /readyz and /metrics (Prometheus) on ADDR, e.g. 127.0.0.1:9090.
     #[cfg(feature = "http")]
-    #[arg(long, value_name = "ADDR", env = "RUSTSTREAM_HTTP_ADDR")]
+    #[arg(long, value_name = "ADDR", env = "RUSTSTREAM_HTTP_ADDR", global = true)]
     pub http: Option<String>,
+}
+
+/// A command of the runner.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]
+#[non_exhaustive]
+pub enum RunnerCommand {
+    /// Start the service (the default).
+    Run,
+    /// Dead-lettered messages: move them back.
+    #[command(subcommand)]
+    DeadLetter(DeadLetterCommand),
 }
 
 /// The command line parsed: the runner's options, the settings given, and the matches the
@@ -53,11 +68,12 @@ pub(crate) fn command(info: &AppInfo, specs: &[SettingSpec], service: Option<Com
                 .value_name("VALUE")
                 .help(spec.help)
                 .hide_env_values(spec.secret)
+                .global(true)
                 .help_heading("Broker settings (the app's values are the defaults)"),
         );
     }
     if let Some(service) = service {
-        command = command.args(service.get_arguments().cloned());
+        command = command.args(service.get_arguments().map(|a| a.clone().global(true)));
     }
     command
 }
@@ -124,8 +140,101 @@ mod tests {
 
     #[test]
     fn run_is_the_default_command() {
-        assert_eq!(parse_args(&[]).unwrap().cli.command, "run");
-        assert_eq!(parse_args(&["run"]).unwrap().cli.command, "run");
+        assert_eq!(parse_args(&[]).unwrap().cli.command, None);
+        assert_eq!(
+            parse_args(&["run"]).unwrap().cli.command,
+            Some(RunnerCommand::Run)
+        );
+    }
+
+    #[test]
+    fn options_and_settings_go_before_or_after_the_command() {
+        for args in [
+            &["--embedded", "--b-url", "pulsar://x:1", "run"][..],
+            &["run", "--embedded", "--b-url", "pulsar://x:1"][..],
+        ] {
+            let parsed = parse_args(args).unwrap();
+            assert!(parsed.cli.embedded, "{args:?}");
+            assert_eq!(
+                parsed.settings.get("b.url"),
+                Some("pulsar://x:1"),
+                "{args:?}"
+            );
+        }
+    }
+
+    fn replay_args(args: &[&str]) -> Result<(ReplayArgs, Parsed), clap::Error> {
+        let parsed = parse_args(&[&["dead-letter", "replay"][..], args].concat())?;
+        match &parsed.cli.command {
+            Some(RunnerCommand::DeadLetter(DeadLetterCommand::Replay(replay))) => {
+                Ok((replay.clone(), parsed))
+            }
+            other => panic!("not a replay: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn dead_letter_replay_reads_its_flags_into_options() {
+        use ruststream::redrive::{PropertyFilter, Rate, DEFAULT_REPLAY_SUBSCRIPTION};
+
+        let (args, parsed) = replay_args(&[
+            "--from",
+            "refunds-dlq",
+            "--to",
+            "refunds-again",
+            "--filter",
+            "DEAD_LETTER_REASON=timeout",
+            "--filter=region=eu",
+            "--limit",
+            "10",
+            "--rate",
+            "50/s",
+            "--dry-run",
+            "--b-url",
+            "pulsar://127.0.0.1:6651",
+        ])
+        .unwrap();
+        let options = args.options();
+        assert_eq!(options.from, "refunds-dlq");
+        assert_eq!(options.to.as_deref(), Some("refunds-again"));
+        assert_eq!(
+            options.filters,
+            [
+                PropertyFilter::new("DEAD_LETTER_REASON", "timeout"),
+                PropertyFilter::new("region", "eu")
+            ]
+        );
+        assert_eq!(options.limit, Some(10));
+        assert_eq!(options.rate, Some("50/s".parse::<Rate>().unwrap()));
+        assert!(options.dry_run);
+        assert_eq!(options.subscription, DEFAULT_REPLAY_SUBSCRIPTION);
+        assert_eq!(
+            options.batch_index_acks, None,
+            "the broker's own unless asked"
+        );
+        assert_eq!(
+            parsed.settings.get("b.url"),
+            Some("pulsar://127.0.0.1:6651")
+        );
+
+        let (args, _) = replay_args(&["--from", "d", "--batch-index-acks"]).unwrap();
+        let options = args.options();
+        assert_eq!(options.batch_index_acks, Some(true));
+        assert!(!options.dry_run && options.to.is_none() && options.filters.is_empty());
+    }
+
+    #[test]
+    fn a_replay_with_a_wrong_flag_says_what_to_write() {
+        let error = replay_args(&[]).unwrap_err().to_string();
+        assert!(error.contains("--from <TOPIC>"), "{error}");
+        let error = replay_args(&["--from", "d", "--filter", "reason"])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("write PROPERTY=VALUE"), "{error}");
+        let error = replay_args(&["--from", "d", "--rate", "fast"])
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("N/s, N/min or N"), "{error}");
     }
 
     #[test]
@@ -159,8 +268,7 @@ mod tests {
     #[test]
     fn mistakes_say_what_to_write() {
         let error = parse_args(&["serve"]).unwrap_err().to_string();
-        assert!(error.contains("invalid value 'serve'"), "{error}");
-        assert!(error.contains("[possible values: run]"), "{error}");
+        assert!(error.contains("unrecognized subcommand 'serve'"), "{error}");
         let error = parse_args(&["--publish-source"]).unwrap_err().to_string();
         assert!(error.contains("--publish <TOPIC=FILE>"), "{error}");
         let error = parse_args(&["--publish", "refunds"])

@@ -10,6 +10,11 @@
 //! Usage: <service> [OPTIONS] [COMMAND]
 //!
 //!   [COMMAND]               run (the default): start the service
+//!                           dead-letter replay --from TOPIC [--to TOPIC] [--filter P=V]
+//!                             [--limit N] [--rate N/s] [--dry-run] [--subscription NAME]
+//!                             [--batch-index-acks]: move dead-lettered messages back to the
+//!                             topic in their REAL_TOPIC (or --to), each acknowledged once its
+//!                             copy is confirmed; Ctrl-C stops after the message in flight
 //!   --embedded              use each broker's in-process stand-in instead of a server, on a
 //!                           virtual clock that skips ahead whenever the service is idle; the
 //!                           process ends once nothing is left to do
@@ -20,6 +25,11 @@
 //!                           brokers declare (`Broker::settings`); the app's values are defaults
 //!   -h, --help / -V, --version
 //! ```
+//!
+//! The options and settings go before or after the command. `dead-letter replay` is
+//! `ruststream_pulsar::redrive::replay` on the app's first broker that has one
+//! (`Broker::replay_dead_letters`), connected as `run` connects it, with no handler started; it
+//! prints a line per message and a summary (docs/retries-and-dead-letter.md).
 //!
 //! A service adds flags of its own with `#[ruststream::app(args = MyArgs)]` (`MyArgs:
 //! clap::Args`) and reads them in `on_startup` with [`args`]:
@@ -51,14 +61,16 @@
 //! service that installs its own subscriber (or `log` logger) before `main` keeps it.
 
 mod cli;
+mod dead_letter_args;
 mod flags;
 #[cfg(feature = "http")]
 mod http;
 mod log_bridge;
 mod logging;
 pub mod on_runtime;
+mod replay;
 mod run;
 
-pub use cli::Cli;
+pub use cli::{Cli, DeadLetterCommand, ReplayArgs, RunnerCommand};
 pub use flags::{args, ServiceFlags};
 pub use run::{main, main_with_flags, PUBLISH_WINDOW, SOURCE_PROPERTY};

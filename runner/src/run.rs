@@ -15,7 +15,7 @@ use ruststream::message::Message;
 use ruststream::runtime::{Runtime, Spawn, WithClock};
 use ruststream::ManualClock;
 
-use crate::cli::{self, Cli};
+use crate::cli::{self, Cli, DeadLetterCommand, RunnerCommand};
 use crate::flags::ServiceFlags;
 
 /// Run `app` as a process: parse the command line, set up logging, start, wait for a stop
@@ -91,6 +91,12 @@ fn process<A: App>(
             let _ = e.print();
             return ExitCode::from(2);
         }
+    }
+    if let Some(RunnerCommand::DeadLetter(DeadLetterCommand::Replay(args))) = &parsed.cli.command {
+        crate::logging::init(None);
+        let args = args.clone();
+        let replay = crate::replay::replay(parts, parsed.cli, args, parsed.settings, runtime);
+        return block_on(Box::pin(replay));
     }
     let clock = parsed.cli.embedded.then(ManualClock::new);
     crate::logging::init(clock.clone());

@@ -10,6 +10,7 @@ use crate::boxed::BoxFuture;
 use crate::message::{Message, MessageId};
 use crate::publish_error::PublishError;
 use crate::publishing::Publishing;
+use crate::redrive::{Replay, ReplayError, ReplaySummary};
 
 pub use crate::boxed::BoxError;
 
@@ -39,6 +40,21 @@ pub trait Broker<S>: Send + 'static {
         state: Arc<S>,
         context: StartContext,
     ) -> BoxFuture<'static, Result<Box<dyn RunningBroker>, StartError>>;
+
+    /// Move dead-lettered messages back (`<service> dead-letter replay`): connect as
+    /// [`Broker::start`] would, with the same settings and the same `context` (or on the
+    /// in-process stand-in), but start no handler; read `replay.options.from`, copy each
+    /// message, acknowledge it once the copy is confirmed. The default: this broker has none
+    /// ([`ReplayError::Unsupported`]).
+    fn replay_dead_letters(
+        self: Box<Self>,
+        replay: Replay,
+        context: StartContext,
+    ) -> BoxFuture<'static, Result<ReplaySummary, ReplayError>> {
+        let broker = self.kind();
+        drop((replay, context));
+        Box::pin(async move { Err(ReplayError::Unsupported { broker }) })
+    }
 }
 
 /// A started broker.

@@ -1,6 +1,7 @@
 //! `PulsarBroker`: handlers mounted on Pulsar, checked, then started.
 
 mod overrides;
+mod redrive;
 mod start;
 
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use ruststream::handler::Described;
 use ruststream::Handler;
 
 pub use overrides::PulsarOverrides;
+pub(crate) use redrive::replay;
 
 use crate::driver::Mount;
 use crate::registration::{Mounted, Registration};
@@ -206,5 +208,16 @@ impl<S: Send + Sync + 'static> Broker<S> for PulsarBroker<S> {
         context: StartContext,
     ) -> BoxFuture<'static, Result<Box<dyn RunningBroker>, StartError>> {
         Box::pin(start::start(*self, state, context))
+    }
+
+    fn replay_dead_letters(
+        self: Box<Self>,
+        replay: ruststream::redrive::Replay,
+        context: StartContext,
+    ) -> BoxFuture<
+        'static,
+        Result<ruststream::redrive::ReplaySummary, ruststream::redrive::ReplayError>,
+    > {
+        Box::pin(redrive::replay(*self, replay, context))
     }
 }

@@ -26,7 +26,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         )
     }
 
-    fn apply(&mut self, overrides: &PulsarOverrides) {
+    pub(super) fn apply(&mut self, overrides: &PulsarOverrides) {
         if let Some(url) = &overrides.url {
             self.url.clone_from(url);
         }

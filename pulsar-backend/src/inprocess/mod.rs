@@ -6,6 +6,7 @@
 //! until time moves".
 
 mod consumer;
+mod redrive;
 mod transport;
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ use ruststream_pulsar_model::{
 };
 
 pub(crate) use consumer::InProcessConsumer;
+pub(crate) use redrive::replay;
 pub(crate) use transport::InProcessTransport;
 
 use crate::driver::Mount;

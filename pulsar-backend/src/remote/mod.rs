@@ -11,6 +11,7 @@ mod executor;
 mod in_flight;
 mod probe;
 mod publisher;
+mod redrive;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ use consumer::RemoteConsumer;
 use in_flight::InFlight;
 use probe::Probe;
 use publisher::Publisher;
+pub(crate) use redrive::replay;
 
 use crate::driver::Mount;
 use crate::registration::{Checked, CheckedSubscription};

@@ -107,6 +107,7 @@ cases!(
     backoff_waits_by_attempt: Brokers::Both,
     backoff_later_waits_by_attempt_on_the_retry_topic: Brokers::ApacheOnly,
     ordered_retries_keep_each_key_in_publish_order: Brokers::ApacheOnly,
+    failover_retry_later_waits_and_counts: Brokers::ApacheOnly,
 );
 
 /// ack → acknowledged, never comes back.
@@ -2094,5 +2095,48 @@ pub async fn ordered_retries_keep_each_key_in_publish_order(env: Env) {
     if let Some(backlog) = app.backlog("jobs-ordered", "ordered").await {
         assert_eq!(backlog, 0);
     }
+    app.stop().await;
+}
+
+/// Failover keeps no redelivery count and the broker does not delay there: its retry topic is
+/// read through a Shared subscription of its own, so `retry_later(d)` waits `d` and counts,
+/// and `max_attempts(3)` ends on the dead-letter topic after exactly three deliveries.
+pub async fn failover_retry_later_waits_and_counts(env: Env) {
+    let later_by = later_delay(&env);
+    let app = env
+        .start(
+            app(|b| {
+                b.include(failover)
+                    .retry_topic("jobs-fo-retry")
+                    .max_attempts(n(3))
+                    .dead_letter("jobs-fo-dlq");
+                b.include(failover_dead_letters);
+            }),
+            Script::by_job(move |_, _| HandlerOutcome::retry_later(later_by)),
+        )
+        .await;
+    app.publish("jobs-fo", job(8), vec![], None).await;
+    let dead = app
+        .until_calls("failover_dead_letters", 1, later_by * 3 + SOON)
+        .await;
+    assert_eq!(dead.len(), 1, "on the dead-letter topic");
+    let calls = app.calls_of("failover");
+    assert_eq!(calls.len(), 3, "exactly max_attempts deliveries");
+    let counts: Vec<u32> = calls.iter().map(|c| c.redelivery_count()).collect();
+    assert_eq!(counts, [0, 1, 2], "durable retries count on Failover");
+    for pair in calls.windows(2) {
+        assert_delayed(&env, &pair[0], &pair[1], later_by);
+    }
+    assert!(calls[1].topic().ends_with("/jobs-fo-retry"));
+    assert_eq!(dead[0].property("REAL_TOPIC"), Some(calls[0].topic()));
+    if env.exact() {
+        assert_eq!(
+            dead[0].at(),
+            later_by * 3,
+            "out of attempts when the third copy came"
+        );
+    }
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("failover").len(), 3);
     app.stop().await;
 }

@@ -420,6 +420,12 @@ pub async fn retries_in_order(job: &Job, State(script): State<Arc<Script>>) -> H
     script.for_job(job)
 }
 
+/// Reads the dead-letter topic of the Failover `retry_later` case.
+#[subscriber(PulsarSubscription::new("jobs-fo-dlq", "fo-dlq-reader"))]
+pub async fn failover_dead_letters(_job: &Job) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
 /// Reads the dead-letter topic of the `later` cases.
 #[subscriber(PulsarSubscription::new("jobs-later-dlq", "later-dlq-reader"))]
 pub async fn later_dead_letters(_job: &Job) -> HandlerOutcome {

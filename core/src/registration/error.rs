@@ -26,7 +26,8 @@ pub enum RegistrationError {
         "subscription `{subscription}` is {kind} and declares max_attempts({max_attempts}), \
          which would never be reached: {kind} subscriptions keep no redelivery count (only \
          Shared and KeyShared count redeliveries); make the subscription Shared or KeyShared, \
-         or remove `.max_attempts(..)`"
+         declare a retry topic (`.retry_topic(..)`, whose durable retries count on every \
+         type), or remove `.max_attempts(..)`"
     )]
     LimitOnUncountedType {
         /// The subscription.

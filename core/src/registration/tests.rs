@@ -40,7 +40,8 @@ fn uncounted(kind: &str) -> String {
     alloc::format!(
         "subscription `refunds` is {kind} and declares max_attempts(5), which would never be \
          reached: {kind} subscriptions keep no redelivery count (only Shared and KeyShared \
-         count redeliveries); make the subscription Shared or KeyShared, or remove \
+         count redeliveries); make the subscription Shared or KeyShared, declare a retry topic \
+         (`.retry_topic(..)`, whose durable retries count on every type), or remove \
          `.max_attempts(..)`"
     )
 }

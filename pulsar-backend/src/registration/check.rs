@@ -60,16 +60,23 @@ pub(crate) fn check<S: Send + Sync + 'static>(
         };
         let retry_topic = match reg.retry_topic.as_deref() {
             None => None,
-            Some(declared) => match retry_topic(declared, descriptor.kind, settings.namespace) {
+            Some(declared) => match crate::topic::resolve(declared, settings.namespace) {
                 Ok(resolved) => Some(resolved),
                 Err(e) => {
-                    problems.push(format!("handler `{name}`: {e}").into());
+                    problems.push(format!("handler `{name}`: retry topic: {e}").into());
                     None
                 }
             },
         };
+        // The broker delays delivery only on Shared and KeyShared subscriptions: an Exclusive
+        // or Failover one reads its retry topic through a Shared subscription of its own.
+        let single_active = matches!(
+            descriptor.kind,
+            SubscriptionType::Exclusive | SubscriptionType::Failover
+        );
         // The subscription reads its retry topic too.
         match (&mut topics, &retry_topic) {
+            (Some(TopicSelection::Topics(_)), Some(_)) if single_active => {}
             (Some(TopicSelection::Topics(names)), Some(retry)) if !names.contains(retry) => {
                 names.push(retry.clone());
             }
@@ -84,9 +91,15 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             ),
             _ => {}
         }
+        // With a retry topic, durable retries count on every type (`RECONSUMETIMES`), so an
+        // attempt limit can be reached on Exclusive and Failover too: checked as on Shared.
+        let counted_kind = match (single_active, &retry_topic) {
+            (true, Some(_)) => SubscriptionType::Shared,
+            _ => descriptor.kind,
+        };
         let policy = match ruststream::dead_letter_policy(
             &subscription,
-            descriptor.kind,
+            counted_kind,
             reg.max_attempts,
             reg.dead_letter.as_deref(),
         ) {
@@ -156,6 +169,50 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             .concurrency
             .or(descriptor.concurrency)
             .unwrap_or(default_concurrency(descriptor.kind));
+        let receiver_queue = reg
+            .receiver_queue
+            .or(descriptor.receiver_queue)
+            .unwrap_or(concurrency);
+        if let (true, Some(retry)) = (single_active, &retry_topic) {
+            let retry_selection = TopicSelection::Topics(vec![retry.clone()]);
+            if let Some(other) =
+                seen.insert((retry_selection.to_string(), subscription.clone()), name)
+            {
+                problems.push(
+                    format!(
+                        "handlers `{other}` and `{name}` both read the retry topic {retry} on \
+                         subscription `{subscription}`; give each its own retry topic"
+                    )
+                    .into(),
+                );
+            } else {
+                let mut retry_rules = SubscriptionRules::new(
+                    subscription.as_str(),
+                    SubscriptionType::Shared,
+                    descriptor.ack_timeout,
+                );
+                if let Some(policy) = rules.backoff() {
+                    retry_rules = retry_rules.with_backoff(*policy);
+                }
+                planned.push(CheckedSubscription {
+                    handler: reg.handler.clone(),
+                    topics: retry_selection,
+                    key_ordered: descriptor.key_ordered,
+                    ordered_retries: descriptor.ordered_retries,
+                    // Copies are published only once this exists; from the earliest all the
+                    // same, so that none written by an earlier instance is skipped.
+                    initial_position: ruststream_pulsar_model::InitialPosition::Earliest,
+                    subscription: subscription.clone(),
+                    kind: SubscriptionType::Shared,
+                    ack_timeout: descriptor.ack_timeout,
+                    dead_letter: dead_letter.clone(),
+                    retry_topic: retry_topic.clone(),
+                    concurrency,
+                    receiver_queue,
+                    rules: retry_rules,
+                });
+            }
+        }
         planned.push(CheckedSubscription {
             handler: reg.handler.clone(),
             topics,
@@ -168,10 +225,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             dead_letter,
             retry_topic,
             concurrency,
-            receiver_queue: reg
-                .receiver_queue
-                .or(descriptor.receiver_queue)
-                .unwrap_or(concurrency),
+            receiver_queue,
             rules,
         });
     }
@@ -207,27 +261,6 @@ fn backoff(
         )),
         _ => Ok(()),
     }
-}
-
-/// A declared retry topic, resolved, where the subscription type lets the broker delay it.
-fn retry_topic(
-    declared: &str,
-    kind: SubscriptionType,
-    namespace: Option<&str>,
-) -> Result<ruststream_pulsar_model::TopicName, String> {
-    if matches!(
-        kind,
-        SubscriptionType::Exclusive | SubscriptionType::Failover
-    ) {
-        return Err(format!(
-            "retry_topic(\"{declared}\"), but the subscription is {kind}: the broker delays \
-             delivery only on Shared and KeyShared subscriptions and hands a delayed message \
-             to the {kind} consumer at once, so retry_later would not wait; make the \
-             subscription Shared or KeyShared, or use retry_after for a wait kept in the \
-             service"
-        ));
-    }
-    crate::topic::resolve(declared, namespace).map_err(|e| format!("retry topic: {e}"))
 }
 
 /// Handlers at once when neither the registration nor the descriptor says: one on Exclusive

@@ -74,8 +74,9 @@ impl<'a, S> Mounted<'a, S> {
 
     /// Republish a message whose handler returned `retry_later(d)` to `topic` (short or fully
     /// qualified), for the broker to deliver after `d`; the subscription reads `topic` too.
-    /// A wait that survives the service's crash, with no bound from the ack timeout, on a
-    /// Shared or KeyShared subscription (the broker delays delivery only there). The
+    /// A wait that survives the service's crash, with no bound from the ack timeout. The
+    /// broker delays delivery only on Shared and KeyShared subscriptions, so an Exclusive or
+    /// Failover one reads its retry topic through a Shared subscription of the same name. The
     /// convention of the Java client is `<topic>-<subscription>-RETRY`.
     pub fn retry_topic(self, topic: impl Into<String>) -> Self {
         self.registration.retry_topic = Some(topic.into());

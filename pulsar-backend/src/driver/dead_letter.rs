@@ -26,6 +26,7 @@
 
 use std::sync::Arc;
 
+use ruststream::completion::Completion;
 use ruststream::handler::Publish;
 use ruststream::message::Message;
 use ruststream::{MessageId, PublishError};
@@ -33,7 +34,7 @@ use ruststream_pulsar_model::{
     DEAD_LETTER_ERROR, DEAD_LETTER_REASON, ORIGIN_MESSAGE_ID, REAL_TOPIC,
 };
 
-use super::Received;
+use super::{report, Received};
 
 /// Why a message is dead-lettered, as its copy says.
 pub(crate) struct Why<'a> {
@@ -100,6 +101,38 @@ fn copy_properties<Id: std::fmt::Display>(
         properties.push((DEAD_LETTER_ERROR.to_owned(), error.to_string()));
     }
     properties
+}
+
+/// Publish `received` to the dead-letter topic; acknowledged once the broker confirmed the
+/// copy, left unsettled (it comes back) if publishing failed.
+pub(super) async fn move_out<Id: std::fmt::Display>(
+    dead_letter: &DeadLetter,
+    received: &Received<Id>,
+    why: Why<'_>,
+    (span, handler): (&tracing::Span, &'static str),
+) -> Completion {
+    let published = dead_letter.publish(received, &why).await;
+    let _context = report::context(span, handler, &received.topic, &received.id);
+    match published {
+        Ok(copy) => {
+            tracing::warn!(
+                reason = why.reason,
+                dead_letter_topic = %dead_letter.topic,
+                copy_id = %copy,
+                "moved to the dead-letter topic"
+            );
+            Completion::DeadLettered
+        }
+        Err(error) => {
+            tracing::error!(
+                %error,
+                dead_letter_topic = %dead_letter.topic,
+                "could not publish to the dead-letter topic; the delivery is left \
+                 unacknowledged and comes back"
+            );
+            Completion::Rejected
+        }
+    }
 }
 
 #[cfg(test)]

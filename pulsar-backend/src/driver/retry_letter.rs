@@ -22,6 +22,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ruststream::completion::Completion;
 use ruststream::handler::Publish;
 use ruststream::message::Message;
 use ruststream::{MessageId, PublishError};
@@ -29,7 +30,7 @@ use ruststream_pulsar_model::{
     reconsume_times, DELAY_TIME, ORIGIN_MESSAGE_ID, REAL_TOPIC, RECONSUMETIMES,
 };
 
-use super::Received;
+use super::{report, Received};
 
 /// A subscription's retry topic.
 #[derive(Clone)]
@@ -93,6 +94,34 @@ fn copy_properties<Id: std::fmt::Display>(
     properties.push((RECONSUMETIMES.to_owned(), times.to_string()));
     properties.push((DELAY_TIME.to_owned(), delay.as_millis().to_string()));
     properties
+}
+
+/// Publish `received` to the retry topic, for the broker to deliver after `delay`;
+/// acknowledged once the broker confirmed the copy, left unsettled (it comes back) if
+/// publishing failed.
+pub(super) async fn republish<Id: std::fmt::Display>(
+    retry: &RetryLetter,
+    received: &Received<Id>,
+    delay: std::time::Duration,
+    (span, handler): (&tracing::Span, &'static str),
+) -> Completion {
+    let published = retry.publish(received, delay).await;
+    match published {
+        Ok(copy) => {
+            tracing::debug!(retry_topic = %retry.topic, copy_id = %copy, ?delay, "republished to the retry topic");
+            Completion::Rescheduled
+        }
+        Err(error) => {
+            let _context = report::context(span, handler, &received.topic, &received.id);
+            tracing::error!(
+                %error,
+                retry_topic = %retry.topic,
+                "could not publish to the retry topic; the delivery is left unacknowledged \
+                 and comes back"
+            );
+            Completion::Rejected
+        }
+    }
 }
 
 #[cfg(test)]

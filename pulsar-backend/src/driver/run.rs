@@ -21,8 +21,8 @@ use super::instruments::{Instruments, SettlementCall};
 use super::report;
 use super::slots::Slots;
 use super::{
-    retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why, OUT_OF_ATTEMPTS,
-    UNDECODABLE,
+    dead_letter, retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why,
+    OUT_OF_ATTEMPTS, UNDECODABLE,
 };
 use crate::observe::{Call as ObservedCall, Observer};
 
@@ -90,38 +90,6 @@ struct Finished<Id> {
     ended: Instant,
 }
 
-/// Publish `received` to the dead-letter topic; acknowledged once the broker confirmed the
-/// copy, left unsettled (it comes back) if publishing failed.
-async fn move_to_dead_letter<Id: std::fmt::Display>(
-    dead_letter: &DeadLetter,
-    received: &Received<Id>,
-    why: Why<'_>,
-    (span, handler): (&tracing::Span, &'static str),
-) -> Completion {
-    let published = dead_letter.publish(received, &why).await;
-    let _context = report::context(span, handler, &received.topic, &received.id);
-    match published {
-        Ok(copy) => {
-            tracing::warn!(
-                reason = why.reason,
-                dead_letter_topic = %dead_letter.topic,
-                copy_id = %copy,
-                "moved to the dead-letter topic"
-            );
-            Completion::DeadLettered
-        }
-        Err(error) => {
-            tracing::error!(
-                %error,
-                dead_letter_topic = %dead_letter.topic,
-                "could not publish to the dead-letter topic; the delivery is left \
-                 unacknowledged and comes back"
-            );
-            Completion::Rejected
-        }
-    }
-}
-
 /// A number drawn from a message id, the same for the same id: what the backoff's jitter is
 /// drawn from, so that a run repeats exactly (FNV-1a over the id as it prints).
 fn seed_of(id: &impl std::fmt::Display) -> u64 {
@@ -137,34 +105,6 @@ fn seed_of(id: &impl std::fmt::Display) -> u64 {
     let mut hash = Fnv(0xCBF2_9CE4_8422_2325);
     let _ = std::fmt::write(&mut hash, format_args!("{id}"));
     hash.0
-}
-
-/// Publish `received` to the retry topic, for the broker to deliver after `delay`;
-/// acknowledged once the broker confirmed the copy, left unsettled (it comes back) if
-/// publishing failed.
-async fn republish<Id: std::fmt::Display>(
-    retry: &RetryLetter,
-    received: &Received<Id>,
-    delay: std::time::Duration,
-    (span, handler): (&tracing::Span, &'static str),
-) -> Completion {
-    let published = retry.publish(received, delay).await;
-    match published {
-        Ok(copy) => {
-            tracing::debug!(retry_topic = %retry.topic, copy_id = %copy, ?delay, "republished to the retry topic");
-            Completion::Rescheduled
-        }
-        Err(error) => {
-            let _context = report::context(span, handler, &received.topic, &received.id);
-            tracing::error!(
-                %error,
-                retry_topic = %retry.topic,
-                "could not publish to the retry topic; the delivery is left unacknowledged \
-                 and comes back"
-            );
-            Completion::Rejected
-        }
-    }
 }
 
 /// Runs one subscription until told to stop: the I/O loop around its
@@ -436,7 +376,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 // Boxed: a rare path, whose publish would otherwise enlarge every delivery's
                 // future (and each copy of it).
                 let why = Why { reason: OUT_OF_ATTEMPTS, error: None };
-                let completion = Box::pin(move_to_dead_letter(dead_letter, &received, why, (&own, handler.name()))).await;
+                let completion = Box::pin(dead_letter::move_out(dead_letter, &received, why, (&own, handler.name()))).await;
                 return Finished {
                     id,
                     key,
@@ -504,21 +444,21 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             match (&result, dead_letter) {
                 (Ok(Err(rejection @ Rejection::Decode { .. })), Some(dead_letter)) => {
                     let why = Why { reason: UNDECODABLE, error: Some(rejection) };
-                    completion = Box::pin(move_to_dead_letter(dead_letter, &received, why, (&own, handler.name()))).await;
+                    completion = Box::pin(dead_letter::move_out(dead_letter, &received, why, (&own, handler.name()))).await;
                     ended = runtime.now();
                 }
                 // The handler's own verdict: the copy carries its reason and error.
                 (Ok(Ok(answer)), Some(dead_letter)) => {
                     if let ruststream::HandlerOutcome::DeadLetter(reason) = answer.outcome {
                         let why = Why { reason, error: answer.error.as_deref().map(|e| e as _) };
-                        completion = Box::pin(move_to_dead_letter(dead_letter, &received, why, (&own, handler.name()))).await;
+                        completion = Box::pin(dead_letter::move_out(dead_letter, &received, why, (&own, handler.name()))).await;
                         ended = runtime.now();
                     }
                 }
                 _ => {}
             }
             if let (Completion::Returned(ruststream::HandlerOutcome::RetryLater(delay)), Some(retry)) = (completion, retry) {
-                completion = Box::pin(republish(retry, &received, delay, (&own, handler.name()))).await;
+                completion = Box::pin(retry_letter::republish(retry, &received, delay, (&own, handler.name()))).await;
                 ended = runtime.now();
             }
             if let Some(observer) = observer {

@@ -1766,12 +1766,15 @@ async fn refused_then_back_by_the_ack_timeout(env: Env, first: HandlerOutcome) {
         assert_eq!(gap, ACK_TIMEOUT + TICK);
         assert_eq!(calls[0].completion(), Completion::Returned(first));
     }
-    app.pass(QUIET).await;
-    assert_eq!(
-        app.calls_of("shared").len(),
-        2,
-        "acknowledged the second time"
-    );
+    if env.exact() {
+        // Live, the second delivery's acknowledgement is what `ack` checks already.
+        app.pass(QUIET).await;
+        assert_eq!(
+            app.calls_of("shared").len(),
+            2,
+            "acknowledged the second time"
+        );
+    }
     app.stop().await;
 }
 
@@ -1982,19 +1985,21 @@ pub async fn backoff_waits_by_attempt(env: Env) {
             "each backoff() became its policy's retry_after"
         );
     }
-    app.pass(QUIET).await;
-    assert_eq!(app.calls_of("shared").len(), 5);
+    if env.exact() {
+        app.pass(QUIET).await;
+        assert_eq!(app.calls_of("shared").len(), 5);
+    }
     app.stop().await;
 }
 
 /// `backoff_later()` three times under an exponential policy with a retry topic: each copy
 /// comes back from the retry topic after the policy's delay for its attempt (one, two and
-/// four minutes in process; two, four and eight seconds live, less the broker's tick).
+/// four minutes in process; 1.5, 3 and 6 seconds live, less the broker's tick).
 pub async fn backoff_later_waits_by_attempt_on_the_retry_topic(env: Env) {
     let unit = if env.exact() {
         Duration::from_secs(60)
     } else {
-        Duration::from_secs(2)
+        Duration::from_millis(1500)
     };
     let policy = ruststream::completion::Backoff::exponential(unit, unit * 60);
     let app = env
@@ -2102,7 +2107,11 @@ pub async fn ordered_retries_keep_each_key_in_publish_order(env: Env) {
 /// read through a Shared subscription of its own, so `retry_later(d)` waits `d` and counts,
 /// and `max_attempts(3)` ends on the dead-letter topic after exactly three deliveries.
 pub async fn failover_retry_later_waits_and_counts(env: Env) {
-    let later_by = later_delay(&env);
+    let later_by = if env.exact() {
+        Duration::from_secs(3600)
+    } else {
+        Duration::from_secs(2)
+    };
     let app = env
         .start(
             app(|b| {

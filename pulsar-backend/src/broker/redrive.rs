@@ -5,7 +5,6 @@ use ruststream::redrive::{Replay, ReplayError, ReplaySummary};
 
 use super::{PulsarBroker, PulsarOverrides};
 use crate::inprocess::InProcessPulsar;
-use crate::remote::RemoteSettings;
 use crate::url::BrokerUrl;
 use crate::Retention;
 
@@ -52,12 +51,5 @@ pub(crate) async fn replay<S: Send + Sync + 'static>(
                 .into(),
         });
     }
-    let settings = RemoteSettings {
-        connection: broker.connection,
-        namespace: broker.namespace,
-        connect_timeout: broker.connect_timeout,
-        batch_index_acks: broker.batch_index_acks,
-        key_hashing: broker.key_hashing,
-    };
-    crate::remote::replay(settings, url, replay, runtime).await
+    crate::remote::replay(super::start::remote_settings(broker), url, replay, runtime).await
 }

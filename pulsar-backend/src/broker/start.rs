@@ -82,14 +82,19 @@ pub(super) async fn start<S: Send + Sync + 'static>(
         );
         return start_on(transport, checked, state, launch).await;
     }
-    let settings = RemoteSettings {
+    crate::remote::start(remote_settings(broker), checked, state, launch).await
+}
+
+/// What pulsar-rs's transport takes from a broker's settings, to start it or to replay its
+/// dead letters.
+pub(super) fn remote_settings<S>(broker: PulsarBroker<S>) -> RemoteSettings {
+    RemoteSettings {
         connection: broker.connection,
         namespace: broker.namespace,
         connect_timeout: broker.connect_timeout,
         batch_index_acks: broker.batch_index_acks,
         key_hashing: broker.key_hashing,
-    };
-    crate::remote::start(settings, checked, state, launch).await
+    }
 }
 
 #[cfg(test)]

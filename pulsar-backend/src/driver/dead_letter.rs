@@ -30,9 +30,7 @@ use ruststream::completion::Completion;
 use ruststream::handler::Publish;
 use ruststream::message::Message;
 use ruststream::{MessageId, PublishError};
-use ruststream_pulsar_model::{
-    DEAD_LETTER_ERROR, DEAD_LETTER_REASON, ORIGIN_MESSAGE_ID, REAL_TOPIC,
-};
+use ruststream_pulsar_model::{DEAD_LETTER_ERROR, DEAD_LETTER_REASON};
 
 use super::{report, Received};
 
@@ -82,20 +80,7 @@ fn copy_properties<Id: std::fmt::Display>(
     received: &Received<Id>,
     why: &Why<'_>,
 ) -> Vec<(String, String)> {
-    let mut properties: Vec<(String, String)> = received
-        .properties
-        .iter()
-        .filter(|(k, _)| k != DEAD_LETTER_REASON && k != DEAD_LETTER_ERROR)
-        .cloned()
-        .collect();
-    for (name, value) in [
-        (REAL_TOPIC, received.topic.to_string()),
-        (ORIGIN_MESSAGE_ID, received.id.to_string()),
-    ] {
-        if !properties.iter().any(|(k, _)| k == name) {
-            properties.push((name.to_owned(), value));
-        }
-    }
+    let mut properties = received.copy_properties(&[DEAD_LETTER_REASON, DEAD_LETTER_ERROR]);
     properties.push((DEAD_LETTER_REASON.to_owned(), why.reason.to_owned()));
     if let Some(error) = why.error {
         properties.push((DEAD_LETTER_ERROR.to_owned(), error.to_string()));
@@ -138,6 +123,7 @@ pub(super) async fn move_out<Id: std::fmt::Display>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ruststream_pulsar_model::{ORIGIN_MESSAGE_ID, REAL_TOPIC};
 
     fn received(properties: Vec<(String, String)>) -> Received<&'static str> {
         Received {

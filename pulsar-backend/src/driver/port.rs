@@ -41,6 +41,31 @@ impl std::ops::Deref for Payload {
     }
 }
 
+impl<Id: std::fmt::Display> Received<Id> {
+    /// The properties of a copy of this delivery published to another topic (the retry or
+    /// the dead-letter topic): its own less those named in `replaced` (which the copy sets
+    /// anew), plus `REAL_TOPIC` (where it came from) and `ORIGIN_MESSAGE_ID` (its id there),
+    /// unless present: a copy of a copy keeps where it first came from.
+    pub(crate) fn copy_properties(&self, replaced: &[&str]) -> Vec<(String, String)> {
+        use ruststream_pulsar_model::{ORIGIN_MESSAGE_ID, REAL_TOPIC};
+        let mut properties: Vec<(String, String)> = self
+            .properties
+            .iter()
+            .filter(|(name, _)| !replaced.contains(&name.as_str()))
+            .cloned()
+            .collect();
+        for (name, value) in [
+            (REAL_TOPIC, self.topic.to_string()),
+            (ORIGIN_MESSAGE_ID, self.id.to_string()),
+        ] {
+            if !properties.iter().any(|(k, _)| k == name) {
+                properties.push((name.to_owned(), value));
+            }
+        }
+        properties
+    }
+}
+
 /// A delivery's properties as the transport holds them: built from the client's message, or
 /// shared with the in-process Pulsar's stored message (no copy per delivery).
 #[derive(Debug, Clone)]

@@ -26,9 +26,7 @@ use ruststream::completion::Completion;
 use ruststream::handler::Publish;
 use ruststream::message::Message;
 use ruststream::{MessageId, PublishError};
-use ruststream_pulsar_model::{
-    reconsume_times, DELAY_TIME, ORIGIN_MESSAGE_ID, REAL_TOPIC, RECONSUMETIMES,
-};
+use ruststream_pulsar_model::{reconsume_times, DELAY_TIME, RECONSUMETIMES};
 
 use super::{report, Received};
 
@@ -77,20 +75,7 @@ fn copy_properties<Id: std::fmt::Display>(
     // `redelivery_count` is already the one count (the driver added the copies to the
     // broker's count when the delivery arrived): the copy is one delivery more.
     let times = received.redelivery_count.unwrap_or(0).saturating_add(1);
-    let mut properties: Vec<(String, String)> = received
-        .properties
-        .iter()
-        .filter(|(name, _)| name != RECONSUMETIMES && name != DELAY_TIME)
-        .cloned()
-        .collect();
-    for (name, value) in [
-        (REAL_TOPIC, received.topic.to_string()),
-        (ORIGIN_MESSAGE_ID, received.id.to_string()),
-    ] {
-        if !properties.iter().any(|(k, _)| k == name) {
-            properties.push((name.to_owned(), value));
-        }
-    }
+    let mut properties = received.copy_properties(&[RECONSUMETIMES, DELAY_TIME]);
     properties.push((RECONSUMETIMES.to_owned(), times.to_string()));
     properties.push((DELAY_TIME.to_owned(), delay.as_millis().to_string()));
     properties
@@ -127,6 +112,7 @@ pub(super) async fn republish<Id: std::fmt::Display>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ruststream_pulsar_model::{ORIGIN_MESSAGE_ID, REAL_TOPIC};
 
     fn received(properties: Vec<(String, String)>, count: u32) -> Received<&'static str> {
         Received {

@@ -23,6 +23,9 @@
 #![no_std]
 
 extern crate alloc;
+// apache-avro's `#[derive(AvroSchema)]`, which the Avro codec's tests use, names `::std`.
+#[cfg(all(test, feature = "avro"))]
+extern crate std;
 
 pub mod app;
 mod boxed;
@@ -41,6 +44,7 @@ mod publishing;
 pub mod redrive;
 pub mod registration;
 pub mod runtime;
+pub mod schema;
 pub mod state;
 pub mod subscription;
 pub mod time;
@@ -55,6 +59,7 @@ pub use outgoing::{EncodeError, Outgoing};
 pub use publish_error::PublishError;
 pub use registration::{dead_letter_policy, DeadLetterPolicy, RegistrationError};
 pub use runtime::{ManualClock, Runtime, Spawn, Timer};
+pub use schema::{Schema, SchemaKind};
 pub use state::{FromRef, State};
 pub use subscription::SubscriptionType;
 pub use time::Instant;

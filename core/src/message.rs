@@ -48,6 +48,10 @@ pub struct Message {
     /// Delayed delivery at a time since the Unix epoch (on a virtual clock: since it started);
     /// `deliver_after` wins if both are set.
     pub deliver_at: Option<Duration>,
+    /// The schema the producer registers on the topic ([`Outgoing::schema`] for
+    /// [`Message::of`]); messages to one topic with different schemas go through different
+    /// producers.
+    pub schema: Option<crate::schema::Schema>,
 }
 
 impl Message {
@@ -63,7 +67,9 @@ impl Message {
     /// `value` encoded as its type says (JSON unless `#[outgoing(codec = ..)]` says otherwise),
     /// to its `#[outgoing(name)]` topic.
     pub fn of<T: Outgoing + ?Sized>(value: &T) -> Result<Self, EncodeError> {
-        Ok(Message::new(T::TOPIC, value.encode()?))
+        let mut message = Message::new(T::TOPIC, value.encode()?);
+        message.schema = T::schema();
+        Ok(message)
     }
 
     /// `value` as JSON, to `topic`: for a type that is not `#[outgoing]`, or another topic.
@@ -73,6 +79,12 @@ impl Message {
     ) -> Result<Self, EncodeError> {
         let payload = serde_json::to_vec(value).map_err(|e| EncodeError::new::<T>("JSON", e))?;
         Ok(Message::new(topic, payload))
+    }
+
+    /// Register `schema` on the topic when publishing (see [`crate::schema`]).
+    pub fn schema(mut self, schema: crate::schema::Schema) -> Self {
+        self.schema = Some(schema);
+        self
     }
 
     /// To `topic` instead.

@@ -15,6 +15,13 @@ pub trait Outgoing: serde::Serialize {
     fn encode(&self) -> Result<Vec<u8>, EncodeError> {
         serde_json::to_vec(self).map_err(|e| EncodeError::new::<Self>("JSON", e))
     }
+
+    /// The schema a producer of this type registers on its topic, so that typed consumers of
+    /// other clients read it: none by default (the broker's defaults apply);
+    /// `#[outgoing(codec = "avro")]` and `#[outgoing(schema = "json")]` declare one.
+    fn schema() -> Option<crate::schema::Schema> {
+        None
+    }
 }
 
 /// A value could not be encoded as a payload.

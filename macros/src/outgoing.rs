@@ -8,6 +8,7 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
     let input: DeriveInput = syn::parse2(item)?;
     let mut topic: Option<LitStr> = None;
     let mut codec: Option<LitStr> = None;
+    let mut schema: Option<LitStr> = None;
     for attr in &input.attrs {
         if !attr.path().is_ident("outgoing") {
             continue;
@@ -19,10 +20,13 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             } else if meta.path.is_ident("codec") {
                 codec = Some(meta.value()?.parse()?);
                 Ok(())
+            } else if meta.path.is_ident("schema") {
+                schema = Some(meta.value()?.parse()?);
+                Ok(())
             } else {
                 Err(meta.error(
-                    "unknown `outgoing` option; the options are `name = \"topic\"` and \
-                     `codec = \"json\" | \"msgpack\"`",
+                    "unknown `outgoing` option; the options are `name = \"topic\"`, \
+                     `codec = \"json\" | \"msgpack\" | \"avro\"` and `schema = \"json\"`",
                 ))
             }
         })?;
@@ -52,19 +56,64 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
                 ::ruststream::__encode_msgpack!(self)
             }
         },
+        Some("avro") => quote! {
+            fn encode(
+                &self,
+            ) -> ::core::result::Result<
+                ::ruststream::__private::Vec<u8>,
+                ::ruststream::EncodeError,
+            > {
+                ::ruststream::__avro!(encode self)
+            }
+        },
         Some(other) => {
             return Err(syn::Error::new_spanned(
                 codec.as_ref(),
-                format!("unknown codec `{other}`: choose \"json\" (the default) or \"msgpack\""),
+                format!(
+                    "unknown codec `{other}`: choose \"json\" (the default), \"msgpack\" or \
+                     \"avro\""
+                ),
             ))
         }
     };
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    // The schema registered with the topic: Avro's for Avro payloads; for JSON, only when
+    // asked (`schema = "json"`), since it needs the type to describe itself (`AvroSchema`).
+    let codec_name = codec.as_ref().map(LitStr::value);
+    let schema_expr = match (codec_name.as_deref(), schema.as_ref().map(LitStr::value)) {
+        (Some("avro"), None) => Some(quote!(::ruststream::__avro!(schema avro Self))),
+        (Some("avro"), Some(s)) if s == "avro" => {
+            Some(quote!(::ruststream::__avro!(schema avro Self)))
+        }
+        (None | Some("json"), Some(s)) if s == "json" => {
+            Some(quote!(::ruststream::__avro!(schema json Self)))
+        }
+        (_, None) => None,
+        (codec_name, Some(s)) => {
+            return Err(syn::Error::new_spanned(
+                schema.as_ref(),
+                format!(
+                    "`schema = \"{s}\"` does not describe a {} payload: JSON payloads take \
+                     `schema = \"json\"`, Avro payloads (`codec = \"avro\"`) register their \
+                     Avro schema without it, MessagePack has no Pulsar schema",
+                    codec_name.unwrap_or("json")
+                ),
+            ))
+        }
+    };
+    let schema_fn = schema_expr.map(|expr| {
+        quote! {
+            fn schema() -> ::core::option::Option<::ruststream::Schema> {
+                #expr
+            }
+        }
+    });
     Ok(quote! {
         impl #impl_generics ::ruststream::outgoing::Outgoing for #ident #ty_generics #where_clause {
             const TOPIC: &'static str = #topic;
             #encode
+            #schema_fn
         }
     })
 }

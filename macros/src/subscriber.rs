@@ -136,6 +136,15 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             let payload = &payload;
         }
     };
+    let payload_schema = if raw {
+        quote!()
+    } else {
+        quote! {
+            fn payload_schema(&self) -> ::core::option::Option<::ruststream::Schema> {
+                <#payload_ty as ::ruststream::handler::Payload>::schema()
+            }
+        }
+    };
     let payload_check = if raw {
         quote!()
     } else {
@@ -180,6 +189,8 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             fn dead_letters(&self) -> bool {
                 #dead_letters
             }
+
+            #payload_schema
         }
 
         impl<__S> ::ruststream::Handler<__S> for #name

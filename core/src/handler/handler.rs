@@ -62,4 +62,10 @@ pub trait Described {
     fn dead_letters(&self) -> bool {
         false
     }
+
+    /// The schema of the handler's payload type ([`Payload::schema`](super::Payload::schema)),
+    /// which the broker checks against the topic's when the handler subscribes.
+    fn payload_schema(&self) -> Option<crate::schema::Schema> {
+        None
+    }
 }

@@ -16,6 +16,14 @@ use super::{DecodeError, Rejection};
 pub trait Payload: Sized {
     /// Decode `bytes` for handler `handler`.
     fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, Rejection>;
+
+    /// The schema the handler subscribes with, so that the broker refuses it at startup when
+    /// the topic's registered schema cannot be read as this type. `None` (the default, and
+    /// JSON's, whose serde types do not describe themselves) subscribes without one: any
+    /// message is delivered and decoded as it comes.
+    fn schema() -> Option<crate::schema::Schema> {
+        None
+    }
 }
 
 impl<T: serde::de::DeserializeOwned> Payload for T {

@@ -19,6 +19,8 @@ use alloc::vec::Vec;
 pub struct Schema {
     kind: SchemaKind,
     definition: Vec<u8>,
+    /// The Rust type it describes, for error messages.
+    type_name: Option<&'static str>,
 }
 
 impl Schema {
@@ -28,7 +30,19 @@ impl Schema {
         Schema {
             kind,
             definition: definition.into(),
+            type_name: None,
         }
+    }
+
+    /// The same schema, as `T`'s: errors about it name the type.
+    pub fn of_type<T: ?Sized>(mut self) -> Self {
+        self.type_name = Some(core::any::type_name::<T>());
+        self
+    }
+
+    /// The Rust type it describes, when it was built for one ([`Schema::of_type`]).
+    pub fn type_name(&self) -> Option<&'static str> {
+        self.type_name
     }
 
     /// What kind of schema.
@@ -85,7 +99,10 @@ mod tests {
         let schema = Schema::new(SchemaKind::Avro, &b"{\"type\":\"long\"}"[..]);
         assert_eq!(schema.kind(), SchemaKind::Avro);
         assert_eq!(schema.definition(), b"{\"type\":\"long\"}");
-        assert_eq!(alloc::format!("{}", SchemaKind::ProtobufNative), "PROTOBUF_NATIVE");
+        assert_eq!(
+            alloc::format!("{}", SchemaKind::ProtobufNative),
+            "PROTOBUF_NATIVE"
+        );
         assert_eq!(SchemaKind::Json.name(), "JSON");
     }
 }

@@ -34,6 +34,7 @@ pub mod redrive;
 mod registration;
 mod relay;
 mod remote;
+mod schema;
 mod subscription;
 #[cfg(feature = "testing")]
 pub mod testing;

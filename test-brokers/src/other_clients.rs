@@ -72,6 +72,38 @@ pub fn python_keyed_partitions(
     run.partitions(&stdout, keys.len())
 }
 
+/// Run the official Python client as a typed producer or consumer with a registered schema
+/// (`tests/brokers/python/typed_schema.py`, whose docstring says the arguments, the JSON on
+/// stdin and the JSON it prints): `args` after the script's name, e.g. `["produce", url,
+/// topic, "avro"]`. Returns what it printed. The broker's refusal of the producer or of the
+/// subscription is an error whose detail starts with `refused:` and quotes the client's
+/// reason.
+pub fn python_typed(args: &[&str], input: &serde_json::Value) -> Result<String, BrokerError> {
+    let script = helper(PYTHON_CLIENT, "python/typed_schema.py")?;
+    let input = serde_json::to_vec(input).map_err(|error| BrokerError::OtherClient {
+        client: PYTHON_CLIENT,
+        detail: format!("cannot write the input as JSON ({error})"),
+    })?;
+    let mut command = Command::new("python3");
+    command.arg(&script).args(args);
+    let run = Run {
+        client: PYTHON_CLIENT,
+        shown: format!("python3 {} {}", script.display(), args.join(" ")),
+        missing_program: "python3 is not on PATH; install Python 3 (Debian package python3)",
+    };
+    run.output(command, input, |code, _stderr| match code {
+        Some(3) => "a module is missing: install `python3 -m pip install \
+                    'pulsar-client[avro]==3.13.0' 'protobuf>=6,<7'` (scripts/setup does)"
+            .to_owned(),
+        Some(2) => "typed_schema.py rejected its arguments or input: a bug in the test or \
+                    the script"
+            .to_owned(),
+        Some(4) => "refused: the broker refused the producer or the subscription".to_owned(),
+        Some(5) => "the consumer received fewer records than asked within 60 s".to_owned(),
+        _ => "see its traceback below".to_owned(),
+    })
+}
+
 /// Publish one message per key to `topic` on the broker at `url` with the official Java
 /// client 4.0.7's default producer settings (default `MessageRoutingMode`, which is
 /// `RoundRobinPartition`, and default `HashingScheme`, which is `JavaStringHash`; no custom

@@ -32,16 +32,15 @@ impl<T> core::ops::Deref for Avro<T> {
 
 impl<T: AvroSchema + serde::de::DeserializeOwned> Payload for Avro<T> {
     fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, Rejection> {
-        let fail = |source: alloc::boxed::Box<dyn core::error::Error + Send + Sync>| {
-            Rejection::Decode {
+        let fail =
+            |source: alloc::boxed::Box<dyn core::error::Error + Send + Sync>| Rejection::Decode {
                 handler,
                 payload_type: core::any::type_name::<T>(),
                 source: DecodeError::Other {
                     format: "Avro",
                     source,
                 },
-            }
-        };
+            };
         let reader = SpecificDatumReader::<T>::builder()
             .build()
             .map_err(|e| fail(alloc::boxed::Box::new(e)))?;
@@ -70,9 +69,7 @@ impl<T: AvroSchema + serde::de::DeserializeOwned> Payload for Avro<T> {
 
 /// `value` as one Avro datum of `T`'s schema (no container header), as Pulsar's `AVRO` schema
 /// messages are written.
-pub fn to_avro<T: AvroSchema + serde::Serialize>(
-    value: &T,
-) -> Result<Vec<u8>, EncodeError> {
+pub fn to_avro<T: AvroSchema + serde::Serialize>(value: &T) -> Result<Vec<u8>, EncodeError> {
     let schema = T::get_schema();
     let writer = GenericDatumWriter::builder(&schema)
         .build()
@@ -85,13 +82,13 @@ pub fn to_avro<T: AvroSchema + serde::Serialize>(
 /// The `AVRO` schema of `T`: its Avro schema as JSON, what Java's `Schema.AVRO(T.class)`
 /// registers for the same record.
 pub fn avro_schema<T: AvroSchema + ?Sized>() -> Schema {
-    Schema::new(SchemaKind::Avro, definition::<T>())
+    Schema::new(SchemaKind::Avro, definition::<T>()).of_type::<T>()
 }
 
 /// The `JSON` schema of `T`: Pulsar describes JSON payloads with an Avro record schema
 /// (Java's `Schema.JSON(T.class)` derives one from the class), here `T`'s.
 pub fn json_schema<T: AvroSchema + ?Sized>() -> Schema {
-    Schema::new(SchemaKind::Json, definition::<T>())
+    Schema::new(SchemaKind::Json, definition::<T>()).of_type::<T>()
 }
 
 /// `T`'s Avro schema as JSON text, defaults and all (the canonical form would drop the

@@ -46,14 +46,16 @@ pub trait ProtobufSchema {
 
 impl<T: prost::Message + Default + ProtobufSchema> Payload for Protobuf<T> {
     fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, Rejection> {
-        T::decode(bytes).map(Protobuf).map_err(|e| Rejection::Decode {
-            handler,
-            payload_type: core::any::type_name::<T>(),
-            source: DecodeError::Other {
-                format: "Protobuf",
-                source: alloc::boxed::Box::new(e),
-            },
-        })
+        T::decode(bytes)
+            .map(Protobuf)
+            .map_err(|e| Rejection::Decode {
+                handler,
+                payload_type: core::any::type_name::<T>(),
+                source: DecodeError::Other {
+                    format: "Protobuf",
+                    source: alloc::boxed::Box::new(e),
+                },
+            })
     }
 
     fn schema() -> Option<Schema> {
@@ -75,7 +77,7 @@ pub fn protobuf_schema<T: ProtobufSchema + ?Sized>() -> Schema {
         "rootMessageTypeName": T::MESSAGE,
         "rootFileDescriptorName": T::FILE,
     });
-    Schema::new(SchemaKind::ProtobufNative, definition.to_string())
+    Schema::new(SchemaKind::ProtobufNative, definition.to_string()).of_type::<T>()
 }
 
 /// Standard base64 with padding (RFC 4648 §4), as the Java client encodes the descriptor set.

@@ -210,6 +210,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
                     concurrency,
                     receiver_queue,
                     rules: retry_rules,
+                    schema: None,
                 });
             }
         }
@@ -227,6 +228,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             concurrency,
             receiver_queue,
             rules,
+            schema: reg.payload_schema.clone(),
         });
     }
     match (problems.is_empty(), url) {

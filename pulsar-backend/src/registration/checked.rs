@@ -33,6 +33,9 @@ pub(crate) struct CheckedSubscription<S> {
     /// pulsar-rs's receiver queue, and the in-process consumer's prefetch.
     pub(crate) receiver_queue: usize,
     pub(crate) rules: SubscriptionRules,
+    /// The schema it subscribes with (the handler's payload schema; none on the retry topic,
+    /// whose copies ruststream writes without one).
+    pub(crate) schema: Option<ruststream::Schema>,
 }
 
 /// A broker's registrations, all checked: its URL and its subscriptions.

@@ -21,6 +21,8 @@ pub(crate) struct Registration<S> {
     pub(crate) dead_letters: bool,
     pub(crate) concurrency: Option<usize>,
     pub(crate) receiver_queue: Option<usize>,
+    /// The handler's payload schema, which the broker checks when it subscribes.
+    pub(crate) payload_schema: Option<ruststream::Schema>,
 }
 
 impl<S> Registration<S> {
@@ -39,6 +41,7 @@ impl<S> Registration<S> {
             dead_letters,
             concurrency: None,
             receiver_queue: None,
+            payload_schema: None,
         }
     }
 }

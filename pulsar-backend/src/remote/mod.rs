@@ -243,17 +243,16 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
             InitialPosition::Earliest => pulsar::consumer::InitialPosition::Earliest,
             _ => pulsar::consumer::InitialPosition::Latest,
         };
+        let mut options = ConsumerOptions::default()
+            .with_receiver_queue_size(u32::try_from(planned.receiver_queue).unwrap_or(u32::MAX))
+            .with_initial_position(initial_position);
+        // The broker checks the handler's payload schema against the topic's now, at startup.
+        options.schema = planned.schema.as_ref().map(crate::schema::to_proto);
         let builder = with_topics(self.pulsar.consumer(), &planned.topics)
             .with_subscription(planned.subscription.clone())
             .with_subscription_type(sub_type)
             .with_consumer_name(format!("{}-{}", planned.handler.name(), std::process::id()))
-            .with_options(
-                ConsumerOptions::default()
-                    .with_receiver_queue_size(
-                        u32::try_from(planned.receiver_queue).unwrap_or(u32::MAX),
-                    )
-                    .with_initial_position(initial_position),
-            )
+            .with_options(options)
             .with_unacked_message_resend_delay(planned.ack_timeout);
         // pulsar-rs retries a refused subscription (ConsumerBusy, ServiceNotReady) every 5 s
         // without end; at startup the connect bound applies to it too.
@@ -262,13 +261,26 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
         let timer = std::pin::pin!(self.runtime.sleep(bound));
         let consumer = match futures::future::select(subscribing, timer).await {
             futures::future::Either::Left((built, _)) => {
-                built.map_err(|e| StartError::Connect {
-                    broker: "pulsar",
-                    source: format!(
-                        "cannot subscribe `{}` to {} as {}: {e}",
-                        planned.subscription, planned.topics, planned.kind
-                    )
-                    .into(),
+                built.map_err(|e| match &planned.schema {
+                    Some(schema) if crate::schema::is_incompatible(&e) => StartError::Connect {
+                        broker: "pulsar",
+                        source: crate::schema::subscription_refused(
+                            planned.handler.name(),
+                            &planned.topics,
+                            &planned.subscription,
+                            schema,
+                            &e,
+                        )
+                        .into(),
+                    },
+                    _ => StartError::Connect {
+                        broker: "pulsar",
+                        source: format!(
+                            "cannot subscribe `{}` to {} as {}: {e}",
+                            planned.subscription, planned.topics, planned.kind
+                        )
+                        .into(),
+                    },
                 })?
             }
             futures::future::Either::Right(_) => {

@@ -17,6 +17,7 @@ use pulsar::{Executor, Producer, Pulsar};
 use ruststream::message::Message;
 use ruststream::MessageId;
 use ruststream::PublishError;
+use ruststream::Schema;
 
 use ruststream_pulsar_model::{choose_partition, HashingScheme, RoundRobin};
 
@@ -33,18 +34,27 @@ fn receipt_id(
     Ok(crate::message_id::of_proto(id, partition))
 }
 
+/// How a message's schema is named in an error: its kind, or that it has none.
+fn schema_name(schema: Option<&Schema>) -> &'static str {
+    schema.map_or("no schema", |s| s.kind().name())
+}
+
 /// The most messages one batched entry takes (the Java client's default
 /// `batchingMaxMessages`).
 const MAX_BATCH: u32 = 1000;
+
+/// Producers by topic: one per schema published with there (a producer registers one schema,
+/// the one it was opened with; most topics see one, or none).
+type Producers<Exe> = HashMap<String, Vec<(Option<Schema>, Producer<Exe>)>>;
 
 /// The app's producers.
 pub(crate) struct Publisher<Exe: Executor> {
     pulsar: Pulsar<Exe>,
     namespace: Option<String>,
     hashing: HashingScheme,
-    producers: Mutex<HashMap<String, Producer<Exe>>>,
+    producers: Mutex<Producers<Exe>>,
     /// Batching producers, for [`Publisher::publish_batch`].
-    batching: Mutex<HashMap<String, Producer<Exe>>>,
+    batching: Mutex<Producers<Exe>>,
     /// The partition count of each topic published to (0: not partitioned), and where its
     /// next keyless message goes.
     routes: std::sync::Mutex<HashMap<String, Route>>,
@@ -130,7 +140,9 @@ impl<Exe: Executor> Publisher<Exe> {
         let mut producers = self.producers.lock().await;
         // A non-batching producer: Pulsar honours delayed delivery only on messages that are
         // not batched.
-        let producer = self.open(&mut producers, &topic, None).await?;
+        let producer = self
+            .open(&mut producers, &topic, None, record.schema.as_ref())
+            .await?;
         let mut message = producer.create_message().with_content(record.payload);
         if let Some(key) = record.key {
             message = message.with_key(key);
@@ -213,10 +225,24 @@ impl<Exe: Executor> Publisher<Exe> {
         records: Vec<Message>,
     ) -> Result<Vec<MessageId>, PublishError> {
         let topic = topic.to_owned();
+        let schema = records.first().and_then(|r| r.schema.clone());
+        if let Some(other) = records.iter().find(|r| r.schema != schema) {
+            return Err(PublishError::broker(
+                &topic,
+                format!(
+                    "one batch cannot register two schemas ({} and {}): a batched entry is \
+                     written by one producer, with one schema; publish them in two batches",
+                    schema_name(schema.as_ref()),
+                    schema_name(other.schema.as_ref())
+                ),
+            ));
+        }
         let mut producers = self.batching.lock().await;
         // A longer batch is split into entries of `MAX_BATCH`; `send_batch` below closes the
         // last one.
-        let producer = self.open(&mut producers, &topic, Some(MAX_BATCH)).await?;
+        let producer = self
+            .open(&mut producers, &topic, Some(MAX_BATCH), schema.as_ref())
+            .await?;
         let mut receipts = Vec::with_capacity(records.len());
         for record in records {
             let mut message = producer.create_message().with_content(record.payload);
@@ -248,44 +274,54 @@ impl<Exe: Executor> Publisher<Exe> {
         Ok(ids)
     }
 
-    /// The producer of `topic` in `producers`, opened on first use: batching `batch_size`
-    /// messages an entry, or not batching.
+    /// The producer of `topic` with `schema` in `producers`, opened on first use: batching
+    /// `batch_size` messages an entry, or not batching; registering `schema` on the topic.
     async fn open<'p>(
         &self,
-        producers: &'p mut HashMap<String, Producer<Exe>>,
+        producers: &'p mut Producers<Exe>,
         topic: &str,
         batch_size: Option<u32>,
+        schema: Option<&Schema>,
     ) -> Result<&'p mut Producer<Exe>, PublishError> {
-        if !producers.contains_key(topic) {
-            let producer = self
-                .pulsar
-                .producer()
-                .with_topic(topic.to_owned())
-                .with_options(ProducerOptions {
-                    // Wait for room instead of failing with SlowDown when receipts lag.
-                    block_queue_if_full: true,
-                    batch_size,
-                    ..ProducerOptions::default()
-                })
-                .build()
-                .await
-                .map_err(|e| {
-                    PublishError::broker(
-                        topic,
-                        format!(
-                            "opening a producer: {e} (check that the broker is reachable and \
-                             that the token may produce on this topic)"
-                        ),
-                    )
-                })?;
-            producers.insert(topic.to_owned(), producer);
-        }
-        Ok(producers.get_mut(topic).expect("inserted above"))
+        let opened = producers.entry(topic.to_owned()).or_default();
+        let index = match opened.iter().position(|(s, _)| s.as_ref() == schema) {
+            Some(index) => index,
+            None => {
+                let producer = self
+                    .pulsar
+                    .producer()
+                    .with_topic(topic.to_owned())
+                    .with_options(ProducerOptions {
+                        // Wait for room instead of failing with SlowDown when receipts lag.
+                        block_queue_if_full: true,
+                        batch_size,
+                        schema: schema.map(crate::schema::to_proto),
+                        ..ProducerOptions::default()
+                    })
+                    .build()
+                    .await
+                    .map_err(|e| {
+                        let hint = match schema {
+                            Some(schema) => crate::schema::producer_refused(topic, schema, &e),
+                            None => "check that the broker is reachable and that the token \
+                                     may produce on this topic"
+                                .to_owned(),
+                        };
+                        PublishError::broker(topic, format!("opening a producer: {e} ({hint})"))
+                    })?;
+                opened.push((schema.cloned(), producer));
+                opened.len() - 1
+            }
+        };
+        Ok(&mut opened[index].1)
     }
 
     pub(crate) async fn close(&self) {
         let mut producers: Vec<_> = self.producers.lock().await.drain().collect();
         producers.extend(self.batching.lock().await.drain());
+        let producers = producers
+            .into_iter()
+            .flat_map(|(topic, opened)| opened.into_iter().map(move |(_, p)| (topic.clone(), p)));
         for (topic, mut producer) in producers {
             if let Err(error) = producer.close().await {
                 tracing::warn!(%topic, %error, "closing a producer failed");

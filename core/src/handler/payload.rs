@@ -12,6 +12,10 @@ use super::{DecodeError, Rejection};
     note = "derive `serde::Deserialize` (`#[derive(Deserialize)]`) on your payload type: `T` in \
             `&T` (decoded from JSON) or in `&MsgPack<T>` (decoded from MessagePack); `&[u8]` \
             takes the bytes undecoded"
+,
+    note = "in `&Avro<T>`, `T` also derives `apache_avro::AvroSchema` (its schema, which the \
+            broker checks); in `&Protobuf<T>`, `T` derives `prost::Message` and implements \
+            `ruststream::codec::ProtobufSchema` instead"
 )]
 pub trait Payload: Sized {
     /// Decode `bytes` for handler `handler`.

@@ -32,15 +32,15 @@ fn described(schema: &Schema) -> String {
     }
 }
 
-/// Whether pulsar-rs's `error` is the broker's refusal of a schema.
-pub(crate) fn is_incompatible(error: &pulsar::Error) -> bool {
-    let text = error.to_string();
-    text.contains("IncompatibleSchema") || text.contains("ncompatible schema")
+/// Whether a refusal (pulsar-rs's or the in-process Pulsar's error, as text) is the broker's
+/// refusal of a schema.
+pub(crate) fn is_incompatible(reason: &str) -> bool {
+    reason.contains("IncompatibleSchema") || reason.contains("ncompatible schema")
 }
 
 /// What to do when the broker refused a producer of `topic` with `schema`.
 pub(crate) fn producer_refused(topic: &str, schema: &Schema, error: &pulsar::Error) -> String {
-    if is_incompatible(error) {
+    if is_incompatible(&error.to_string()) {
         format!(
             "the broker refused to register {} on `{topic}`: the topic has a schema this one \
              is not compatible with under the namespace's compatibility strategy; see it with \
@@ -80,10 +80,9 @@ pub(crate) fn subscription_refused(
     topics: &ruststream_pulsar_model::TopicSelection,
     subscription: &str,
     schema: &Schema,
-    error: &pulsar::Error,
+    reason: &str,
 ) -> String {
-    let reason = error.to_string();
-    let registered = registered_kind(&reason, schema.kind());
+    let registered = registered_kind(reason, schema.kind());
     let topic = match topics {
         ruststream_pulsar_model::TopicSelection::Topics(list) if list.len() == 1 => {
             list[0].to_string()

@@ -100,6 +100,9 @@ impl Cluster {
         if let Some(policy) = &options.dead_letter {
             require_persistent(&policy.dead_letter_topic)?;
         }
+        if let Some(schema) = &options.schema {
+            self.declare_schema(topic, schema, false, now)?;
+        }
         let topic_state = self.topic_mut(topic, now);
         // A new subscription starts at its initial position among the entries still kept.
         let start = (!topic_state.subscriptions.contains_key(subscription))
@@ -267,15 +270,20 @@ impl Cluster {
     }
 
     /// Publish a message to `topic` (created if needed) and dispatch it to whoever can take it.
+    /// A message with a schema registers it on the topic, or is refused when the topic's is of
+    /// another kind ([`ModelError::IncompatibleSchema`]).
     pub fn publish(
         &mut self,
         topic: &TopicName,
-        message: OutgoingMessage,
+        mut message: OutgoingMessage,
         now: Instant,
     ) -> Result<MessageId, ModelError> {
         self.handle_timeouts(now);
         require_persistent(topic)?;
         self.require_not_partitioned(topic)?;
+        if let Some(schema) = message.schema.take() {
+            self.declare_schema(topic, &schema, true, now)?;
+        }
         self.delayed_published |= message.deliver_at.is_some();
         let retention = self.retention;
         let topic = self.topic_mut(topic, now);
@@ -292,7 +300,7 @@ impl Cluster {
     pub fn publish_batch(
         &mut self,
         topic: &TopicName,
-        messages: Vec<OutgoingMessage>,
+        mut messages: Vec<OutgoingMessage>,
         now: Instant,
     ) -> Result<Vec<MessageId>, ModelError> {
         self.handle_timeouts(now);
@@ -300,6 +308,13 @@ impl Cluster {
         self.require_not_partitioned(topic)?;
         if messages.is_empty() {
             return Ok(Vec::new());
+        }
+        // One producer writes a batch, with one schema: the first message's.
+        if let Some(schema) = messages[0].schema.clone() {
+            self.declare_schema(topic, &schema, true, now)?;
+        }
+        for message in &mut messages {
+            message.schema = None;
         }
         self.delayed_published |= messages.iter().any(|m| m.deliver_at.is_some());
         let retention = self.retention;
@@ -674,6 +689,42 @@ impl Cluster {
 }
 
 impl Cluster {
+    /// A producer (`producer`) or a consumer declares `schema` on `topic`. A topic without a
+    /// schema takes it: from any producer (Pulsar's `isAllowAutoUpdateSchema`, on by
+    /// default), and from a consumer while the topic holds nothing (a consumer on a topic
+    /// with data and no schema is let in without registering one, as Pulsar's
+    /// `addSchemaIfIdleOrCheckCompatible` does). A schema of another kind is refused; one of
+    /// the same kind is accepted (a producer's replaces the definition, as a new version).
+    fn declare_schema(
+        &mut self,
+        topic: &TopicName,
+        schema: &ruststream::Schema,
+        producer: bool,
+        now: Instant,
+    ) -> Result<(), ModelError> {
+        let state = self.topic_mut(topic, now);
+        match &state.schema {
+            Some(existing) if existing.kind() != schema.kind() => {
+                Err(ModelError::IncompatibleSchema {
+                    topic: topic.clone(),
+                    existing: existing.kind(),
+                    requested: schema.kind(),
+                })
+            }
+            Some(_) if !producer => Ok(()),
+            None if !producer && state.store.len() > 0 => Ok(()),
+            _ => {
+                state.schema = Some(schema.clone());
+                Ok(())
+            }
+        }
+    }
+
+    /// The schema registered on `topic`, if any.
+    pub fn schema(&self, topic: &TopicName) -> Option<&ruststream::Schema> {
+        self.topics.get(topic)?.schema.as_ref()
+    }
+
     /// Refuse a partitioned topic's own name where a partition's is needed.
     #[inline]
     fn require_not_partitioned(&self, topic: &TopicName) -> Result<(), ModelError> {

@@ -41,4 +41,7 @@ pub struct ConsumerOptions {
     pub ack_timeout: Option<Duration>,
     /// pulsar-rs's `with_dead_letter_policy`.
     pub dead_letter: Option<DeadLetterPolicy>,
+    /// pulsar-rs's `ConsumerOptions::schema`: checked against the topic's registered schema
+    /// when subscribing ([`Cluster::subscribe`](crate::Cluster::subscribe)).
+    pub schema: Option<ruststream::Schema>,
 }

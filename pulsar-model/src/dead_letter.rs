@@ -91,6 +91,8 @@ pub(crate) fn dead_letter_copy(
         key: message.key.clone(),
         event_time: message.event_time,
         deliver_at: None,
+        // A copy, written without a schema (pulsar-rs's dead-letter producer declares none).
+        schema: None,
     }
 }
 

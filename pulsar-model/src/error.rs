@@ -152,6 +152,24 @@ impl fmt::Display for TopicNameErrorKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
+    /// A producer or consumer declares a schema of another kind than the one registered on
+    /// the topic; Apache Pulsar 4.0.7 answers `IncompatibleSchema: Incompatible schema: exists
+    /// schema type AVRO, new schema type PROTOBUF_NATIVE`. Within one kind the model accepts
+    /// any definition: the broker's compatibility check (Avro schema resolution, Protobuf
+    /// descriptor rules) is not modelled.
+    #[error(
+        "IncompatibleSchema: Incompatible schema: exists schema type {existing}, new schema \
+         type {requested} (on {topic}); declare a {existing} schema of the topic's type, or \
+         use another topic"
+    )]
+    IncompatibleSchema {
+        /// The topic.
+        topic: TopicName,
+        /// The kind of the registered schema.
+        existing: ruststream::SchemaKind,
+        /// The kind declared.
+        requested: ruststream::SchemaKind,
+    },
     /// The consumer never subscribed, or has been closed.
     #[error(
         "consumer {consumer} is not connected: it never subscribed or it was closed; \

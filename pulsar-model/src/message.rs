@@ -31,6 +31,10 @@ pub struct OutgoingMessage {
     /// dispatch the message before this instant; Exclusive and Failover ignore it, as Pulsar
     /// does.
     pub deliver_at: Option<Instant>,
+    /// The schema its producer declared (pulsar-rs's `ProducerOptions::schema`): registered on
+    /// the topic, or checked against the one registered, when it is published. Not stored
+    /// with the message.
+    pub schema: Option<ruststream::Schema>,
 }
 
 impl OutgoingMessage {

@@ -23,6 +23,8 @@ pub(crate) struct Topic {
     pub(crate) store: Store,
     /// Durable subscriptions by name.
     pub(crate) subscriptions: BTreeMap<String, Subscription>,
+    /// The schema registered on it, by the first producer or consumer that declared one.
+    pub(crate) schema: Option<ruststream::Schema>,
 }
 
 /// A topic's entries. An entry is what the broker stores, acknowledges and redelivers as one:
@@ -152,6 +154,7 @@ impl Topic {
             created,
             store: Store::default(),
             subscriptions: BTreeMap::new(),
+            schema: None,
         }
     }
 

@@ -447,6 +447,7 @@ impl InProcessPulsar {
         let options = ConsumerOptions {
             ack_timeout: planned.ack_timeout,
             initial_position: planned.initial_position,
+            schema: planned.schema.clone(),
             ..ConsumerOptions::default()
         };
         let topics = TopicsConsumer::subscribe(
@@ -534,6 +535,7 @@ fn outgoing(record: Message, now: Instant) -> OutgoingMessage {
     message.properties = record.properties.into();
     message.key = record.key;
     message.event_time = record.event_time;
+    message.schema = record.schema;
     message.deliver_at = match (record.deliver_after, record.deliver_at) {
         (Some(after), _) => Some(now.saturating_add(after)),
         (None, Some(at)) => Some(Instant::ZERO.saturating_add(at)),

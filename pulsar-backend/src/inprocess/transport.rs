@@ -87,9 +87,28 @@ impl Transport for InProcessTransport {
     ) -> Result<InProcessConsumer, StartError> {
         self.pulsar()
             .subscribe(subscription, self.runtime.clone())
-            .map_err(|source| StartError::Connect {
-                broker: "pulsar",
-                source,
+            .map_err(|source| {
+                let reason = source.to_string();
+                match &subscription.schema {
+                    // The model refuses a schema as the broker does; the same startup error.
+                    Some(schema) if crate::schema::is_incompatible(&reason) => {
+                        StartError::Connect {
+                            broker: "pulsar",
+                            source: crate::schema::subscription_refused(
+                                subscription.handler.name(),
+                                &subscription.topics,
+                                &subscription.subscription,
+                                schema,
+                                &reason,
+                            )
+                            .into(),
+                        }
+                    }
+                    _ => StartError::Connect {
+                        broker: "pulsar",
+                        source,
+                    },
+                }
             })
     }
 

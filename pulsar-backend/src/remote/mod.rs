@@ -262,17 +262,19 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
         let consumer = match futures::future::select(subscribing, timer).await {
             futures::future::Either::Left((built, _)) => {
                 built.map_err(|e| match &planned.schema {
-                    Some(schema) if crate::schema::is_incompatible(&e) => StartError::Connect {
-                        broker: "pulsar",
-                        source: crate::schema::subscription_refused(
-                            planned.handler.name(),
-                            &planned.topics,
-                            &planned.subscription,
-                            schema,
-                            &e,
-                        )
-                        .into(),
-                    },
+                    Some(schema) if crate::schema::is_incompatible(&e.to_string()) => {
+                        StartError::Connect {
+                            broker: "pulsar",
+                            source: crate::schema::subscription_refused(
+                                planned.handler.name(),
+                                &planned.topics,
+                                &planned.subscription,
+                                schema,
+                                &e.to_string(),
+                            )
+                            .into(),
+                        }
+                    }
                     _ => StartError::Connect {
                         broker: "pulsar",
                         source: format!(

@@ -11,8 +11,7 @@ use super::{DecodeError, Rejection};
     label = "the first parameter of a handler is `&T` where `T` is the decoded payload",
     note = "derive `serde::Deserialize` (`#[derive(Deserialize)]`) on your payload type: `T` in \
             `&T` (decoded from JSON) or in `&MsgPack<T>` (decoded from MessagePack); `&[u8]` \
-            takes the bytes undecoded"
-,
+            takes the bytes undecoded",
     note = "in `&Avro<T>`, `T` also derives `apache_avro::AvroSchema` (its schema, which the \
             broker checks); in `&Protobuf<T>`, `T` derives `prost::Message` and implements \
             `ruststream::codec::ProtobufSchema` instead"

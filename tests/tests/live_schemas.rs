@@ -1,7 +1,7 @@
 //! Registered schemas between ruststream and the official Python client (pulsar-client
 //! 3.13.0), on Apache Pulsar 4.0.7 standalone started here on 127.0.0.1: a typed Python
 //! producer (`AvroSchema`, `JsonSchema`, `ProtobufNativeSchema`) to a ruststream handler
-//! (`&Avro<T>`, `&T` from JSON, `&Protobuf<T>`); a ruststream publisher registering the type's
+//! (`&Avro<T>`, `&T` and `&Json<T>` from JSON, `&Protobuf<T>`); a ruststream publisher registering the type's
 //! schema to a typed Python consumer; and a handler whose payload type cannot read the topic's
 //! registered schema, refused at startup with an error that says so.
 //!
@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use prost::Message as _;
-use ruststream::codec::{protobuf_schema, to_protobuf, Avro, Protobuf, ProtobufSchema};
+use ruststream::codec::{protobuf_schema, to_protobuf, Avro, Json, Protobuf, ProtobufSchema};
 use ruststream::message::Message;
 use ruststream::{subscriber, App, AppInfo, HandlerOutcome, RustStream, State};
 use ruststream_pulsar::testing::LiveApp;
@@ -166,6 +166,18 @@ async fn json_refunds(refund: &json_refund::Refund, seen: State<Seen>) -> Handle
 }
 
 #[subscriber("refunds")]
+async fn checked_json_refunds(
+    refund: &Json<json_refund::Refund>,
+    seen: State<Seen>,
+) -> HandlerOutcome {
+    seen.0
+        .lock()
+        .unwrap()
+        .push((refund.id, refund.reason.clone()));
+    HandlerOutcome::ack()
+}
+
+#[subscriber("refunds")]
 async fn protobuf_refunds(refund: &Protobuf<RefundPb>, seen: State<Seen>) -> HandlerOutcome {
     seen.0
         .lock()
@@ -285,10 +297,18 @@ fn check_same(kind: &str, got: &[(i64, String)], sent: &[(i64, String)]) -> Resu
     }
 }
 
-/// A typed Python producer to a ruststream handler, of `kind`.
-fn python_to_handler(case: &Case, kind: &str) -> Result<(), Failed> {
+/// A typed Python producer to a ruststream handler, of `kind`; `checked-json` is JSON to a
+/// `&Json<T>` handler, which subscribes with the type's JSON schema.
+fn python_to_handler(case: &Case, handler: &str) -> Result<(), Failed> {
     let seen = Seen::default();
-    let app = match kind {
+    let kind = handler.strip_prefix("checked-").unwrap_or(handler);
+    let app = match handler {
+        "checked-json" => case.start(
+            service(|b| {
+                b.include(checked_json_refunds);
+            }),
+            seen.clone(),
+        ),
         "avro" => case.start(
             service(|b| {
                 b.include(avro_refunds);
@@ -318,7 +338,11 @@ fn python_to_handler(case: &Case, kind: &str) -> Result<(), Failed> {
     case.wait_for(&app, &seen, sent.len())?;
     case.rt.block_on(app.stop());
     let got = seen.lock().unwrap().clone();
-    check_same(kind, &got, &sent)
+    check_same(handler, &got, &sent)
+}
+
+fn checked_json_python_to_handler(case: &Case) -> Result<(), Failed> {
+    python_to_handler(case, "checked-json")
 }
 
 fn avro_python_to_handler(case: &Case) -> Result<(), Failed> {
@@ -376,28 +400,42 @@ fn protobuf_publisher_to_python(case: &Case) -> Result<(), Failed> {
     publisher_to_python(case, "protobuf")
 }
 
-/// The topic has `Refund`'s Avro schema (registered by a typed Python producer); a handler
-/// of `&Avro<Order>`, or of `&Protobuf<RefundPb>`, does not start, and says why.
-fn refused(case: &Case, protobuf: bool) -> Result<(), Failed> {
+/// The topic has `Refund`'s Avro schema (registered by a typed Python producer); `handler`
+/// (`&Avro<Order>`, `&Protobuf<RefundPb>` or `&Json<Refund>`) does not start, and says why.
+fn refused(case: &Case, handler: &str) -> Result<(), Failed> {
     let topic = case.topic();
     case.python(
         &["produce", &case.url, &topic, "avro"],
         &json!({"records": records(&refunds())}),
     )?;
-    let started = if protobuf {
-        case.start(
-            service(|b| {
-                b.include(protobuf_refunds);
-            }),
-            Seen::default(),
-        )
-    } else {
-        case.start(
-            service(|b| {
-                b.include(avro_orders);
-            }),
-            Seen::default(),
-        )
+    let (started, type_name) = match handler {
+        "protobuf_refunds" => (
+            case.start(
+                service(|b| {
+                    b.include(protobuf_refunds);
+                }),
+                Seen::default(),
+            ),
+            "`live_schemas::RefundPb` (PROTOBUF_NATIVE schema)",
+        ),
+        "checked_json_refunds" => (
+            case.start(
+                service(|b| {
+                    b.include(checked_json_refunds);
+                }),
+                Seen::default(),
+            ),
+            "`live_schemas::json_refund::Refund` (JSON schema)",
+        ),
+        _ => (
+            case.start(
+                service(|b| {
+                    b.include(avro_orders);
+                }),
+                Seen::default(),
+            ),
+            "`live_schemas::Order` (AVRO schema)",
+        ),
     };
     let error = match started {
         Ok(app) => {
@@ -407,18 +445,10 @@ fn refused(case: &Case, protobuf: bool) -> Result<(), Failed> {
         Err(error) => error,
     };
     println!("startup error: {error}");
-    let (handler, type_name) = if protobuf {
-        (
-            "protobuf_refunds",
-            "`live_schemas::RefundPb` (PROTOBUF_NATIVE schema)",
-        )
-    } else {
-        ("avro_orders", "`live_schemas::Order` (AVRO schema)")
-    };
-    let handler = format!("handler `{handler}` cannot read {topic}");
+    let names = format!("handler `{handler}` cannot read {topic}");
     let command = format!("pulsar-admin schemas get {topic}");
     for expected in [
-        handler.as_str(),
+        names.as_str(),
         "the topic has a registered AVRO schema",
         type_name,
         command.as_str(),
@@ -431,11 +461,15 @@ fn refused(case: &Case, protobuf: bool) -> Result<(), Failed> {
 }
 
 fn incompatible_avro_handler_refused(case: &Case) -> Result<(), Failed> {
-    refused(case, false)
+    refused(case, "avro_orders")
 }
 
 fn protobuf_handler_on_avro_topic_refused(case: &Case) -> Result<(), Failed> {
-    refused(case, true)
+    refused(case, "protobuf_refunds")
+}
+
+fn checked_json_handler_on_avro_topic_refused(case: &Case) -> Result<(), Failed> {
+    refused(case, "checked_json_refunds")
 }
 
 type CaseFn = fn(&Case) -> Result<(), Failed>;
@@ -443,6 +477,10 @@ type CaseFn = fn(&Case) -> Result<(), Failed>;
 const CASES: &[(&str, CaseFn)] = &[
     ("avro_python_to_handler", avro_python_to_handler),
     ("json_python_to_handler", json_python_to_handler),
+    (
+        "checked_json_python_to_handler",
+        checked_json_python_to_handler,
+    ),
     ("protobuf_python_to_handler", protobuf_python_to_handler),
     ("avro_publisher_to_python", avro_publisher_to_python),
     ("json_publisher_to_python", json_publisher_to_python),
@@ -454,6 +492,10 @@ const CASES: &[(&str, CaseFn)] = &[
     (
         "protobuf_handler_on_avro_topic_refused",
         protobuf_handler_on_avro_topic_refused,
+    ),
+    (
+        "checked_json_handler_on_avro_topic_refused",
+        checked_json_handler_on_avro_topic_refused,
     ),
 ];
 

@@ -67,6 +67,32 @@ impl<T: AvroSchema + serde::de::DeserializeOwned> Payload for Avro<T> {
     }
 }
 
+/// A JSON payload whose type describes itself: a handler parameter `refund: &Json<Refund>`
+/// decodes JSON as `&Refund` does, and subscribes with `Refund`'s `JSON` schema (its Avro
+/// record definition), so that the broker refuses the handler at startup on a topic whose
+/// registered schema is of another kind or a record `Refund` cannot read. `&Refund` alone
+/// subscribes without a schema: serde types do not describe themselves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Json<T>(pub T);
+
+impl<T> core::ops::Deref for Json<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: AvroSchema + serde::de::DeserializeOwned> Payload for Json<T> {
+    fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, Rejection> {
+        <T as Payload>::decode(bytes, handler).map(Json)
+    }
+
+    fn schema() -> Option<Schema> {
+        Some(json_schema::<T>())
+    }
+}
+
 /// `value` as one Avro datum of `T`'s schema (no container header), as Pulsar's `AVRO` schema
 /// messages are written.
 pub fn to_avro<T: AvroSchema + serde::Serialize>(value: &T) -> Result<Vec<u8>, EncodeError> {
@@ -158,5 +184,9 @@ mod tests {
         let json = json_schema::<Refund>();
         assert_eq!(json.kind(), SchemaKind::Json);
         assert_eq!(json.definition(), avro.definition());
+        assert_eq!(<Json<Refund> as Payload>::schema(), Some(json));
+        let Json(refund) =
+            <Json<Refund> as Payload>::decode(br#"{"id":7,"reason":null}"#, "h").expect("JSON");
+        assert_eq!(refund.id, 7);
     }
 }

@@ -10,7 +10,8 @@
 //! - Avro (feature `avro`, through `apache-avro`): a payload parameter `&Avro<T>` decodes one
 //!   Avro datum and subscribes with `T`'s schema (checked by the broker at startup), and
 //!   `#[outgoing(name = "..", codec = "avro")]` publishes a type in it, registering its schema;
-//!   `#[outgoing(name = "..", schema = "json")]` registers a JSON type's schema;
+//!   `#[outgoing(name = "..", schema = "json")]` registers a JSON type's schema, and a payload
+//!   parameter `&Json<T>` decodes JSON and subscribes with that schema;
 //! - Protobuf (feature `protobuf`, through `prost`): a payload parameter `&Protobuf<T>` decodes
 //!   it and subscribes with `T`'s `PROTOBUF_NATIVE` schema ([`ProtobufSchema`]).
 //!
@@ -26,7 +27,7 @@ pub use msgpack::{to_msgpack, MsgPack};
 mod avro;
 
 #[cfg(feature = "avro")]
-pub use avro::{avro_schema, json_schema, to_avro, Avro};
+pub use avro::{avro_schema, json_schema, to_avro, Avro, Json};
 
 #[cfg(feature = "protobuf")]
 mod protobuf;

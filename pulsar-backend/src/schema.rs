@@ -40,21 +40,14 @@ pub(crate) fn is_incompatible(reason: &str) -> bool {
 
 /// What to do when the broker refused a producer of `topic` with `schema`.
 pub(crate) fn producer_refused(topic: &str, schema: &Schema, error: &pulsar::Error) -> String {
-    if is_incompatible(&error.to_string()) {
-        format!(
-            "the broker refused to register {} on `{topic}`: the topic has a schema this one \
-             is not compatible with under the namespace's compatibility strategy; see it with \
-             `pulsar-admin schemas get {topic}`, then change the type to match it, or publish \
-             to another topic",
-            described(schema)
-        )
-    } else {
-        format!(
-            "publishing {} on `{topic}`: check that the broker is reachable and that the token \
-             may produce on this topic",
-            described(schema)
-        )
-    }
+    let reason = error.to_string();
+    format!(
+        "the broker refused to register {} on `{topic}`: the topic has a registered {} schema \
+         this one is not compatible with; see it with `pulsar-admin schemas get {topic}`, then \
+         change the type to match it, or publish to another topic",
+        described(schema),
+        registered_kind(&reason, schema.kind()),
+    )
 }
 
 /// The kind of the schema registered on the topic, as the broker's refusal tells it: Apache

@@ -101,7 +101,17 @@ async fn a_publisher_of_another_kind_than_the_handlers_schema_is_refused() {
     .unwrap();
     let message = Message::new("refunds", to_protobuf(&RefundPb { id: 1 }))
         .schema(protobuf_schema::<RefundPb>());
-    let error = app.publish(message).await.unwrap_err().to_string();
+    let error = app.publish(message).await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ruststream_pulsar::testing::TestPublishError::Publish(
+                ruststream::PublishError::Schema { .. }
+            )
+        ),
+        "{error:?}"
+    );
+    let error = error.to_string();
     assert!(
         error.contains("exists schema type AVRO, new schema type PROTOBUF_NATIVE"),
         "{error}"

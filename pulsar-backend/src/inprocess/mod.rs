@@ -20,8 +20,8 @@ use ruststream::runtime::{Runtime, Sleep};
 use ruststream::MessageId;
 use ruststream::{Instant, PublishError};
 use ruststream_pulsar_model::{
-    choose_partition, Cluster, ConsumerId, ConsumerOptions, HashingScheme, OutgoingMessage,
-    Retention, RoundRobin, TopicName, TopicNameError, TopicsConsumer,
+    choose_partition, Cluster, ConsumerId, ConsumerOptions, HashingScheme, ModelError,
+    OutgoingMessage, Retention, RoundRobin, TopicName, TopicNameError, TopicsConsumer,
 };
 
 pub(crate) use consumer::InProcessConsumer;
@@ -324,7 +324,7 @@ impl InProcessPulsar {
         let id = inner
             .cluster
             .publish(topic, outgoing(message, now), now)
-            .map_err(|e| PublishError::broker(topic.to_string(), e))?;
+            .map_err(|e| refused(topic, e))?;
         inner.notify();
         drop(inner);
         Ok(id)
@@ -346,7 +346,7 @@ impl InProcessPulsar {
             let ids = inner
                 .cluster
                 .publish_batch(topic, messages, now)
-                .map_err(|e| PublishError::broker(topic.to_string(), e))?;
+                .map_err(|e| refused(topic, e))?;
             inner.notify();
             return Ok(ids.iter().map(crate::message_id::of_model).collect());
         }
@@ -371,7 +371,7 @@ impl InProcessPulsar {
             let stored = inner
                 .cluster
                 .publish_batch(&partition, messages, now)
-                .map_err(|e| PublishError::broker(partition.to_string(), e))?;
+                .map_err(|e| refused(&partition, e))?;
             for (place, id) in places.into_iter().zip(stored) {
                 ids[place] = crate::message_id::of_model(&id);
             }
@@ -526,6 +526,15 @@ impl InProcessPulsar {
             // Re-arms, dropping the fired sleep only now that its timeouts were handled.
             inner.notify();
         }
+    }
+}
+
+/// The model's refusal of a publish to `topic` as a [`PublishError`]: a schema of another
+/// kind than the topic's is a refusal nothing will change, as on the broker.
+fn refused(topic: &TopicName, error: ModelError) -> PublishError {
+    match error {
+        ModelError::IncompatibleSchema { .. } => PublishError::schema(topic.to_string(), error),
+        other => PublishError::broker(topic.to_string(), other),
     }
 }
 

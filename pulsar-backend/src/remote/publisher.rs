@@ -227,7 +227,7 @@ impl<Exe: Executor> Publisher<Exe> {
         let topic = topic.to_owned();
         let schema = records.first().and_then(|r| r.schema.clone());
         if let Some(other) = records.iter().find(|r| r.schema != schema) {
-            return Err(PublishError::broker(
+            return Err(PublishError::schema(
                 &topic,
                 format!(
                     "one batch cannot register two schemas ({} and {}): a batched entry is \
@@ -300,14 +300,23 @@ impl<Exe: Executor> Publisher<Exe> {
                     })
                     .build()
                     .await
-                    .map_err(|e| {
-                        let hint = match schema {
-                            Some(schema) => crate::schema::producer_refused(topic, schema, &e),
-                            None => "check that the broker is reachable and that the token \
-                                     may produce on this topic"
-                                .to_owned(),
-                        };
-                        PublishError::broker(topic, format!("opening a producer: {e} ({hint})"))
+                    .map_err(|e| match schema {
+                        Some(schema) if crate::schema::is_incompatible(&e.to_string()) => {
+                            PublishError::schema(
+                                topic,
+                                format!(
+                                    "opening a producer: {e} ({})",
+                                    crate::schema::producer_refused(topic, schema, &e)
+                                ),
+                            )
+                        }
+                        _ => PublishError::broker(
+                            topic,
+                            format!(
+                                "opening a producer: {e} (check that the broker is reachable \
+                                 and that the token may produce on this topic)"
+                            ),
+                        ),
                     })?;
                 opened.push((schema.cloned(), producer));
                 opened.len() - 1

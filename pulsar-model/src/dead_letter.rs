@@ -91,6 +91,7 @@ pub(crate) fn dead_letter_copy(
         key: message.key.clone(),
         event_time: message.event_time,
         deliver_at: None,
+        unreadable: None,
     }
 }
 

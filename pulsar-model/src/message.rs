@@ -31,6 +31,10 @@ pub struct OutgoingMessage {
     /// dispatch the message before this instant; Exclusive and Failover ignore it, as Pulsar
     /// does.
     pub deliver_at: Option<Instant>,
+    /// Written so that no client can read it (a compression the client cannot undo, corrupt
+    /// bytes): every delivery carries this reason, as the Pulsar client hands over an entry it
+    /// could not read, with the bytes as stored.
+    pub unreadable: Option<String>,
 }
 
 impl OutgoingMessage {

@@ -733,7 +733,10 @@ pub async fn unreadable_message_without_dead_letter_comes_back_after_the_ack_tim
     } else {
         app.until_calls("shared", 2, ACK_TIMEOUT + SOON).await
     };
-    assert!(calls.len() >= 2, "not back after the ack timeout: {calls:?}");
+    assert!(
+        calls.len() >= 2,
+        "not back after the ack timeout: {calls:?}"
+    );
     for call in &calls {
         assert_eq!(call.completion(), Completion::Rejected, "{calls:?}");
         let error = call.error().expect("the call says why");
@@ -743,7 +746,10 @@ pub async fn unreadable_message_without_dead_letter_comes_back_after_the_ack_tim
         );
     }
     let gap = calls[1].at() - calls[0].at();
-    assert!(gap > ACK_TIMEOUT, "back after {gap:?}, before the ack timeout");
+    assert!(
+        gap > ACK_TIMEOUT,
+        "back after {gap:?}, before the ack timeout"
+    );
     app.stop().await;
 }
 

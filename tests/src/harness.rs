@@ -76,7 +76,8 @@ pub trait Running: Send + Sync {
     /// the model's unreadable message, stored as `payload`; live: Snappy in the framed format
     /// that crates.io's pulsar-rs 6.9.1 writes), and wait for the receipt (in process: and
     /// settle); the bytes the broker stores.
-    fn publish_unreadable<'a>(&'a self, topic: &'a str, payload: Vec<u8>) -> BoxFuture<'a, Vec<u8>>;
+    fn publish_unreadable<'a>(&'a self, topic: &'a str, payload: Vec<u8>)
+        -> BoxFuture<'a, Vec<u8>>;
 
     /// Wait at most `within` for `done` to hold, without waiting for the app to settle (in
     /// process: letting the app's tasks run, time standing still); whether it held.
@@ -299,10 +300,17 @@ impl Running for TestApp {
         })
     }
 
-    fn publish_unreadable<'a>(&'a self, topic: &'a str, payload: Vec<u8>) -> BoxFuture<'a, Vec<u8>> {
+    fn publish_unreadable<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+    ) -> BoxFuture<'a, Vec<u8>> {
         Box::pin(async move {
             self.pulsar()
-                .publish_unreadable(Message::new(topic.to_owned(), payload.clone()), "the model's unreadable message")
+                .publish_unreadable(
+                    Message::new(topic.to_owned(), payload.clone()),
+                    "the model's unreadable message",
+                )
                 .expect("published");
             self.settle().await.expect("the app settles");
             payload
@@ -403,7 +411,11 @@ impl Running for Live {
     }
 
     fn publish_message(&self, message: Message) -> BoxFuture<'_, MessageId> {
-        Box::pin(async move { LiveApp::publish(&self.app, message).await.expect("published") })
+        Box::pin(async move {
+            LiveApp::publish(&self.app, message)
+                .await
+                .expect("published")
+        })
     }
 
     fn publish_batch(&self, messages: Vec<Message>) -> BoxFuture<'_, Vec<MessageId>> {
@@ -422,7 +434,11 @@ impl Running for Live {
         })
     }
 
-    fn publish_unreadable<'a>(&'a self, topic: &'a str, payload: Vec<u8>) -> BoxFuture<'a, Vec<u8>> {
+    fn publish_unreadable<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+    ) -> BoxFuture<'a, Vec<u8>> {
         Box::pin(async move {
             let topic = format!("persistent://{}/{topic}", self.namespace);
             crate::unreadable_writer::publish_framed_snappy(&self.url, &topic, payload).await
@@ -448,7 +464,8 @@ impl Running for Live {
         within: Duration,
     ) -> BoxFuture<'a, Vec<Call>> {
         Box::pin(async move {
-            self.app.wait_until(within, |app| app.calls_of(handler).len() >= count)
+            self.app
+                .wait_until(within, |app| app.calls_of(handler).len() >= count)
                 .await;
             self.app.calls_of(handler)
         })

@@ -19,6 +19,9 @@ use ruststream_test_brokers::{ApacheStandalone, LiveBroker, APACHE_PULSAR_VERSIO
 use ruststream_tests::cases::{Brokers, Case, ALL};
 use ruststream_tests::harness::{CreatePartitioned, Env};
 
+#[path = "live/interop.rs"]
+mod interop;
+
 /// A started broker the cases can use.
 #[derive(Clone)]
 struct Target {
@@ -281,6 +284,31 @@ fn main() -> ExitCode {
     for label in labels {
         let target = targets.iter().find(|t| t.label == label).cloned();
         if label.starts_with("apache") {
+            for codec in interop::CODECS {
+                let (writes, reads) = (target.clone(), target.clone());
+                trials.push(Trial::test(
+                    format!("{label}/interop/python_writes_{codec}_ruststream_reads"),
+                    move || {
+                        let target = writes.ok_or_else(|| Failed::from("no broker"))?;
+                        interop::python_writes(&target, codec, false)
+                    },
+                ));
+                trials.push(Trial::test(
+                    format!("{label}/interop/ruststream_writes_{codec}_python_reads"),
+                    move || {
+                        let target = reads.ok_or_else(|| Failed::from("no broker"))?;
+                        interop::python_reads(&target, codec)
+                    },
+                ));
+            }
+            let schema = target.clone();
+            trials.push(Trial::test(
+                format!("{label}/interop/python_writes_json_schema_ruststream_reads"),
+                move || {
+                    let target = schema.ok_or_else(|| Failed::from("no broker"))?;
+                    interop::python_writes(&target, "none", true)
+                },
+            ));
             for client in ["python", "java"] {
                 let target = target.clone();
                 trials.push(Trial::test(

@@ -289,8 +289,13 @@ impl InProcessPulsar {
     ) -> Result<MessageId, PublishError> {
         let message = message.into_message()?;
         let topic = TopicName::parse(&message.topic).map_err(PublishError::invalid_topic)?;
-        self.store_as(&topic, message, HashingScheme::default(), Some(reason.into()))
-            .map(|id| crate::message_id::of_model(&id))
+        self.store_as(
+            &topic,
+            message,
+            HashingScheme::default(),
+            Some(reason.into()),
+        )
+        .map(|id| crate::message_id::of_model(&id))
     }
 
     /// Publish `messages`, all to one topic, as one batch: one entry, each message with its

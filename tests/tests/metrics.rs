@@ -32,6 +32,18 @@ fn counter(
         .sum()
 }
 
+/// Every metric recorded so far, by key.
+fn taken(
+    snapshotter: &metrics_util::debugging::Snapshotter,
+) -> Vec<(metrics_util::CompositeKey, DebugValue)> {
+    snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(key, _, _, value)| (key, value))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn outcomes_and_calls_are_counted() {
     let recorder = DebuggingRecorder::new();
@@ -61,12 +73,7 @@ async fn outcomes_and_calls_are_counted() {
         .unwrap();
     tb.stop().await;
 
-    let snapshot: Vec<_> = snapshotter
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .map(|(key, _, _, value)| (key, value))
-        .collect();
+    let snapshot = taken(&snapshotter);
     let h = ("handler", "shared");
     assert_eq!(counter(&snapshot, metric::DELIVERIES, &[h]), 3);
     assert_eq!(
@@ -137,12 +144,7 @@ async fn outcomes_and_calls_are_counted() {
         .unwrap();
     tb.settle().await.unwrap();
     tb.stop().await;
-    let snapshot: Vec<_> = snapshotter
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .map(|(key, _, _, value)| (key, value))
-        .collect();
+    let snapshot = taken(&snapshotter);
     let h = ("handler", "no_timeout");
     assert_eq!(counter(&snapshot, metric::UNREADABLE, &[h]), 1);
     assert_eq!(

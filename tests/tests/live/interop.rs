@@ -86,14 +86,7 @@ pub(crate) fn python_writes(target: &Target, codec: &str, json_schema: bool) -> 
         )
         .into());
     }
-    let left = ruststream_test_brokers::python_consume(
-        &target.url,
-        &topic,
-        "shared",
-        1,
-        Duration::from_secs(3),
-    )
-    .map_err(|e| Failed::from(e.to_string()))?;
+    let left = first_left(target, &topic, "shared", Duration::from_secs(3))?;
     if !left.is_empty() {
         return Err(format!(
             "the subscription still holds messages after the handler acknowledged all {COUNT} \
@@ -113,14 +106,7 @@ pub(crate) fn python_reads(target: &Target, codec: &str) -> Result<(), Failed> {
     let compression = Compression::from_name(codec)
         .ok_or_else(|| Failed::from(format!("unknown codec {codec}")))?;
     // The Python subscription exists before anything is published, and reads from the start.
-    let early = ruststream_test_brokers::python_consume(
-        &target.url,
-        &topic,
-        "python",
-        1,
-        Duration::from_millis(500),
-    )
-    .map_err(|e| Failed::from(e.to_string()))?;
+    let early = first_left(target, &topic, "python", Duration::from_millis(500))?;
     if !early.is_empty() {
         return Err(format!("a fresh topic held {early:?}").into());
     }
@@ -189,4 +175,17 @@ pub(crate) fn python_reads(target: &Target, codec: &str) -> Result<(), Failed> {
         "interop: {COUNT} of {COUNT} written by ruststream with {codec} read by the Python client"
     );
     Ok(())
+}
+
+/// The first message the Python client finds on `subscription` of `topic` within `within`
+/// (creating the subscription, from the earliest message, if it is new), acknowledged: none
+/// when the subscription holds nothing.
+fn first_left(
+    target: &Target,
+    topic: &str,
+    subscription: &str,
+    within: Duration,
+) -> Result<Vec<String>, Failed> {
+    ruststream_test_brokers::python_consume(&target.url, topic, subscription, 1, within)
+        .map_err(|e| Failed::from(e.to_string()))
 }

@@ -9,6 +9,7 @@ use core::time::Duration;
 pub use crate::message_id::{MessageId, MessageIdError};
 use crate::outgoing::{EncodeError, Outgoing};
 pub use crate::publishing::Publishing;
+use crate::Compression;
 
 /// A message to publish: where to, the encoded payload, and what the producer may say about
 /// it. Build one with [`Message::new`] (bytes to a topic) or [`Message::of`] (a typed value to
@@ -52,6 +53,10 @@ pub struct Message {
     /// [`Message::of`]); messages to one topic with different schemas go through different
     /// producers.
     pub schema: Option<crate::schema::Schema>,
+    /// How the payload is compressed on the wire; `None` leaves it to the handler's
+    /// registration or the broker's default (uncompressed unless one says otherwise). Set by
+    /// [`Message::of`] from an `#[outgoing(compression = "..")]` type.
+    pub compression: Option<Compression>,
 }
 
 impl Message {
@@ -69,6 +74,7 @@ impl Message {
     pub fn of<T: Outgoing + ?Sized>(value: &T) -> Result<Self, EncodeError> {
         let mut message = Message::new(T::TOPIC, value.encode()?);
         message.schema = T::schema();
+        message.compression = T::COMPRESSION;
         Ok(message)
     }
 
@@ -108,6 +114,13 @@ impl Message {
     /// With the time the event happened, since the Unix epoch.
     pub fn event_time(mut self, since_epoch: Duration) -> Self {
         self.event_time = Some(since_epoch);
+        self
+    }
+
+    /// Compress the payload with `codec` on the wire ([`Compression::None`] to send it
+    /// uncompressed where a default says otherwise).
+    pub fn compression(mut self, codec: Compression) -> Self {
+        self.compression = Some(codec);
         self
     }
 

@@ -11,6 +11,8 @@ use crate::Properties;
 pub struct Content {
     payload: Vec<u8>,
     properties: Properties,
+    /// Why a client cannot read it, for a message published as unreadable.
+    unreadable: Option<String>,
 }
 
 impl Content {
@@ -19,6 +21,16 @@ impl Content {
         Content {
             payload,
             properties,
+            unreadable: None,
+        }
+    }
+
+    /// The content of a message a client cannot read, for `reason` (see
+    /// [`OutgoingMessage::unreadable`](crate::OutgoingMessage::unreadable)).
+    pub fn unreadable(payload: Vec<u8>, properties: Properties, reason: String) -> Self {
+        Content {
+            unreadable: Some(reason),
+            ..Content::new(payload, properties)
         }
     }
 
@@ -30,5 +42,10 @@ impl Content {
     /// The properties, sorted by name.
     pub fn properties(&self) -> &Properties {
         &self.properties
+    }
+
+    /// Why a client cannot read this message, if it was published as one it cannot read.
+    pub fn unreadable_reason(&self) -> Option<&str> {
+        self.unreadable.as_deref()
     }
 }

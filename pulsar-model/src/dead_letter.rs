@@ -93,6 +93,7 @@ pub(crate) fn dead_letter_copy(
         deliver_at: None,
         // A copy, written without a schema (pulsar-rs's dead-letter producer declares none).
         schema: None,
+        unreadable: None,
     }
 }
 

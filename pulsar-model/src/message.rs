@@ -35,6 +35,10 @@ pub struct OutgoingMessage {
     /// the topic, or checked against the one registered, when it is published. Not stored
     /// with the message.
     pub schema: Option<ruststream::Schema>,
+    /// Written so that no client can read it (a compression the client cannot undo, corrupt
+    /// bytes): every delivery carries this reason, as the Pulsar client hands over an entry it
+    /// could not read, with the bytes as stored.
+    pub unreadable: Option<String>,
 }
 
 impl OutgoingMessage {

@@ -206,7 +206,10 @@ impl Topic {
         };
         self.store.messages.push(StoredMessage {
             id,
-            content: Arc::new(Content::new(message.payload, message.properties)),
+            content: Arc::new(match message.unreadable {
+                None => Content::new(message.payload, message.properties),
+                Some(reason) => Content::unreadable(message.payload, message.properties, reason),
+            }),
             key: message.key,
             publish_time: now,
             batch_size,

@@ -47,3 +47,5 @@ pub struct Performance;
 
 #[doc = include_str!("../../docs/schemas.md")]
 pub struct Schemas;
+#[doc = include_str!("../../docs/interoperability.md")]
+pub struct Interoperability;

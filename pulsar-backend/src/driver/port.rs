@@ -106,6 +106,10 @@ pub(crate) struct Received<Id> {
     pub(crate) publish_time: Option<std::time::Duration>,
     /// When the producer says the event happened, if it set one.
     pub(crate) event_time: Option<std::time::Duration>,
+    /// Why the client could not read the message (a compression it cannot undo, corrupt
+    /// bytes, a batch that does not parse), if it could not: `payload` is then the entry as
+    /// the broker stored it, and the handler is not called (`Rejection::Unreadable`).
+    pub(crate) unreadable: Option<String>,
 }
 
 /// A subscription's consumer, owned by exactly one driver task.

@@ -172,6 +172,8 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         batch,
                         publish_time,
                         event_time,
+                        // Set by the patched pulsar-rs (see patches/README.md).
+                        unreadable: message.decode_failure,
                     }));
                 }
                 Poll::Ready(Some(Err(error))) => {

@@ -15,9 +15,8 @@ use futures::lock::Mutex;
 use pulsar::producer::ProducerOptions;
 use pulsar::{Executor, Producer, Pulsar};
 use ruststream::message::Message;
-use ruststream::MessageId;
 use ruststream::PublishError;
-use ruststream::Schema;
+use ruststream::{Compression, MessageId, Schema};
 
 use ruststream_pulsar_model::{choose_partition, HashingScheme, RoundRobin};
 
@@ -34,24 +33,55 @@ fn receipt_id(
     Ok(crate::message_id::of_proto(id, partition))
 }
 
-/// How a message's schema is named in an error: its kind, or that it has none.
-fn schema_name(schema: Option<&Schema>) -> &'static str {
-    schema.map_or("no schema", |s| s.kind().name())
+/// pulsar-rs's setting for `codec` (its Snappy is the raw block format the other clients use,
+/// see patches/README.md).
+#[cfg(feature = "compression")]
+fn pulsar_compression(
+    codec: Compression,
+) -> Result<Option<pulsar::compression::Compression>, String> {
+    use pulsar::compression as c;
+    Ok(match codec {
+        Compression::Lz4 => Some(c::Compression::Lz4(c::CompressionLz4::default())),
+        Compression::Zlib => Some(c::Compression::Zlib(c::CompressionZlib::default())),
+        Compression::Zstd => Some(c::Compression::Zstd(c::CompressionZstd::default())),
+        Compression::Snappy => Some(c::Compression::Snappy(c::CompressionSnappy::default())),
+        _ => None,
+    })
+}
+
+/// Without the `compression` feature only uncompressed messages can be published.
+#[cfg(not(feature = "compression"))]
+fn pulsar_compression(
+    codec: Compression,
+) -> Result<Option<pulsar::compression::Compression>, String> {
+    match codec {
+        Compression::None => Ok(None),
+        other => Err(format!(
+            "the message asks for {other} compression, but ruststream-pulsar was built without \
+             its `compression` feature: enable it, or publish without compression"
+        )),
+    }
 }
 
 /// The most messages one batched entry takes (the Java client's default
 /// `batchingMaxMessages`).
 const MAX_BATCH: u32 = 1000;
 
-/// Producers by topic: one per schema published with there (a producer registers one schema,
-/// the one it was opened with; most topics see one, or none).
-type Producers<Exe> = HashMap<String, Vec<(Option<Schema>, Producer<Exe>)>>;
+/// Producers by topic and compression: one per schema published with there (a producer
+/// registers one schema, the one it was opened with; most topics see one, or none).
+type Producers<Exe> = HashMap<(String, Compression), Vec<(Option<Schema>, Producer<Exe>)>>;
+
+/// How a message's schema is named in an error: its kind, or that it has none.
+fn schema_name(schema: Option<&Schema>) -> &'static str {
+    schema.map_or("no schema", |s| s.kind().name())
+}
 
 /// The app's producers.
 pub(crate) struct Publisher<Exe: Executor> {
     pulsar: Pulsar<Exe>,
     namespace: Option<String>,
     hashing: HashingScheme,
+    /// One per topic and compression (pulsar-rs compresses per producer).
     producers: Mutex<Producers<Exe>>,
     /// Batching producers, for [`Publisher::publish_batch`].
     batching: Mutex<Producers<Exe>>,
@@ -140,8 +170,9 @@ impl<Exe: Executor> Publisher<Exe> {
         let mut producers = self.producers.lock().await;
         // A non-batching producer: Pulsar honours delayed delivery only on messages that are
         // not batched.
+        let codec = record.compression.unwrap_or(Compression::None);
         let producer = self
-            .open(&mut producers, &topic, None, record.schema.as_ref())
+            .open(&mut producers, &topic, None, codec, record.schema.as_ref())
             .await?;
         let mut message = producer.create_message().with_content(record.payload);
         if let Some(key) = record.key {
@@ -237,11 +268,22 @@ impl<Exe: Executor> Publisher<Exe> {
                 ),
             ));
         }
+        // An entry is compressed as one block: with the first record's codec.
+        let codec = records
+            .first()
+            .and_then(|r| r.compression)
+            .unwrap_or(Compression::None);
         let mut producers = self.batching.lock().await;
         // A longer batch is split into entries of `MAX_BATCH`; `send_batch` below closes the
         // last one.
         let producer = self
-            .open(&mut producers, &topic, Some(MAX_BATCH), schema.as_ref())
+            .open(
+                &mut producers,
+                &topic,
+                Some(MAX_BATCH),
+                codec,
+                schema.as_ref(),
+            )
             .await?;
         let mut receipts = Vec::with_capacity(records.len());
         for record in records {
@@ -274,19 +316,22 @@ impl<Exe: Executor> Publisher<Exe> {
         Ok(ids)
     }
 
-    /// The producer of `topic` with `schema` in `producers`, opened on first use: batching
-    /// `batch_size` messages an entry, or not batching; registering `schema` on the topic.
+    /// The producer of `topic` in `producers` that compresses with `codec` and registers
+    /// `schema`, opened on first use: batching `batch_size` messages an entry, or not batching.
     async fn open<'p>(
         &self,
         producers: &'p mut Producers<Exe>,
         topic: &str,
         batch_size: Option<u32>,
+        codec: Compression,
         schema: Option<&Schema>,
     ) -> Result<&'p mut Producer<Exe>, PublishError> {
-        let opened = producers.entry(topic.to_owned()).or_default();
+        let opened = producers.entry((topic.to_owned(), codec)).or_default();
         let index = match opened.iter().position(|(s, _)| s.as_ref() == schema) {
             Some(index) => index,
             None => {
+                let compression =
+                    pulsar_compression(codec).map_err(|e| PublishError::broker(topic, e))?;
                 let producer = self
                     .pulsar
                     .producer()
@@ -295,6 +340,7 @@ impl<Exe: Executor> Publisher<Exe> {
                         // Wait for room instead of failing with SlowDown when receipts lag.
                         block_queue_if_full: true,
                         batch_size,
+                        compression,
                         schema: schema.map(crate::schema::to_proto),
                         ..ProducerOptions::default()
                     })
@@ -328,9 +374,9 @@ impl<Exe: Executor> Publisher<Exe> {
     pub(crate) async fn close(&self) {
         let mut producers: Vec<_> = self.producers.lock().await.drain().collect();
         producers.extend(self.batching.lock().await.drain());
-        let producers = producers
-            .into_iter()
-            .flat_map(|(topic, opened)| opened.into_iter().map(move |(_, p)| (topic.clone(), p)));
+        let producers = producers.into_iter().flat_map(|((topic, _), opened)| {
+            opened.into_iter().map(move |(_, p)| (topic.clone(), p))
+        });
         for (topic, mut producer) in producers {
             if let Err(error) = producer.close().await {
                 tracing::warn!(%topic, %error, "closing a producer failed");

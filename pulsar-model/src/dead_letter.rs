@@ -91,6 +91,8 @@ pub(crate) fn dead_letter_copy(
         key: message.key.clone(),
         event_time: message.event_time,
         deliver_at: None,
+        // The model's client-side policy copies what it received, one chunk at a time.
+        chunk: None,
     }
 }
 

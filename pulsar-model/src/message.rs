@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ruststream::Instant;
 
-use crate::{ConsumerId, Content, MessageId, Properties, TopicName};
+use crate::{Chunk, ConsumerId, Content, MessageId, Properties, TopicName};
 
 /// A message to publish: what a pulsar-rs `producer::Message` carries that the model keeps.
 ///
@@ -31,6 +31,11 @@ pub struct OutgoingMessage {
     /// dispatch the message before this instant; Exclusive and Failover ignore it, as Pulsar
     /// does.
     pub deliver_at: Option<Instant>,
+    /// Its place in a chunked message, if it is one chunk of a message too large for the
+    /// broker's limit ([`split_into_chunks`](crate::split_into_chunks) makes them); stored
+    /// with the message and given with each delivery of it
+    /// ([`Content::chunk`](crate::Content::chunk)).
+    pub chunk: Option<Chunk>,
 }
 
 impl OutgoingMessage {

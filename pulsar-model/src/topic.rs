@@ -203,7 +203,9 @@ impl Topic {
         };
         self.store.messages.push(StoredMessage {
             id,
-            content: Arc::new(Content::new(message.payload, message.properties)),
+            content: Arc::new(
+                Content::new(message.payload, message.properties).with_chunk(message.chunk),
+            ),
             key: message.key,
             publish_time: now,
             batch_size,

@@ -204,6 +204,7 @@ impl ConsumerPort for InProcessConsumer {
                 }
                 Poll::Ready(Some(Received {
                     id: d.message_id,
+                    chunk: d.content.chunk().cloned(),
                     payload: Payload::Shared(d.content.clone()),
                     properties: Properties::Shared(d.content),
                     topic: d.topic.shared(),

@@ -11,6 +11,7 @@ use ruststream::PublishError;
 use ruststream_pulsar_model::HashingScheme;
 
 use super::{InProcessConsumer, InProcessPulsar};
+use crate::chunked::Chunked;
 use crate::registration::CheckedSubscription;
 use crate::transport::Transport;
 
@@ -75,7 +76,7 @@ impl Publish for InProcessPublisher {
 }
 
 impl Transport for InProcessTransport {
-    type Consumer = InProcessConsumer;
+    type Consumer = Chunked<InProcessConsumer>;
 
     fn label(&self) -> String {
         "in-process".to_owned()
@@ -84,9 +85,10 @@ impl Transport for InProcessTransport {
     async fn subscribe<S: Send + Sync + 'static>(
         &self,
         subscription: &CheckedSubscription<S>,
-    ) -> Result<InProcessConsumer, StartError> {
+    ) -> Result<Chunked<InProcessConsumer>, StartError> {
         self.pulsar()
             .subscribe(subscription, self.runtime.clone())
+            .map(|consumer| Chunked::new(consumer, self.runtime.clone()))
             .map_err(|source| StartError::Connect {
                 broker: "pulsar",
                 source,

@@ -24,6 +24,7 @@ use ruststream::runtime::{Flavor, Runtime};
 use ruststream::PublishError;
 use ruststream_pulsar_model::{InitialPosition, TopicSelection};
 
+use crate::chunked::Chunked;
 use consumer::RemoteConsumer;
 use in_flight::InFlight;
 use probe::Probe;
@@ -223,7 +224,7 @@ impl<Exe: Executor> RemoteTransport<Exe> {
 }
 
 impl<Exe: Executor> Transport for RemoteTransport<Exe> {
-    type Consumer = RemoteConsumer<Exe>;
+    type Consumer = Chunked<RemoteConsumer<Exe>>;
 
     fn label(&self) -> String {
         self.url.clone()
@@ -232,7 +233,7 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
     async fn subscribe<S: Send + Sync + 'static>(
         &self,
         planned: &CheckedSubscription<S>,
-    ) -> Result<RemoteConsumer<Exe>, StartError> {
+    ) -> Result<Chunked<RemoteConsumer<Exe>>, StartError> {
         let sub_type = crate::sub_type(planned.kind).ok_or_else(|| {
             connect_error(
                 &self.url,
@@ -278,11 +279,14 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
                 })
             }
         };
-        Ok(RemoteConsumer::new(
-            consumer,
-            self.in_flight.clone(),
+        Ok(Chunked::new(
+            RemoteConsumer::new(
+                consumer,
+                self.in_flight.clone(),
+                self.runtime.clone(),
+                self.settings.batch_index_acks,
+            ),
             self.runtime.clone(),
-            self.settings.batch_index_acks,
         ))
     }
 

@@ -71,11 +71,17 @@ impl<Id: Clone + PartialEq + std::fmt::Display> Assembly<Id> {
         let chunk = received.chunk.take().expect("only chunks are pushed");
         let found = self.pending.iter().position(|p| p.uuid == chunk.uuid);
         if chunk.chunk_id == 0 {
+            let mut started = now;
             if let Some(at) = found {
                 let earlier = self.pending.remove(at).expect("found above");
-                // The same chunks redelivered come again by themselves; a producer's resend
-                // leaves the first copies stored apart, never to be joined.
-                if !earlier.ids.contains(&received.id) {
+                if earlier.ids.contains(&received.id) {
+                    // The same chunks redelivered (an ack timeout, a reconnection) come again
+                    // by themselves; the message's time to complete still counts from the
+                    // first time.
+                    started = earlier.started;
+                } else {
+                    // A producer's resend leaves the first copies stored apart, never to be
+                    // joined.
                     self.to_ack.extend(earlier.ids);
                 }
             }
@@ -102,15 +108,19 @@ impl<Id: Clone + PartialEq + std::fmt::Display> Assembly<Id> {
                     bytes
                 }
             };
-            self.pending.push_back(Partial {
-                uuid: chunk.uuid,
-                num_chunks: chunk.num_chunks,
-                total_size: chunk.total_size,
-                ids: vec![received.id.clone()],
-                payload,
-                started: now,
-                first: received,
-            });
+            let place = self.pending.partition_point(|p| p.started <= started);
+            self.pending.insert(
+                place,
+                Partial {
+                    uuid: chunk.uuid,
+                    num_chunks: chunk.num_chunks,
+                    total_size: chunk.total_size,
+                    ids: vec![received.id.clone()],
+                    payload,
+                    started,
+                    first: received,
+                },
+            );
             return None;
         }
         let Some(at) = found else {
@@ -260,7 +270,10 @@ mod tests {
         a.push(chunk(3, "o", 0, 2, "c"), at(0));
         assert_eq!(a.pending(), 2);
         assert!(!a.has_acks(), "left for the ack timeout to bring back");
-        assert!(a.push(chunk(4, "m", 1, 2, "x"), at(0)).is_none(), "m was dropped");
+        assert!(
+            a.push(chunk(4, "m", 1, 2, "x"), at(0)).is_none(),
+            "m was dropped"
+        );
         assert!(a.push(chunk(5, "n", 1, 2, "y"), at(0)).is_some());
     }
 
@@ -284,6 +297,10 @@ mod tests {
         // Redelivered: the same chunk id again, nothing to acknowledge.
         a.push(chunk(1, "m", 0, 2, "a"), at(1));
         assert!(!a.has_acks());
+        a.expire(at(60));
+        assert_eq!(a.pending(), 0, "the expiry counts from the first delivery");
+        assert_eq!(a.take_acks(), [1]);
+        a.push(chunk(1, "m", 0, 2, "a"), at(61));
         // Resent by its producer: stored apart, the first copy is acknowledged.
         a.push(chunk(7, "m", 0, 2, "a"), at(2));
         assert_eq!(a.take_acks(), [1]);

@@ -13,6 +13,10 @@
 //! | messages being joined | [`MAX_PENDING_CHUNKED_MESSAGES`] (10, the Java client's `maxPendingChunkedMessage`) | the oldest is dropped; its chunks stay unacknowledged and come back after the ack timeout (the Java default, `autoAckOldestChunkedMessageOnQueueFull=false`) |
 //! | time to receive every chunk | [`INCOMPLETE_CHUNKED_MESSAGE_EXPIRY`] (60 s, the Java client's `expireTimeOfIncompleteChunkedMessage`) | the message is dropped and its chunks acknowledged, as the Java client does: they cannot be joined any more |
 //!
+//! Publishing chunked ([`PulsarBroker::chunk_messages_over`](crate::PulsarBroker::chunk_messages_over))
+//! splits a payload over the broker's limit into chunks of the limit less the metadata each
+//! repeats ([`chunk_payload_size`]), all named by one [`next_uuid`].
+//!
 //! Chunks that cannot be joined (the first chunk lost, out of order) are left unacknowledged as
 //! well; a chunk received twice is acknowledged when it is a second copy stored apart (a
 //! producer's resend), not when it is the same message redelivered.
@@ -20,9 +24,11 @@
 mod assembly;
 mod id;
 mod port;
+mod split;
 
 pub(crate) use id::ChunkedId;
 pub(crate) use port::Chunked;
+pub(crate) use split::{chunk_payload_size, needs_chunks, next_uuid};
 
 /// How many chunked messages a consumer joins at once (the Java client's default
 /// `maxPendingChunkedMessage`): the chunks held are bounded by this many messages. Past it, the

@@ -14,8 +14,9 @@ use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Received};
 /// chunks of one that was are kept until the last arrives and then handed over as one
 /// delivery.
 ///
-/// A chunk kept is not in flight (it is released on `P` at once, and acquired again with the
-/// whole message), so a message that never completes does not hold a stopping service.
+/// A chunk kept is not in flight (it is released on `P` once kept, and acquired again with
+/// the whole message, while the last chunk is still held), so a message that never completes
+/// does not hold a stopping service.
 pub(crate) struct Chunked<P: ConsumerPort> {
     inner: P,
     assembly: Assembly<P::Id>,
@@ -91,13 +92,17 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
                 received.chunk = None;
                 return Poll::Ready(Some(received));
             }
-            self.inner.release(&received.id);
+            let id = received.id.clone();
             let now = self.runtime.now();
-            if let Some(whole) = self.assembly.push(received, now) {
-                for id in whole.id.all() {
-                    self.inner.acquire(id);
+            match self.assembly.push(received, now) {
+                Some(whole) => {
+                    // The last chunk is still held; the others count again, with it.
+                    for chunk in whole.id.earlier.iter().flat_map(|earlier| earlier.iter()) {
+                        self.inner.acquire(chunk);
+                    }
+                    return Poll::Ready(Some(whole));
                 }
-                return Poll::Ready(Some(whole));
+                None => self.inner.release(&id),
             }
         }
     }

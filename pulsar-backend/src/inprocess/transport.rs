@@ -27,6 +27,8 @@ struct InProcessPublisher {
     pulsar: InProcessPulsar,
     topics: crate::topic::Resolved,
     hashing: HashingScheme,
+    /// Publish messages larger than this many bytes as chunks, if set.
+    chunk_over: Option<usize>,
 }
 
 impl InProcessTransport {
@@ -36,6 +38,7 @@ impl InProcessTransport {
         runtime: Arc<dyn Runtime>,
         namespace: Option<String>,
         hashing: HashingScheme,
+        chunk_over: Option<usize>,
     ) -> Self {
         pulsar.start_timer(runtime.clone());
         InProcessTransport {
@@ -44,6 +47,7 @@ impl InProcessTransport {
                 pulsar,
                 topics: crate::topic::Resolved::new(namespace),
                 hashing,
+                chunk_over,
             }),
         }
     }
@@ -63,9 +67,15 @@ impl InProcessPublisher {
             .topics
             .get(&message.topic)
             .map_err(PublishError::invalid_topic)?;
-        self.pulsar
-            .store(&topic, message, self.hashing)
-            .map(|id| crate::message_id::of_model(&id))
+        let stored = match self.chunk_over {
+            Some(max) if crate::chunked::needs_chunks(Some(max), &message) => {
+                let size = crate::chunked::chunk_payload_size(max, &message);
+                self.pulsar
+                    .store_chunked(&topic, message, self.hashing, size, usize::MAX)
+            }
+            _ => self.pulsar.store(&topic, message, self.hashing),
+        };
+        stored.map(|id| crate::message_id::of_model(&id))
     }
 }
 
@@ -111,6 +121,17 @@ impl Transport for InProcessTransport {
             let Some(topic) = ruststream::message::batch_topic(&messages)? else {
                 return Ok(Vec::new());
             };
+            let chunk_over = self.publisher.chunk_over;
+            if messages
+                .iter()
+                .any(|m| crate::chunked::needs_chunks(chunk_over, m))
+            {
+                // A chunked message cannot be batched: stored one by one, in order.
+                return messages
+                    .into_iter()
+                    .map(|m| self.publisher.store(m))
+                    .collect();
+            }
             let topic = self
                 .publisher
                 .topics

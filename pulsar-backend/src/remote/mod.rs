@@ -42,9 +42,9 @@ pub(crate) fn add_drivers<S: Send + Sync + 'static, H: ruststream::Handler<S>>(
     handler: &Arc<H>,
 ) {
     #[cfg(feature = "tokio")]
-    mount.add::<RemoteConsumer<pulsar::TokioExecutor>, H>(handler);
+    mount.add::<Chunked<RemoteConsumer<pulsar::TokioExecutor>>, H>(handler);
     #[cfg(any(feature = "smol", feature = "async-std"))]
-    mount.add::<RemoteConsumer<executor::AppExecutor>, H>(handler);
+    mount.add::<Chunked<RemoteConsumer<executor::AppExecutor>>, H>(handler);
     let _ = (mount, handler);
 }
 
@@ -65,6 +65,8 @@ pub(crate) struct RemoteSettings {
     pub(crate) batch_index_acks: bool,
     /// How keyed messages pick a partition of a partitioned topic.
     pub(crate) key_hashing: ruststream_pulsar_model::HashingScheme,
+    /// Publish messages larger than this many bytes as chunks, if set.
+    pub(crate) chunk_over: Option<usize>,
 }
 
 /// Connect with pulsar-rs on the runtime the app started on and start the drivers.
@@ -208,11 +210,14 @@ impl<Exe: Executor> RemoteTransport<Exe> {
             )
         });
         Ok(RemoteTransport {
-            publisher: Arc::new(Publisher::new(
-                pulsar.clone(),
-                settings.namespace.clone(),
-                settings.key_hashing,
-            )),
+            publisher: Arc::new(
+                Publisher::new(
+                    pulsar.clone(),
+                    settings.namespace.clone(),
+                    settings.key_hashing,
+                )
+                .chunking(settings.chunk_over),
+            ),
             probe,
             pulsar,
             url: checked.url.to_string(),

@@ -150,7 +150,8 @@ async fn replay_with<Exe: Executor>(
         .await
         .map_err(connect_failed)?;
     let source = RemoteDeadLetters {
-        publisher: Publisher::new(pulsar, settings.namespace.clone(), settings.key_hashing),
+        publisher: Publisher::new(pulsar, settings.namespace.clone(), settings.key_hashing)
+            .chunking(settings.chunk_over),
         consumer,
         ahead,
         from,

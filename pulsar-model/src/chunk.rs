@@ -81,7 +81,12 @@ mod tests {
         for (i, chunk) in chunks.iter().enumerate() {
             let meta = chunk.chunk.as_ref().expect("chunk metadata");
             assert_eq!(
-                (meta.uuid.as_str(), meta.chunk_id, meta.num_chunks, meta.total_size),
+                (
+                    meta.uuid.as_str(),
+                    meta.chunk_id,
+                    meta.num_chunks,
+                    meta.total_size
+                ),
                 ("p-0", i as u32, 3, 10)
             );
             assert_eq!(chunk.key.as_deref(), Some("card-1"));

@@ -43,7 +43,10 @@ pub use frame_error::FrameError;
 pub use frame_fixer::FrameFixer;
 pub use live_broker::{LiveBroker, EXTERNAL_URL_ENV};
 pub use live_broker_error::BrokerError;
-pub use other_clients::{java_keyed_partitions, python_keyed_partitions};
+pub use other_clients::{
+    java_keyed_partitions, python_chunked_publish, python_keyed_partitions, python_receive,
+    ChunkedMessage, ReceivedByPython,
+};
 pub use policy::require_broker;
 pub use pulsar_lite::PulsarLite;
 pub use pulsar_lite_binary::{PULSAR_LITE_BIN_ENV, PULSAR_LITE_VERSION};

@@ -8,12 +8,11 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::app::App;
 use ruststream::message::Message;
 use ruststream::runtime::Spawn;
-use ruststream::{AppInfo, HandlerOutcome, RustStream};
+use ruststream::HandlerOutcome;
 use ruststream_pulsar::testing::TestApp;
-use ruststream_pulsar::{PulsarBroker, INCOMPLETE_CHUNKED_MESSAGE_EXPIRY};
+use ruststream_pulsar::INCOMPLETE_CHUNKED_MESSAGE_EXPIRY;
 use ruststream_tests::scenario::*;
 
 /// The chunk size of the chunking producers here: a 10 000-byte job makes 4 chunks.
@@ -38,20 +37,6 @@ fn message(payload: Vec<u8>, properties: &[(&str, &str)], key: Option<&str>) -> 
         .collect();
     message.key = key.map(str::to_owned);
     message
-}
-
-/// The scripted app with chunked publishing under [`LIMIT`].
-fn chunking_app(mount: impl FnOnce(&mut PulsarBroker<Plan>)) -> impl App<State = Plan> {
-    RustStream::new(AppInfo::new("scripted", "0.0.0"))
-        .on_startup(async move |()| {
-            Ok::<_, std::convert::Infallible>(Plan::new(Script::always(Step::Return(
-                HandlerOutcome::ack(),
-            ))))
-        })
-        .with_broker(
-            PulsarBroker::new("pulsar://localhost:6650").chunk_messages_over(LIMIT),
-            mount,
-        )
 }
 
 async fn a_chunked_message_reaches_the_handler_once_and_whole(spawn: Arc<dyn Spawn>) {
@@ -117,7 +102,7 @@ async fn a_retried_chunked_message_comes_back_whole(spawn: Arc<dyn Spawn>) {
 
 async fn out_of_attempts_a_chunked_message_is_dead_lettered_whole(spawn: Arc<dyn Spawn>) {
     let app = TestApp::with_state(
-        chunking_app(|b| {
+        chunking_app(LIMIT, |b| {
             b.include(shared)
                 .max_attempts(NonZeroU32::new(2).unwrap())
                 .dead_letter("jobs-dlq");
@@ -154,7 +139,7 @@ async fn out_of_attempts_a_chunked_message_is_dead_lettered_whole(spawn: Arc<dyn
 
 async fn a_message_over_the_limit_is_published_in_chunks(spawn: Arc<dyn Spawn>) {
     let app = TestApp::with_state(
-        chunking_app(|b| {
+        chunking_app(LIMIT, |b| {
             b.include(shared);
         }),
         Plan::new(Script::always(ret(HandlerOutcome::ack()))),

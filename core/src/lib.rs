@@ -28,6 +28,7 @@ pub mod app;
 mod boxed;
 pub mod codec;
 pub mod completion;
+mod compression;
 pub mod handler;
 pub mod machine;
 pub mod message;
@@ -47,6 +48,7 @@ pub mod time;
 
 pub use app::{App, AppInfo, RustStream, StartContext};
 pub use completion::{Action, Completion, Settlement, SettlementError, Settler, SubscriptionRules};
+pub use compression::Compression;
 pub use handler::{Handler, Publisher, Rejection};
 pub use message::{IntoMessage, Message};
 pub use message_id::MessageId;

@@ -9,6 +9,7 @@ use core::time::Duration;
 pub use crate::message_id::{MessageId, MessageIdError};
 use crate::outgoing::{EncodeError, Outgoing};
 pub use crate::publishing::Publishing;
+use crate::Compression;
 
 /// A message to publish: where to, the encoded payload, and what the producer may say about
 /// it. Build one with [`Message::new`] (bytes to a topic) or [`Message::of`] (a typed value to
@@ -48,6 +49,10 @@ pub struct Message {
     /// Delayed delivery at a time since the Unix epoch (on a virtual clock: since it started);
     /// `deliver_after` wins if both are set.
     pub deliver_at: Option<Duration>,
+    /// How the payload is compressed on the wire; `None` leaves it to the handler's
+    /// registration or the broker's default (uncompressed unless one says otherwise). Set by
+    /// [`Message::of`] from an `#[outgoing(compression = "..")]` type.
+    pub compression: Option<Compression>,
 }
 
 impl Message {
@@ -63,7 +68,9 @@ impl Message {
     /// `value` encoded as its type says (JSON unless `#[outgoing(codec = ..)]` says otherwise),
     /// to its `#[outgoing(name)]` topic.
     pub fn of<T: Outgoing + ?Sized>(value: &T) -> Result<Self, EncodeError> {
-        Ok(Message::new(T::TOPIC, value.encode()?))
+        let mut message = Message::new(T::TOPIC, value.encode()?);
+        message.compression = T::COMPRESSION;
+        Ok(message)
     }
 
     /// `value` as JSON, to `topic`: for a type that is not `#[outgoing]`, or another topic.
@@ -96,6 +103,13 @@ impl Message {
     /// With the time the event happened, since the Unix epoch.
     pub fn event_time(mut self, since_epoch: Duration) -> Self {
         self.event_time = Some(since_epoch);
+        self
+    }
+
+    /// Compress the payload with `codec` on the wire ([`Compression::None`] to send it
+    /// uncompressed where a default says otherwise).
+    pub fn compression(mut self, codec: Compression) -> Self {
+        self.compression = Some(codec);
         self
     }
 

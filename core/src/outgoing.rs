@@ -10,6 +10,10 @@ pub trait Outgoing: serde::Serialize {
     /// The topic, as declared (a broker may qualify it, as Pulsar does).
     const TOPIC: &'static str;
 
+    /// How its messages are compressed on the wire (`#[outgoing(compression = "lz4")]`);
+    /// `None` leaves it to the registration or the broker.
+    const COMPRESSION: Option<crate::Compression> = None;
+
     /// The payload: the value as JSON by default. [`Publisher::publish`](crate::Publisher::publish)
     /// sends what this returns, so a type that overrides it is published in its own encoding.
     fn encode(&self) -> Result<Vec<u8>, EncodeError> {

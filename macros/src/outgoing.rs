@@ -8,6 +8,7 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
     let input: DeriveInput = syn::parse2(item)?;
     let mut topic: Option<LitStr> = None;
     let mut codec: Option<LitStr> = None;
+    let mut compression: Option<LitStr> = None;
     for attr in &input.attrs {
         if !attr.path().is_ident("outgoing") {
             continue;
@@ -19,10 +20,14 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             } else if meta.path.is_ident("codec") {
                 codec = Some(meta.value()?.parse()?);
                 Ok(())
+            } else if meta.path.is_ident("compression") {
+                compression = Some(meta.value()?.parse()?);
+                Ok(())
             } else {
                 Err(meta.error(
-                    "unknown `outgoing` option; the options are `name = \"topic\"` and \
-                     `codec = \"json\" | \"msgpack\"`",
+                    "unknown `outgoing` option; the options are `name = \"topic\"`, \
+                     `codec = \"json\" | \"msgpack\"` and `compression = \"none\" | \"lz4\" | \
+                     \"zlib\" | \"zstd\" | \"snappy\"`",
                 ))
             }
         })?;
@@ -59,11 +64,37 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             ))
         }
     };
+    let compression = match compression.as_ref().map(|c| (c, c.value())) {
+        None => quote!(),
+        Some((literal, name)) => {
+            let variant = match name.to_ascii_lowercase().as_str() {
+                "none" => quote!(None),
+                "lz4" => quote!(Lz4),
+                "zlib" => quote!(Zlib),
+                "zstd" => quote!(Zstd),
+                "snappy" => quote!(Snappy),
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        literal,
+                        format!(
+                            "unknown compression `{name}`: choose \"none\", \"lz4\", \"zlib\", \
+                             \"zstd\" or \"snappy\" (the codecs every Pulsar client reads)"
+                        ),
+                    ))
+                }
+            };
+            quote! {
+                const COMPRESSION: ::core::option::Option<::ruststream::Compression> =
+                    ::core::option::Option::Some(::ruststream::Compression::#variant);
+            }
+        }
+    };
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     Ok(quote! {
         impl #impl_generics ::ruststream::outgoing::Outgoing for #ident #ty_generics #where_clause {
             const TOPIC: &'static str = #topic;
+            #compression
             #encode
         }
     })

@@ -58,6 +58,7 @@ pub fn split_into_chunks(
             key: message.key.clone(),
             event_time: message.event_time,
             deliver_at: message.deliver_at,
+            unreadable: message.unreadable.clone(),
             chunk: Some(Chunk {
                 uuid: uuid.to_owned(),
                 chunk_id: u32::try_from(index).unwrap_or(u32::MAX),

@@ -12,6 +12,8 @@ pub struct Content {
     payload: Vec<u8>,
     properties: Properties,
     chunk: Option<Chunk>,
+    /// Why a client cannot read it, for a message published as unreadable.
+    unreadable: Option<String>,
 }
 
 impl Content {
@@ -21,6 +23,16 @@ impl Content {
             payload,
             properties,
             chunk: None,
+            unreadable: None,
+        }
+    }
+
+    /// The content of a message a client cannot read, for `reason` (see
+    /// [`OutgoingMessage::unreadable`](crate::OutgoingMessage::unreadable)).
+    pub fn unreadable(payload: Vec<u8>, properties: Properties, reason: String) -> Self {
+        Content {
+            unreadable: Some(reason),
+            ..Content::new(payload, properties)
         }
     }
 
@@ -43,5 +55,10 @@ impl Content {
     /// The properties, sorted by name.
     pub fn properties(&self) -> &Properties {
         &self.properties
+    }
+
+    /// Why a client cannot read this message, if it was published as one it cannot read.
+    pub fn unreadable_reason(&self) -> Option<&str> {
+        self.unreadable.as_deref()
     }
 }

@@ -93,6 +93,7 @@ pub(crate) fn dead_letter_copy(
         deliver_at: None,
         // The model's client-side policy copies what it received, one chunk at a time.
         chunk: None,
+        unreadable: None,
     }
 }
 

@@ -36,6 +36,10 @@ pub struct OutgoingMessage {
     /// with the message and given with each delivery of it
     /// ([`Content::chunk`](crate::Content::chunk)).
     pub chunk: Option<Chunk>,
+    /// Written so that no client can read it (a compression the client cannot undo, corrupt
+    /// bytes): every delivery carries this reason, as the Pulsar client hands over an entry it
+    /// could not read, with the bytes as stored.
+    pub unreadable: Option<String>,
 }
 
 impl OutgoingMessage {

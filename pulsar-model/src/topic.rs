@@ -204,7 +204,13 @@ impl Topic {
         self.store.messages.push(StoredMessage {
             id,
             content: Arc::new(
-                Content::new(message.payload, message.properties).with_chunk(message.chunk),
+                match message.unreadable {
+                    None => Content::new(message.payload, message.properties),
+                    Some(reason) => {
+                        Content::unreadable(message.payload, message.properties, reason)
+                    }
+                }
+                .with_chunk(message.chunk),
             ),
             key: message.key,
             publish_time: now,

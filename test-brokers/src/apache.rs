@@ -231,6 +231,35 @@ impl ApacheStandalone {
             .collect()
     }
 
+    /// The compression codec the first message of `topic` (fully qualified, not partitioned)
+    /// is stored with, as the broker reports it (`X-Pulsar-compression` of
+    /// `GET .../examinemessage`: `LZ4`, `ZLIB`, `ZSTD`, `SNAPPY`), or `None` when it is not
+    /// compressed: what a producer really wrote, whatever a consumer decompresses.
+    pub fn first_message_compression(&self, topic: &str) -> Result<Option<String>, BrokerError> {
+        let refused = |detail: String| BrokerError::ApacheUnavailable { detail };
+        let rest = topic.strip_prefix("persistent://").ok_or_else(|| {
+            refused(format!(
+                "{topic:?} is not a fully qualified persistent topic name \
+                 (persistent://tenant/namespace/name)"
+            ))
+        })?;
+        let path = format!(
+            "/admin/v2/persistent/{rest}/examinemessage?initialPosition=earliest&messagePosition=1"
+        );
+        let answer = http(self.http, "GET", &path, None)?;
+        if answer.status != 200 {
+            return Err(refused(format!(
+                "examining the first message of {topic} (GET {path}) answered HTTP {} with {:?}",
+                answer.status,
+                excerpt(&answer.body)
+            )));
+        }
+        Ok(answer
+            .header("X-Pulsar-compression")
+            .filter(|codec| !codec.eq_ignore_ascii_case("NONE"))
+            .map(str::to_owned))
+    }
+
     /// The Java classpath of Apache Pulsar [`APACHE_PULSAR_VERSION`] that `start.sh` resolved
     /// with Maven and cached (`:`-separated jar paths; it holds the Java client,
     /// `pulsar-client-original`, and log4j2), for running the official Java client beside this
@@ -429,7 +458,19 @@ fn free_port() -> Result<SocketAddr, BrokerError> {
 #[derive(Debug)]
 struct AdminAnswer {
     status: u16,
+    /// The header lines, `Name: value`.
+    head: String,
     body: String,
+}
+
+impl AdminAnswer {
+    /// The value of header `name` (any case), if the answer has it.
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
 }
 
 /// An HTTP/1.1 request (`PUT`, `GET`, `DELETE`) with an optional JSON `body`; returns the
@@ -484,6 +525,7 @@ fn http(
     };
     Ok(AdminAnswer {
         status,
+        head: head.into_owned(),
         body: String::from_utf8_lossy(&body).into_owned(),
     })
 }

@@ -72,6 +72,84 @@ pub fn python_keyed_partitions(
     run.partitions(&stdout, keys.len())
 }
 
+/// Publish `count` messages, `{"id":0}` to `{"id":count-1}`, to `topic` on the broker at `url`
+/// with the official Python client: one producer, batching on (all in one batch), compressed
+/// with `codec` (`none`, `lz4`, `zlib`, `zstd`, `snappy`), and with `json_schema` a registered
+/// JSON schema of a record with one integer field `id`. Runs
+/// `python3 tests/brokers/python/interop.py produce ..`.
+pub fn python_produce(
+    url: &str,
+    topic: &str,
+    codec: &str,
+    count: usize,
+    json_schema: bool,
+) -> Result<(), BrokerError> {
+    let mut args = vec![
+        "produce".to_owned(),
+        url.to_owned(),
+        topic.to_owned(),
+        codec.to_owned(),
+        count.to_string(),
+    ];
+    if json_schema {
+        args.push("json-schema".to_owned());
+    }
+    python_interop(url, topic, &args).map(drop)
+}
+
+/// Receive up to `count` messages of `topic` on the broker at `url` with the official Python
+/// client (a Shared subscription `subscription` from the earliest message), within `timeout`,
+/// acknowledging each; their payloads as UTF-8, in the order received. Runs
+/// `python3 tests/brokers/python/interop.py consume ..`.
+pub fn python_consume(
+    url: &str,
+    topic: &str,
+    subscription: &str,
+    count: usize,
+    timeout: std::time::Duration,
+) -> Result<Vec<String>, BrokerError> {
+    let args = [
+        "consume".to_owned(),
+        url.to_owned(),
+        topic.to_owned(),
+        subscription.to_owned(),
+        count.to_string(),
+        format!("{:.3}", timeout.as_secs_f64()),
+    ];
+    let stdout = python_interop(url, topic, &args)?;
+    serde_json::from_str(stdout.trim()).map_err(|error| BrokerError::OtherClient {
+        client: PYTHON_CLIENT,
+        detail: format!(
+            "interop.py consume printed {:?}, not a JSON array of strings ({error}); it must \
+             print only that",
+            stdout.chars().take(300).collect::<String>()
+        ),
+    })
+}
+
+/// Run `tests/brokers/python/interop.py` with `args`; its stdout.
+fn python_interop(url: &str, topic: &str, args: &[String]) -> Result<String, BrokerError> {
+    let script = helper(PYTHON_CLIENT, "python/interop.py")?;
+    let mut command = Command::new("python3");
+    command.arg(&script).args(args);
+    let run = Run {
+        client: PYTHON_CLIENT,
+        shown: format!("python3 {} {}", script.display(), args.join(" ")),
+        missing_program: "python3 is not on PATH; install Python 3 (Debian package python3)",
+    };
+    run.output(command, Vec::new(), |code, _stderr| match code {
+        Some(3) => format!(
+            "the `pulsar` module cannot be imported by the python3 on PATH: {PYTHON_INSTALL}"
+        ),
+        Some(2) => "interop.py rejected its arguments: a bug in \
+                    test-brokers/src/other_clients.rs or the script"
+            .to_owned(),
+        _ => {
+            format!("see its traceback below: is a broker serving {url}, and can {topic} be used?")
+        }
+    })
+}
+
 /// Publish one message per key to `topic` on the broker at `url` with the official Java
 /// client 4.0.7's default producer settings (default `MessageRoutingMode`, which is
 /// `RoundRobinPartition`, and default `HashingScheme`, which is `JavaStringHash`; no custom
@@ -425,6 +503,7 @@ mod tests {
     #[test]
     fn the_helpers_exist_where_the_functions_look() {
         helper(PYTHON_CLIENT, "python/keyed_publish.py").unwrap();
+        helper(PYTHON_CLIENT, "python/interop.py").unwrap();
         helper(JAVA_CLIENT, "java/KeyedPublish.java").unwrap();
         let error = helper(JAVA_CLIENT, "java/Missing.java")
             .unwrap_err()

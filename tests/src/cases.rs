@@ -75,6 +75,8 @@ cases!(
     undecodable_payload_dead_lettered_at_once: Brokers::Both,
     undecodable_payload_dead_lettered_without_ack_timeout: Brokers::Both,
     undecodable_payload_without_dead_letter_comes_back_after_the_ack_timeout: Brokers::Both,
+    unreadable_message_dead_lettered_with_its_bytes: Brokers::ApacheOnly,
+    unreadable_message_without_dead_letter_comes_back_after_the_ack_timeout: Brokers::ApacheOnly,
     a_slow_handler_does_not_block_the_others: Brokers::Both,
     bare_topic_on_the_default_subscription: Brokers::Both,
     key_shared_keeps_per_key_order: Brokers::Both,
@@ -626,6 +628,13 @@ pub async fn undecodable_payload_dead_lettered_without_ack_timeout(env: Env) {
 /// Without a dead-letter topic an undecodable payload is left unacknowledged: it comes back
 /// after the ack timeout, once per timeout, never in a hot loop.
 pub async fn undecodable_payload_without_dead_letter_comes_back_after_the_ack_timeout(env: Env) {
+    left_for_the_ack_timeout(env, false, "the payload is not a JSON").await;
+}
+
+/// A delivery the handler could not start on (`unreadable`: the client could not read it; or
+/// its payload does not decode), on a subscription without a dead-letter topic: rejected, each
+/// call saying why (`error` in its text), and back after each ack timeout, never in a hot loop.
+async fn left_for_the_ack_timeout(env: Env, unreadable: bool, error: &str) {
     let app = env
         .start(
             app(|b| {
@@ -634,8 +643,12 @@ pub async fn undecodable_payload_without_dead_letter_comes_back_after_the_ack_ti
             Script::always(ret(HandlerOutcome::ack())),
         )
         .await;
-    app.publish("jobs", b"not json".to_vec(), vec![], None)
-        .await;
+    if unreadable {
+        app.publish_unreadable("jobs", job(1)).await;
+    } else {
+        app.publish("jobs", b"not json".to_vec(), vec![], None)
+            .await;
+    }
     let calls = if env.exact() {
         // Exactly one timeout and its tick: it comes back again after each one.
         app.pass(ACK_TIMEOUT + TICK).await;
@@ -649,10 +662,11 @@ pub async fn undecodable_payload_without_dead_letter_comes_back_after_the_ack_ti
         calls.len() >= 2,
         "not back after the ack timeout: {calls:?}"
     );
-    assert!(
-        calls.iter().all(|c| c.completion() == Completion::Rejected),
-        "{calls:?}"
-    );
+    for call in &calls {
+        assert_eq!(call.completion(), Completion::Rejected, "{calls:?}");
+        let said = call.error().expect("the call says why");
+        assert!(said.contains(error), "{said}");
+    }
     let gap = calls[1].at() - calls[0].at();
     assert!(
         gap > ACK_TIMEOUT,
@@ -662,6 +676,59 @@ pub async fn undecodable_payload_without_dead_letter_comes_back_after_the_ack_ti
         assert_eq!(gap, ACK_TIMEOUT + TICK);
     }
     app.stop().await;
+}
+
+/// A message the client cannot read (live: Snappy as pulsar-rs 6.9.1 frames it) never reaches
+/// the handler: it goes to the declared dead-letter topic at once with its bytes as stored and
+/// the reason, and the original is acknowledged.
+pub async fn unreadable_message_dead_lettered_with_its_bytes(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(shared).max_attempts(n(2)).dead_letter("jobs-dlq");
+                b.include(raw_dead_letters);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    let stored = app.publish_unreadable("jobs", job(1)).await;
+    let dead = app.until_calls("raw_dead_letters", 1, SOON).await;
+    assert_eq!(dead.len(), 1, "on the dead-letter topic");
+    let calls = app.calls_of("shared");
+    assert_eq!(calls.len(), 1, "no hot loop");
+    assert_eq!(calls[0].completion(), Completion::DeadLettered);
+    let error = calls[0].error().expect("the call says why");
+    assert!(
+        error.starts_with("handler `shared`: the message cannot be read ("),
+        "{error}"
+    );
+    assert_eq!(dead[0].payload_bytes(), stored, "the bytes as stored");
+    assert_eq!(dead[0].property("DEAD_LETTER_REASON"), Some("undecodable"));
+    let why = dead[0]
+        .property("DEAD_LETTER_ERROR")
+        .expect("the error kept");
+    assert!(why.contains("the message cannot be read"), "{why}");
+    if !env.exact() {
+        // What the client said: it found no Snappy block where the frame header is.
+        assert!(why.to_lowercase().contains("snappy"), "{why}");
+    }
+    assert_eq!(
+        dead[0].property("ORIGIN_MESSAGE_ID"),
+        Some(calls[0].message_id().to_string().as_str())
+    );
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("shared").len(), 1, "acknowledged: never back");
+    if let Some(backlog) = app.backlog("jobs", "shared").await {
+        assert_eq!(backlog, 0, "the original acknowledged");
+    }
+    app.stop().await;
+}
+
+/// Without a dead-letter topic a message the client cannot read is left unacknowledged and
+/// comes back after each ack timeout (the broker's redelivery), its call saying why; the
+/// handler never runs on it.
+pub async fn unreadable_message_without_dead_letter_comes_back_after_the_ack_timeout(env: Env) {
+    left_for_the_ack_timeout(env, true, "handler `shared`: the message cannot be read (").await;
 }
 
 /// One slow handler does not hold up the others of its subscription (Shared, four at once):

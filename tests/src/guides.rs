@@ -47,3 +47,6 @@ pub struct Observability;
 
 #[doc = include_str!("../../docs/performance.md")]
 pub struct Performance;
+
+#[doc = include_str!("../../docs/interoperability.md")]
+pub struct Interoperability;

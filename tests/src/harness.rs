@@ -72,6 +72,13 @@ pub trait Running: Send + Sync {
     /// other publishes wait until nothing is in flight, which a held handler never allows).
     fn publish_batch_unsettled(&self, messages: Vec<Message>) -> BoxFuture<'_, ()>;
 
+    /// Publish `payload` to `topic` as a message the app's client cannot read (in process:
+    /// the model's unreadable message, stored as `payload`; live: Snappy in the framed format
+    /// that crates.io's pulsar-rs 6.9.1 writes), and wait for the receipt (in process: and
+    /// settle); the bytes the broker stores.
+    fn publish_unreadable<'a>(&'a self, topic: &'a str, payload: Vec<u8>)
+        -> BoxFuture<'a, Vec<u8>>;
+
     /// Wait at most `within` for `done` to hold, without waiting for the app to settle (in
     /// process: letting the app's tasks run, time standing still); whether it held.
     fn wait_for<'a>(
@@ -205,13 +212,15 @@ impl Env {
                 for (topic, partitions) in partitioned {
                     self.create_live_partitioned(topic, *partitions);
                 }
-                Box::new(
-                    LiveApp::with_state(app, Plan::new(script), runtime.clone())
+                Box::new(Live {
+                    app: LiveApp::with_state(app, Plan::new(script), runtime.clone())
                         .url(url.clone())
                         .namespace(namespace.clone())
                         .await
                         .expect("the scripted app connects to the live broker"),
-                )
+                    url: url.clone(),
+                    namespace: namespace.clone(),
+                })
             }
         }
     }
@@ -291,6 +300,23 @@ impl Running for TestApp {
         })
     }
 
+    fn publish_unreadable<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+    ) -> BoxFuture<'a, Vec<u8>> {
+        Box::pin(async move {
+            self.pulsar()
+                .publish_unreadable(
+                    Message::new(topic.to_owned(), payload.clone()),
+                    "the model's unreadable message",
+                )
+                .expect("published");
+            self.settle().await.expect("the app settles");
+            payload
+        })
+    }
+
     fn wait_for<'a>(
         &'a self,
         _within: Duration,
@@ -349,7 +375,16 @@ impl Running for TestApp {
     }
 }
 
-impl Running for LiveApp {
+/// A scripted app on a real broker, and where that broker is (for the writers of other
+/// clients).
+struct Live {
+    app: LiveApp,
+    url: String,
+    /// Where short topic names live.
+    namespace: String,
+}
+
+impl Running for Live {
     fn publish<'a>(
         &'a self,
         topic: &'a str,
@@ -358,7 +393,7 @@ impl Running for LiveApp {
         key: Option<String>,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            LiveApp::publish(self, message(topic, payload, properties, key))
+            LiveApp::publish(&self.app, message(topic, payload, properties, key))
                 .await
                 .expect("published");
         })
@@ -376,12 +411,16 @@ impl Running for LiveApp {
     }
 
     fn publish_message(&self, message: Message) -> BoxFuture<'_, MessageId> {
-        Box::pin(async move { LiveApp::publish(self, message).await.expect("published") })
+        Box::pin(async move {
+            LiveApp::publish(&self.app, message)
+                .await
+                .expect("published")
+        })
     }
 
     fn publish_batch(&self, messages: Vec<Message>) -> BoxFuture<'_, Vec<MessageId>> {
         Box::pin(async move {
-            LiveApp::publish_batch(self, messages)
+            LiveApp::publish_batch(&self.app, messages)
                 .await
                 .expect("published")
         })
@@ -389,9 +428,20 @@ impl Running for LiveApp {
 
     fn publish_batch_unsettled(&self, messages: Vec<Message>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            LiveApp::publish_batch(self, messages)
+            LiveApp::publish_batch(&self.app, messages)
                 .await
                 .expect("published");
+        })
+    }
+
+    fn publish_unreadable<'a>(
+        &'a self,
+        topic: &'a str,
+        payload: Vec<u8>,
+    ) -> BoxFuture<'a, Vec<u8>> {
+        Box::pin(async move {
+            let topic = format!("persistent://{}/{topic}", self.namespace);
+            crate::unreadable_writer::publish_framed_snappy(&self.url, &topic, payload).await
         })
     }
 
@@ -400,11 +450,11 @@ impl Running for LiveApp {
         within: Duration,
         done: &'a (dyn Fn() -> bool + Send + Sync),
     ) -> BoxFuture<'a, bool> {
-        Box::pin(self.wait_until(within, move |_| done()))
+        Box::pin(self.app.wait_until(within, move |_| done()))
     }
 
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {
-        Box::pin(self.sleep(d))
+        Box::pin(self.app.sleep(d))
     }
 
     fn until_calls<'a>(
@@ -414,14 +464,15 @@ impl Running for LiveApp {
         within: Duration,
     ) -> BoxFuture<'a, Vec<Call>> {
         Box::pin(async move {
-            self.wait_until(within, |app| app.calls_of(handler).len() >= count)
+            self.app
+                .wait_until(within, |app| app.calls_of(handler).len() >= count)
                 .await;
-            self.calls_of(handler)
+            self.app.calls_of(handler)
         })
     }
 
     fn calls_of(&self, handler: &str) -> Vec<Call> {
-        LiveApp::calls_of(self, handler)
+        self.app.calls_of(handler)
     }
 
     fn backlog<'a>(
@@ -433,6 +484,6 @@ impl Running for LiveApp {
     }
 
     fn stop(self: Box<Self>) -> BoxFuture<'static, ()> {
-        Box::pin(LiveApp::stop(*self))
+        Box::pin(self.app.stop())
     }
 }

@@ -12,5 +12,6 @@ pub mod harness;
 mod manual_runtime;
 mod runtimes;
 pub mod scenario;
+pub mod unreadable_writer;
 
 pub use manual_runtime::ManualRuntime;

@@ -8,7 +8,7 @@ use metrics_util::MetricKind;
 use ruststream::HandlerOutcome;
 use ruststream_pulsar::metric;
 use ruststream_pulsar::testing::TestApp;
-use ruststream_tests::scenario::{app, ret, shared, Plan, Script, Step};
+use ruststream_tests::scenario::{app, no_timeout, ret, shared, Plan, Script, Step};
 
 fn counter(
     snapshot: &[(metrics_util::CompositeKey, DebugValue)],
@@ -30,6 +30,18 @@ fn counter(
             _ => 0,
         })
         .sum()
+}
+
+/// Every metric recorded so far, by key.
+fn taken(
+    snapshotter: &metrics_util::debugging::Snapshotter,
+) -> Vec<(metrics_util::CompositeKey, DebugValue)> {
+    snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(key, _, _, value)| (key, value))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -61,12 +73,7 @@ async fn outcomes_and_calls_are_counted() {
         .unwrap();
     tb.stop().await;
 
-    let snapshot: Vec<_> = snapshotter
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .map(|(key, _, _, value)| (key, value))
-        .collect();
+    let snapshot = taken(&snapshotter);
     let h = ("handler", "shared");
     assert_eq!(counter(&snapshot, metric::DELIVERIES, &[h]), 3);
     assert_eq!(
@@ -120,4 +127,28 @@ async fn outcomes_and_calls_are_counted() {
         })
         .collect();
     assert_eq!(in_flight, [0.0]);
+
+    // A message the client cannot read, on a subscription without a dead-letter topic: counted
+    // as unreadable, and as a rejected delivery.
+    let tb = TestApp::with_state(
+        app(|b| {
+            b.include(no_timeout);
+        }),
+        Plan::new(Script::always(ret(HandlerOutcome::ack()))),
+    )
+    .on(Arc::new(ruststream_tokio::TokioRuntime::current()))
+    .await
+    .unwrap();
+    tb.pulsar()
+        .publish_unreadable(Message::new("jobs-nt", b"\xff".to_vec()), "corrupt")
+        .unwrap();
+    tb.settle().await.unwrap();
+    tb.stop().await;
+    let snapshot = taken(&snapshotter);
+    let h = ("handler", "no_timeout");
+    assert_eq!(counter(&snapshot, metric::UNREADABLE, &[h]), 1);
+    assert_eq!(
+        counter(&snapshot, metric::OUTCOMES, &[h, ("outcome", "rejected")]),
+        1
+    );
 }

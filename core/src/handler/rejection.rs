@@ -2,11 +2,12 @@
 
 use alloc::boxed::Box;
 
-/// A delivery the handler could not even start on: its payload does not decode, or a part of
-/// the message a parameter asks for is missing. Nothing is lost and nothing loops hot: a
-/// payload that does not decode goes to the dead-letter topic at once where the registration
-/// declares one (no retry can make it decode); otherwise, and for a missing part, the delivery
-/// is left unacknowledged and comes back after the ack timeout.
+/// A delivery the handler could not even start on: the client could not read the message, its
+/// payload does not decode, or a part of the message a parameter asks for is missing. Nothing
+/// is lost and nothing loops hot: a message that cannot be read or decoded goes to the
+/// dead-letter topic at once where the registration declares one (no retry can make it
+/// decode); otherwise, and for a missing part, the delivery is left unacknowledged and comes
+/// back after the ack timeout.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Rejection {
@@ -25,6 +26,21 @@ pub enum Rejection {
         payload_type: &'static str,
         /// Why it does not.
         source: DecodeError,
+    },
+    /// The client could not read the message at all (a compression it cannot undo, corrupt
+    /// compressed bytes, a batch that does not parse), so there is no payload to decode: the
+    /// delivery holds the bytes as the broker stored them.
+    #[error(
+        "handler `{handler}`: the message cannot be read ({reason}); with a dead-letter topic \
+         declared it goes there now with its bytes as stored, otherwise it is left \
+         unacknowledged and comes back after the ack timeout. Have the producer use a \
+         compression every consumer reads (see docs/interoperability.md)"
+    )]
+    Unreadable {
+        /// The handler.
+        handler: &'static str,
+        /// What the client said when it could not read it.
+        reason: alloc::string::String,
     },
     /// A part of the message the handler takes as a parameter is missing from this delivery.
     #[error(

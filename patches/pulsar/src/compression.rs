@@ -48,7 +48,8 @@ impl Default for CompressionZstd {
     }
 }
 
-/// Options of the [snappy](http://google.github.io/snappy/) algorithm
+/// Options of the [snappy](http://google.github.io/snappy/) algorithm, in its raw block format
+/// (as the Java and C++ clients write it)
 #[cfg(feature = "snap")]
 #[derive(Default, Clone, Copy, Debug)]
 pub struct CompressionSnappy {

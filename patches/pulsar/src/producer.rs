@@ -863,14 +863,11 @@ fn compress_message(
         }
         #[cfg(feature = "snap")]
         Some(Compression::Snappy(..)) => {
-            let mut compressed_payload = Vec::new();
-            {
-                let mut encoder = snap::write::FrameEncoder::new(&mut compressed_payload);
-                encoder
-                    .write_all(&message.payload[..])
-                    .map_err(ProducerError::Io)?;
-                encoder.flush().map_err(ProducerError::Io)?;
-            }
+            // Snappy's raw block format, as the Java and C++ clients write it (not the framed
+            // stream format, which they cannot read).
+            let compressed_payload = snap::raw::Encoder::new()
+                .compress_vec(&message.payload[..])
+                .map_err(|e| ProducerError::Io(std::io::Error::other(e)))?;
 
             message.uncompressed_size = Some(message.payload.len() as u32);
             message.payload = compressed_payload;

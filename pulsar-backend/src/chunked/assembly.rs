@@ -220,6 +220,7 @@ mod tests {
             batch: None,
             publish_time: None,
             event_time: None,
+            unreadable: None,
             chunk: Some(Chunk {
                 uuid: uuid.into(),
                 chunk_id: index,

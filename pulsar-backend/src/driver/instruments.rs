@@ -24,6 +24,10 @@ pub mod metric {
     /// timeout, a `dead_letter` or `retry_later` without its topic); the delivery was left
     /// unsettled.
     pub const REFUSED: &str = "ruststream_refused_outcomes_total";
+    /// Counter, label `handler`: deliveries the client could not read (a compression it
+    /// cannot undo, corrupt bytes, a batch that does not parse); each also ends as `rejected`
+    /// or `dead_lettered` in [`OUTCOMES`].
+    pub const UNREADABLE: &str = "ruststream_unreadable_messages_total";
     /// Gauge, label `handler`: deliveries in a `retry_after` wait.
     pub const WAITING: &str = "ruststream_retry_after_waiting";
     /// Gauge, label `handler`: deliveries whose handler is running now.
@@ -71,6 +75,7 @@ pub(crate) struct Instruments {
     /// `[call]`.
     commands: [Counter; CALL_LABELS.len()],
     pub(crate) refused: Counter,
+    pub(crate) unreadable: Counter,
     pub(crate) waiting: Gauge,
     pub(crate) in_flight: Gauge,
     pub(crate) duration: Histogram,
@@ -98,6 +103,7 @@ impl Instruments {
                 metrics::counter!(metric::COMMANDS, "handler" => handler, "call" => call)
             }),
             refused: metrics::counter!(metric::REFUSED, "handler" => handler),
+            unreadable: metrics::counter!(metric::UNREADABLE, "handler" => handler),
             waiting: metrics::gauge!(metric::WAITING, "handler" => handler),
             in_flight: metrics::gauge!(metric::IN_FLIGHT, "handler" => handler),
             duration: metrics::histogram!(metric::DURATION, "handler" => handler),

@@ -81,6 +81,7 @@ impl<Id> Received<Id> {
             publish_time: self.publish_time,
             event_time: self.event_time,
             chunk: self.chunk,
+            unreadable: self.unreadable,
         }
     }
 }
@@ -128,6 +129,10 @@ pub(crate) struct Received<Id> {
     /// Its place in a chunked message (PIP-37), if it is one chunk of one: such deliveries are
     /// joined (the `chunked` port adapter) before the driver sees them.
     pub(crate) chunk: Option<ruststream_pulsar_model::Chunk>,
+    /// Why the client could not read the message (a compression it cannot undo, corrupt
+    /// bytes, a batch that does not parse), if it could not: `payload` is then the entry as
+    /// the broker stored it, and the handler is not called (`Rejection::Unreadable`).
+    pub(crate) unreadable: Option<String>,
 }
 
 /// A subscription's consumer, owned by exactly one driver task.

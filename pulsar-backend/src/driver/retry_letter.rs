@@ -126,6 +126,7 @@ mod tests {
             publish_time: None,
             event_time: None,
             chunk: None,
+            unreadable: None,
         }
     }
 

@@ -338,6 +338,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         admission: Admission,
     ) -> impl Future<Output = Finished<Delivered<C::Id>>> + Send + 'static {
         self.instruments.deliveries.increment(1);
+        if received.unreadable.is_some() {
+            self.instruments.unreadable.increment(1);
+        }
         self.config.handled.bump();
         let invocation = self.invocation.clone();
         let handler = &self.invocation.handler;
@@ -393,9 +396,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 .with_message_id(message_id)
                 .with_times(received.publish_time, received.event_time);
             let at = runtime.now();
-            let result = AssertUnwindSafe(handler.call(incoming, state))
-                .catch_unwind()
-                .await;
+            let result = match &received.unreadable {
+                None => AssertUnwindSafe(handler.call(incoming, state)).catch_unwind().await,
+                // Nothing to hand over: the client could not read the message.
+                Some(reason) => Ok(Err(Rejection::Unreadable { handler: handler.name(), reason: reason.clone() })),
+            };
             // Recorded here rather than carried out: what a finished invocation carries is
             // moved several times, and stays small enough to move without a `memcpy` call.
             let mut ended = runtime.now();
@@ -425,11 +430,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 Ok(Err(rejection)) => {
                     let _context = report::context(&own, handler.name(), &received.topic, &received.id);
                     match (rejection, dead_letter) {
-                        (Rejection::Decode { .. }, Some(dead_letter)) => tracing::error!(
+                        (Rejection::Decode { .. } | Rejection::Unreadable { .. }, Some(dead_letter)) => tracing::error!(
                             error = %rejection,
                             dead_letter_topic = %dead_letter.topic,
-                            "the payload does not decode; it goes to the dead-letter topic now, \
-                             as no retry can make it decode"
+                            "the message cannot be read or decoded; it goes to the dead-letter \
+                             topic now, as no retry can change that"
                         ),
                         _ => tracing::error!(error = %rejection, "handler could not run; the delivery is left unacknowledged"),
                     }
@@ -442,7 +447,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 }
             };
             match (&result, dead_letter) {
-                (Ok(Err(rejection @ Rejection::Decode { .. })), Some(dead_letter)) => {
+                (Ok(Err(rejection @ (Rejection::Decode { .. } | Rejection::Unreadable { .. }))), Some(dead_letter)) => {
                     let why = Why { reason: UNDECODABLE, error: Some(rejection) };
                     completion = Box::pin(dead_letter::move_out(dead_letter, &received, why, (&own, handler.name()))).await;
                     ended = runtime.now();

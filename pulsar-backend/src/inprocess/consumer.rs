@@ -203,6 +203,8 @@ impl ConsumerPort for InProcessConsumer {
                     inner.notify();
                 }
                 Poll::Ready(Some(Received {
+                    // Before `content` moves below.
+                    unreadable: d.content.unreadable_reason().map(str::to_owned),
                     id: d.message_id,
                     chunk: d.content.chunk().cloned(),
                     payload: Payload::Shared(d.content.clone()),

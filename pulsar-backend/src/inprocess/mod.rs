@@ -319,6 +319,28 @@ impl InProcessPulsar {
         .map(|id| crate::message_id::of_model(&id))
     }
 
+    /// Publish `message` as one no client can read: as a producer writes it with a
+    /// compression the client cannot undo, or with corrupt bytes. Each delivery comes with
+    /// `reason`, as the Pulsar client hands over an entry it could not read, so the handler is
+    /// never called: the message goes to the dead-letter topic with its bytes where one is
+    /// declared, and is otherwise left unacknowledged with an ERROR
+    /// (`Rejection::Unreadable`). What a test of that path publishes; its id.
+    pub fn publish_unreadable(
+        &self,
+        message: impl IntoMessage,
+        reason: impl Into<String>,
+    ) -> Result<MessageId, PublishError> {
+        let message = message.into_message()?;
+        let topic = TopicName::parse(&message.topic).map_err(PublishError::invalid_topic)?;
+        self.store_as(
+            &topic,
+            message,
+            HashingScheme::default(),
+            Some(reason.into()),
+        )
+        .map(|id| crate::message_id::of_model(&id))
+    }
+
     /// Publish `messages`, all to one topic, as one batch: one entry, each message with its
     /// batch index, as a batching producer writes them (on a partitioned topic, one entry per
     /// partition they go to); their ids.
@@ -360,13 +382,26 @@ impl InProcessPulsar {
         message: Message,
         hashing: HashingScheme,
     ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
+        self.store_as(topic, message, hashing, None)
+    }
+
+    /// [`Self::store`], for a message a client cannot read when `unreadable` says why.
+    fn store_as(
+        &self,
+        topic: &TopicName,
+        message: Message,
+        hashing: HashingScheme,
+        unreadable: Option<String>,
+    ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
         let mut inner = self.lock();
         let now = inner.now();
         let partition = inner.route(topic, message.key.as_deref(), hashing);
         let topic = partition.as_ref().unwrap_or(topic);
+        let mut stored = outgoing(message, now);
+        stored.unreadable = unreadable;
         let id = inner
             .cluster
-            .publish(topic, outgoing(message, now), now)
+            .publish(topic, stored, now)
             .map_err(|e| PublishError::broker(topic.to_string(), e))?;
         inner.notify();
         drop(inner);

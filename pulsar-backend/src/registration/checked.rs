@@ -23,6 +23,8 @@ pub(crate) struct CheckedSubscription<S> {
     pub(crate) dead_letter: Option<(Option<NonZeroU32>, TopicName)>,
     /// Where `retry_later` republishes, resolved; also one of `topics`.
     pub(crate) retry_topic: Option<TopicName>,
+    /// The compression of the handler's publishes that name none.
+    pub(crate) compression: Option<ruststream::Compression>,
     pub(crate) concurrency: usize,
     /// Whether messages of one key run one at a time, in order (always on KeyShared).
     pub(crate) key_ordered: bool,

@@ -17,6 +17,8 @@ pub(crate) struct Registration<S> {
     pub(crate) retry_topic: Option<String>,
     /// Where `backoff()` and `backoff_later()` take their delay from.
     pub(crate) backoff: Option<ruststream::completion::Backoff>,
+    /// How the handler's publishes are compressed where a message names no codec.
+    pub(crate) compression: Option<ruststream::Compression>,
     /// Whether the handler declared that it may return `dead_letter` itself.
     pub(crate) dead_letters: bool,
     pub(crate) concurrency: Option<usize>,
@@ -36,6 +38,7 @@ impl<S> Registration<S> {
             dead_letter: None,
             retry_topic: None,
             backoff: None,
+            compression: None,
             dead_letters,
             concurrency: None,
             receiver_queue: None,
@@ -88,6 +91,14 @@ impl<'a, S> Mounted<'a, S> {
     /// is declared) and `HandlerOutcome::backoff_later()` (kept by the broker), by attempt.
     pub fn backoff(self, policy: ruststream::completion::Backoff) -> Self {
         self.registration.backoff = Some(policy);
+        self
+    }
+
+    /// Compress what the handler publishes (through its `Publisher`) with `codec`, unless a
+    /// message names its own (`Message::compression`, an `#[outgoing(compression = "..")]`
+    /// type). Dead-letter and retry copies keep the bytes they copy and are not compressed.
+    pub fn compression(self, codec: ruststream::Compression) -> Self {
+        self.registration.compression = Some(codec);
         self
     }
 

@@ -188,6 +188,8 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         publish_time,
                         event_time,
                         chunk,
+                        // Set by the patched pulsar-rs (see patches/README.md).
+                        unreadable: message.decode_failure,
                     }));
                 }
                 Poll::Ready(Some(Err(error))) => {

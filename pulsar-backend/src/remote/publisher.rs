@@ -15,8 +15,8 @@ use futures::lock::Mutex;
 use pulsar::producer::ProducerOptions;
 use pulsar::{Executor, Producer, Pulsar};
 use ruststream::message::Message;
-use ruststream::MessageId;
 use ruststream::PublishError;
+use ruststream::{Compression, MessageId};
 
 use ruststream_pulsar_model::{choose_partition, HashingScheme, RoundRobin};
 
@@ -33,6 +33,36 @@ fn receipt_id(
     Ok(crate::message_id::of_proto(id, partition))
 }
 
+/// pulsar-rs's setting for `codec` (its Snappy is the raw block format the other clients use,
+/// see patches/README.md).
+#[cfg(feature = "compression")]
+fn pulsar_compression(
+    codec: Compression,
+) -> Result<Option<pulsar::compression::Compression>, String> {
+    use pulsar::compression as c;
+    Ok(match codec {
+        Compression::Lz4 => Some(c::Compression::Lz4(c::CompressionLz4::default())),
+        Compression::Zlib => Some(c::Compression::Zlib(c::CompressionZlib::default())),
+        Compression::Zstd => Some(c::Compression::Zstd(c::CompressionZstd::default())),
+        Compression::Snappy => Some(c::Compression::Snappy(c::CompressionSnappy::default())),
+        _ => None,
+    })
+}
+
+/// Without the `compression` feature only uncompressed messages can be published.
+#[cfg(not(feature = "compression"))]
+fn pulsar_compression(
+    codec: Compression,
+) -> Result<Option<pulsar::compression::Compression>, String> {
+    match codec {
+        Compression::None => Ok(None),
+        other => Err(format!(
+            "the message asks for {other} compression, but ruststream-pulsar was built without \
+             its `compression` feature: enable it, or publish without compression"
+        )),
+    }
+}
+
 /// The most messages one batched entry takes (the Java client's default
 /// `batchingMaxMessages`).
 const MAX_BATCH: u32 = 1000;
@@ -42,9 +72,10 @@ pub(crate) struct Publisher<Exe: Executor> {
     pulsar: Pulsar<Exe>,
     namespace: Option<String>,
     hashing: HashingScheme,
-    producers: Mutex<HashMap<String, Producer<Exe>>>,
+    /// One per topic and compression (pulsar-rs compresses per producer).
+    producers: Mutex<HashMap<(String, Compression), Producer<Exe>>>,
     /// Batching producers, for [`Publisher::publish_batch`].
-    batching: Mutex<HashMap<String, Producer<Exe>>>,
+    batching: Mutex<HashMap<(String, Compression), Producer<Exe>>>,
     /// The partition count of each topic published to (0: not partitioned), and where its
     /// next keyless message goes.
     routes: std::sync::Mutex<HashMap<String, Route>>,
@@ -143,7 +174,8 @@ impl<Exe: Executor> Publisher<Exe> {
         let mut producers = self.producers.lock().await;
         // A non-batching producer: Pulsar honours delayed delivery only on messages that are
         // not batched.
-        let producer = self.open(&mut producers, &topic, None).await?;
+        let codec = record.compression.unwrap_or(Compression::None);
+        let producer = self.open(&mut producers, &topic, None, codec).await?;
         let mut message = producer.create_message().with_content(record.payload);
         if let Some(key) = record.key {
             message = message.with_key(key);
@@ -211,7 +243,10 @@ impl<Exe: Executor> Publisher<Exe> {
         .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
         .map(|at| i64::try_from(at.as_millis()).unwrap_or(i64::MAX));
         let mut producers = self.producers.lock().await;
-        let producer = self.open(&mut producers, topic, None).await?;
+        // Uncompressed: pulsar-rs would compress each chunk on its own, which no consumer reads.
+        let producer = self
+            .open(&mut producers, topic, None, Compression::None)
+            .await?;
         let mut receipts = Vec::with_capacity(pieces.len());
         for (index, piece) in pieces.iter().enumerate() {
             let chunk = pulsar::producer::Message {
@@ -305,10 +340,17 @@ impl<Exe: Executor> Publisher<Exe> {
         records: Vec<Message>,
     ) -> Result<Vec<MessageId>, PublishError> {
         let topic = topic.to_owned();
+        // An entry is compressed as one block: with the first record's codec.
+        let codec = records
+            .first()
+            .and_then(|r| r.compression)
+            .unwrap_or(Compression::None);
         let mut producers = self.batching.lock().await;
         // A longer batch is split into entries of `MAX_BATCH`; `send_batch` below closes the
         // last one.
-        let producer = self.open(&mut producers, &topic, Some(MAX_BATCH)).await?;
+        let producer = self
+            .open(&mut producers, &topic, Some(MAX_BATCH), codec)
+            .await?;
         let mut receipts = Vec::with_capacity(records.len());
         for record in records {
             let mut message = producer.create_message().with_content(record.payload);
@@ -340,15 +382,19 @@ impl<Exe: Executor> Publisher<Exe> {
         Ok(ids)
     }
 
-    /// The producer of `topic` in `producers`, opened on first use: batching `batch_size`
-    /// messages an entry, or not batching.
+    /// The producer of `topic` in `producers` that compresses with `codec`, opened on first
+    /// use: batching `batch_size` messages an entry, or not batching.
     async fn open<'p>(
         &self,
-        producers: &'p mut HashMap<String, Producer<Exe>>,
+        producers: &'p mut HashMap<(String, Compression), Producer<Exe>>,
         topic: &str,
         batch_size: Option<u32>,
+        codec: Compression,
     ) -> Result<&'p mut Producer<Exe>, PublishError> {
-        if !producers.contains_key(topic) {
+        let key = (topic.to_owned(), codec);
+        if !producers.contains_key(&key) {
+            let compression =
+                pulsar_compression(codec).map_err(|e| PublishError::broker(topic, e))?;
             let producer = self
                 .pulsar
                 .producer()
@@ -357,6 +403,7 @@ impl<Exe: Executor> Publisher<Exe> {
                     // Wait for room instead of failing with SlowDown when receipts lag.
                     block_queue_if_full: true,
                     batch_size,
+                    compression,
                     ..ProducerOptions::default()
                 })
                 .build()
@@ -370,15 +417,15 @@ impl<Exe: Executor> Publisher<Exe> {
                         ),
                     )
                 })?;
-            producers.insert(topic.to_owned(), producer);
+            producers.insert(key.clone(), producer);
         }
-        Ok(producers.get_mut(topic).expect("inserted above"))
+        Ok(producers.get_mut(&key).expect("inserted above"))
     }
 
     pub(crate) async fn close(&self) {
         let mut producers: Vec<_> = self.producers.lock().await.drain().collect();
         producers.extend(self.batching.lock().await.drain());
-        for (topic, mut producer) in producers {
+        for ((topic, _), mut producer) in producers {
             if let Err(error) = producer.close().await {
                 tracing::warn!(%topic, %error, "closing a producer failed");
             }

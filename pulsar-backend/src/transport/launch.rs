@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use ruststream::app::{RunningBroker, StartError};
 use ruststream::runtime::Runtime;
 
+use super::compressing::Compressing;
 use super::{RunningPulsar, Transport};
 use crate::driver::{DeadLetter, DriverConfig, DriverHandle, Handled, RetryLetter};
 use crate::observe::Observer;
@@ -93,7 +94,10 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             observer: settings.observer.clone(),
             handled: handled.clone(),
             shutdown_grace: settings.shutdown_grace,
-            publisher: Some(publisher),
+            publisher: Some(match subscription.compression {
+                Some(codec) => Arc::new(Compressing::new(publisher, codec)),
+                None => publisher,
+            }),
             dead_letter,
             retry,
             topic: subscription.topics.to_string().into(),

@@ -4,6 +4,7 @@
 //! A transport subscribes the checked subscriptions and publishes; [`RunningPulsar`] starts a
 //! driver per subscription on its consumers and answers the app's calls through it.
 
+mod compressing;
 mod launch;
 mod port;
 mod running;

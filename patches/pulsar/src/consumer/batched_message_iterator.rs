@@ -14,12 +14,19 @@ pub struct BatchedMessageIterator {
 
 impl BatchedMessageIterator {
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
-    pub fn new(message_id: MessageIdData, payload: Payload) -> Result<Self, ConnectionError> {
+    /// On error, the payload comes back with it: the entry can still be handed over as it is.
+    pub fn new(
+        message_id: MessageIdData,
+        payload: Payload,
+    ) -> Result<Self, (ConnectionError, Payload)> {
         let total_messages = payload
             .metadata
             .num_messages_in_batch
             .expect("expected batched message") as u32;
-        let messages = parse_batched_message(total_messages, &payload.data)?;
+        let messages = match parse_batched_message(total_messages, &payload.data) {
+            Ok(messages) => messages,
+            Err(error) => return Err((error, payload)),
+        };
 
         Ok(Self {
             messages: messages.into_iter(),

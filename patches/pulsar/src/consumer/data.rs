@@ -8,9 +8,11 @@ use crate::{
     Error, Executor, Payload,
 };
 
-/// What the engine hands to the consumer: a message's id, its payload, and the redelivery
-/// count the broker sent with it (0 when the broker left it out).
-pub type MessageIdDataReceiver = mpsc::Receiver<Result<(MessageIdData, Payload, u32), Error>>;
+/// What the engine hands to the consumer: a message's id, its payload, the redelivery count
+/// the broker sent with it (0 when the broker left it out), and why the entry could not be
+/// decoded, if it could not (the payload is then the entry's as stored).
+pub type MessageIdDataReceiver =
+    mpsc::Receiver<Result<(MessageIdData, Payload, u32, Option<String>), Error>>;
 
 pub enum EngineEvent<Exe: Executor> {
     Message(Option<RawMessage>),

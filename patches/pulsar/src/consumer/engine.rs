@@ -40,7 +40,7 @@ pub struct ConsumerEngine<Exe: Executor> {
     sub_type: SubType,
     id: u64,
     name: Option<String>,
-    tx: mpsc::Sender<Result<(MessageIdData, Payload, u32), Error>>,
+    tx: mpsc::Sender<Result<(MessageIdData, Payload, u32, Option<String>), Error>>,
     messages_rx: Option<mpsc::UnboundedReceiver<RawMessage>>,
     engine_rx: Option<mpsc::UnboundedReceiver<EngineMessage<Exe>>>,
     event_rx: mpsc::UnboundedReceiver<EngineEvent<Exe>>,
@@ -63,7 +63,7 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
         sub_type: SubType,
         id: u64,
         name: Option<String>,
-        tx: mpsc::Sender<Result<(MessageIdData, Payload, u32), Error>>,
+        tx: mpsc::Sender<Result<(MessageIdData, Payload, u32, Option<String>), Error>>,
         messages_rx: mpsc::UnboundedReceiver<RawMessage>,
         engine_rx: mpsc::UnboundedReceiver<EngineMessage<Exe>>,
         batch_size: u32,
@@ -467,102 +467,13 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
     async fn process_payload(
         &mut self,
         message: CommandMessage,
-        mut payload: Payload,
+        payload: Payload,
     ) -> Result<(), Error> {
-        let compression = match payload.metadata.compression {
-            None => proto::CompressionType::None,
-            Some(compression) => proto::CompressionType::try_from(compression).map_err(|err| {
-                error!("unknown compression type: {}", compression);
-                Error::Consumer(ConsumerError::Io(std::io::Error::other(format!(
-                    "unknown compression type {compression}: {err}"
-                ))))
-            })?,
-        };
-
-        let payload = match compression {
-            proto::CompressionType::None => payload,
-            proto::CompressionType::Lz4 => {
-                #[cfg(not(feature = "lz4"))]
-                {
-                    return Err(Error::Consumer(ConsumerError::Io(std::io::Error::other(
-                        "got a LZ4 compressed message but 'lz4' cargo feature is deactivated",
-                    ))));
-                }
-
-                #[cfg(feature = "lz4")]
-                {
-                    let decompressed_payload = lz4::block::decompress(
-                        &payload.data[..],
-                        payload.metadata.uncompressed_size.map(|i| i as i32),
-                    )
-                    .map_err(ConsumerError::Io)?;
-
-                    payload.data = decompressed_payload;
-                    payload
-                }
-            }
-            proto::CompressionType::Zlib => {
-                #[cfg(not(feature = "flate2"))]
-                {
-                    return Err(Error::Consumer(ConsumerError::Io(std::io::Error::other(
-                        "got a zlib compressed message but 'flate2' cargo feature is deactivated",
-                    ))));
-                }
-
-                #[cfg(feature = "flate2")]
-                {
-                    use std::io::Read;
-
-                    use flate2::read::ZlibDecoder;
-
-                    let mut d = ZlibDecoder::new(&payload.data[..]);
-                    let mut decompressed_payload = Vec::new();
-                    d.read_to_end(&mut decompressed_payload)
-                        .map_err(ConsumerError::Io)?;
-
-                    payload.data = decompressed_payload;
-                    payload
-                }
-            }
-            proto::CompressionType::Zstd => {
-                #[cfg(not(feature = "zstd"))]
-                {
-                    return Err(Error::Consumer(ConsumerError::Io(std::io::Error::other(
-                        "got a zstd compressed message but 'zstd' cargo feature is deactivated",
-                    ))));
-                }
-
-                #[cfg(feature = "zstd")]
-                {
-                    let decompressed_payload =
-                        zstd::decode_all(&payload.data[..]).map_err(ConsumerError::Io)?;
-
-                    payload.data = decompressed_payload;
-                    payload
-                }
-            }
-            proto::CompressionType::Snappy => {
-                #[cfg(not(feature = "snap"))]
-                {
-                    return Err(Error::Consumer(ConsumerError::Io(std::io::Error::other(
-                        "got a Snappy compressed message but 'snap' cargo feature is deactivated",
-                    ))));
-                }
-
-                #[cfg(feature = "snap")]
-                {
-                    use std::io::Read;
-
-                    let mut decompressed_payload = Vec::new();
-                    let mut decoder = snap::read::FrameDecoder::new(&payload.data[..]);
-                    decoder
-                        .read_to_end(&mut decompressed_payload)
-                        .map_err(ConsumerError::Io)?;
-
-                    payload.data = decompressed_payload;
-                    payload
-                }
-            }
+        // An entry the client cannot decode is handed over as it is, with the reason.
+        let payload = match decompress(&payload) {
+            Ok(None) => payload,
+            Ok(Some(data)) => Payload { data, ..payload },
+            Err(error) => return self.send_undecodable(message, payload, error).await,
         };
 
         // The messages of the entry are taken one at a time as they are sent on, rather than
@@ -573,8 +484,13 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
             // indexes still to acknowledge in `ack_set` (set bits); the others were
             // acknowledged already and are not handed over again (as the Java client does).
             let ack_set = &message.ack_set;
-            let batched = BatchedMessageIterator::new(message.message_id, payload)?
-                .filter(move |(id, _)| !acknowledged_in(ack_set, id.batch_index));
+            let batched = match BatchedMessageIterator::new(message.message_id.clone(), payload) {
+                Ok(batched) => batched,
+                Err((error, payload)) => {
+                    return self.send_undecodable(message, payload, error.into()).await
+                }
+            }
+            .filter(move |(id, _)| !acknowledged_in(ack_set, id.batch_index));
             (Some(batched), None)
         } else {
             (None, Some((message.message_id, payload)))
@@ -649,11 +565,46 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                 }
                 _ => {
                     let redelivery_count = message.redelivery_count.unwrap_or(0);
-                    self.send_to_consumer(message_id, payload, redelivery_count)?
+                    self.send_to_consumer(message_id, payload, redelivery_count, None)?
                 }
             }
         }
         Ok(())
+    }
+
+    /// Hand over an entry the client cannot decode (unknown or unavailable compression,
+    /// corrupt compressed data, a batch that does not parse) as one message with the entry's
+    /// id and stored payload, and the reason in [`Message::decode_failure`]: the application
+    /// decides what becomes of it (dead-letter it, acknowledge it, leave it), instead of the
+    /// entry staying unacknowledged without anyone being told.
+    ///
+    /// [`Message::decode_failure`]: crate::consumer::Message::decode_failure
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    async fn send_undecodable(
+        &mut self,
+        message: CommandMessage,
+        payload: Payload,
+        error: Error,
+    ) -> Result<(), Error> {
+        debug!(
+            "Consumer {} cannot decode entry {:?}: {}",
+            self.debug_format(),
+            message.message_id,
+            error
+        );
+        futures::future::poll_fn(|cx| self.tx.poll_ready(cx))
+            .await
+            .map_err(|e| {
+                error!("tx returned {:?}", e);
+                Error::Custom("tx closed".to_string())
+            })?;
+        let redelivery_count = message.redelivery_count.unwrap_or(0);
+        self.send_to_consumer(
+            message.message_id,
+            payload,
+            redelivery_count,
+            Some(error.to_string()),
+        )
     }
 
     /// Put a message into the consumer's queue, where [`Sender::poll_ready`] found room.
@@ -665,9 +616,15 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
         message_id: MessageIdData,
         payload: Payload,
         redelivery_count: u32,
+        decode_failure: Option<String>,
     ) -> Result<(), Error> {
         self.tx
-            .start_send(Ok((message_id.clone(), payload, redelivery_count)))
+            .start_send(Ok((
+                message_id.clone(),
+                payload,
+                redelivery_count,
+                decode_failure,
+            )))
             .map_err(|e| {
                 error!("tx returned {:?}", e);
                 Error::Custom("tx closed".to_string())
@@ -786,6 +743,99 @@ impl<Exe: Executor> std::ops::Drop for ConsumerEngine<Exe> {
                 );
             }
         }));
+    }
+}
+
+/// The entry's payload decompressed, `None` if it is not compressed.
+#[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+fn decompress(payload: &Payload) -> Result<Option<Vec<u8>>, Error> {
+    let compression = match payload.metadata.compression {
+        None => proto::CompressionType::None,
+        Some(compression) => proto::CompressionType::try_from(compression).map_err(|err| {
+            error!("unknown compression type: {}", compression);
+            Error::Consumer(ConsumerError::Io(std::io::Error::other(format!(
+                "unknown compression type {compression}: {err}"
+            ))))
+        })?,
+    };
+
+    match compression {
+        proto::CompressionType::None => Ok(None),
+        proto::CompressionType::Lz4 => {
+            #[cfg(not(feature = "lz4"))]
+            {
+                return Err(Error::Consumer(ConsumerError::Io(std::io::Error::other(
+                    "got a LZ4 compressed message but 'lz4' cargo feature is deactivated",
+                ))));
+            }
+
+            #[cfg(feature = "lz4")]
+            {
+                let decompressed_payload = lz4::block::decompress(
+                    &payload.data[..],
+                    payload.metadata.uncompressed_size.map(|i| i as i32),
+                )
+                .map_err(ConsumerError::Io)?;
+
+                Ok(Some(decompressed_payload))
+            }
+        }
+        proto::CompressionType::Zlib => {
+            #[cfg(not(feature = "flate2"))]
+            {
+                return Err(Error::Consumer(ConsumerError::Io(std::io::Error::other(
+                    "got a zlib compressed message but 'flate2' cargo feature is deactivated",
+                ))));
+            }
+
+            #[cfg(feature = "flate2")]
+            {
+                use std::io::Read;
+
+                use flate2::read::ZlibDecoder;
+
+                let mut d = ZlibDecoder::new(&payload.data[..]);
+                let mut decompressed_payload = Vec::new();
+                d.read_to_end(&mut decompressed_payload)
+                    .map_err(ConsumerError::Io)?;
+
+                Ok(Some(decompressed_payload))
+            }
+        }
+        proto::CompressionType::Zstd => {
+            #[cfg(not(feature = "zstd"))]
+            {
+                return Err(Error::Consumer(ConsumerError::Io(std::io::Error::other(
+                    "got a zstd compressed message but 'zstd' cargo feature is deactivated",
+                ))));
+            }
+
+            #[cfg(feature = "zstd")]
+            {
+                let decompressed_payload =
+                    zstd::decode_all(&payload.data[..]).map_err(ConsumerError::Io)?;
+
+                Ok(Some(decompressed_payload))
+            }
+        }
+        proto::CompressionType::Snappy => {
+            #[cfg(not(feature = "snap"))]
+            {
+                return Err(Error::Consumer(ConsumerError::Io(std::io::Error::other(
+                    "got a Snappy compressed message but 'snap' cargo feature is deactivated",
+                ))));
+            }
+
+            #[cfg(feature = "snap")]
+            {
+                // Snappy's raw block format, as the Java and C++ clients write it.
+                let decompressed_payload = snap::raw::Decoder::new()
+                    .decompress_vec(&payload.data[..])
+                    .map_err(|e| ConsumerError::Io(std::io::Error::other(e)))?;
+
+                Ok(Some(decompressed_payload))
+            }
+        }
     }
 }
 

@@ -23,6 +23,12 @@ pub struct Message<T> {
     /// delivery, as sent in `CommandMessage.redelivery_count` (0 when absent: first
     /// deliveries, and every delivery on Exclusive and Failover subscriptions)
     pub redelivery_count: u32,
+    /// why the client could not decode the entry that holds this message (unknown or
+    /// unavailable compression, corrupt compressed data, a batch that does not parse), if it
+    /// could not: `payload.data` is then the entry's payload as the broker stored it, and
+    /// `message_id` the entry's, without a batch index. Acknowledging it acknowledges the
+    /// whole entry.
+    pub decode_failure: Option<String>,
     pub(super) _phantom: PhantomData<T>,
 }
 
@@ -33,6 +39,7 @@ impl<T> Message<T> {
             message_id,
             payload,
             redelivery_count: 0,
+            decode_failure: None,
             _phantom: PhantomData,
         }
     }

@@ -350,11 +350,12 @@ impl<T: DeserializeMessage, Exe: Executor> Stream for TopicConsumer<T, Exe> {
         match self.messages.as_mut().poll_next(cx) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(None) => Poll::Ready(None),
-            Poll::Ready(Some(Ok((id, payload, redelivery_count)))) => {
+            Poll::Ready(Some(Ok((id, payload, redelivery_count, decode_failure)))) => {
                 self.last_message_received = Some(Utc::now());
                 self.messages_received += 1;
                 let mut message = self.create_message(id, payload);
                 message.redelivery_count = redelivery_count;
+                message.decode_failure = decode_failure;
                 Poll::Ready(Some(Ok(message)))
             }
             Poll::Ready(Some(Err(e))) => {

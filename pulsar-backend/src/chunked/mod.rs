@@ -30,6 +30,19 @@ pub(crate) use id::ChunkedId;
 pub(crate) use port::Chunked;
 pub(crate) use split::{chunk_payload_size, needs_chunks, next_uuid};
 
+/// Why a dead-letter replay stops at a chunk: it copies message by message with a consumer that
+/// does not join chunks, and a chunk copied on its own (without its metadata) would reach the
+/// original topic as a broken message.
+pub(crate) fn replay_refused(message_id: &str, uuid: &str, chunks: u32) -> String {
+    format!(
+        "dead letter {message_id} is one of the {chunks} chunks of a chunked message (uuid \
+         {uuid}); the replay does not join chunks yet, so it stops here rather than copy it \
+         broken: the chunks stay on the dead-letter topic, unacknowledged. Move that message \
+         with another client (the Java client joins chunks), or acknowledge it there, then \
+         replay again"
+    )
+}
+
 /// How many chunked messages a consumer joins at once (the Java client's default
 /// `maxPendingChunkedMessage`): the chunks held are bounded by this many messages. Past it, the
 /// oldest message being joined is dropped and its chunks are left unacknowledged (they come

@@ -326,6 +326,14 @@ impl<Exe: Executor> DeadLetters for RemoteDeadLetters<Exe> {
             };
             let key = message.key();
             let metadata = message.metadata();
+            if let Some(chunks) = metadata.num_chunks_from_msg.filter(|n| *n > 1) {
+                return Err(crate::chunked::replay_refused(
+                    &super::consumer::printable(&id),
+                    metadata.uuid.as_deref().unwrap_or("?"),
+                    u32::try_from(chunks).unwrap_or(0),
+                )
+                .into());
+            }
             let properties = metadata
                 .properties
                 .iter()

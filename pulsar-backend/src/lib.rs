@@ -25,6 +25,7 @@ compile_error!(
 );
 
 mod broker;
+mod chunked;
 mod driver;
 mod inprocess;
 mod message_id;
@@ -48,6 +49,7 @@ pub use broker::{
     PulsarBroker, PulsarOverrides, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
     DEFAULT_SUBSCRIPTION, SETTINGS,
 };
+pub use chunked::{INCOMPLETE_CHUNKED_MESSAGE_EXPIRY, MAX_PENDING_CHUNKED_MESSAGES};
 pub use driver::metric;
 pub use inprocess::{InProcessPulsar, TopicMessage};
 pub use observe::Call;

@@ -382,3 +382,38 @@ async fn a_stop_ends_the_replay_between_two_messages() {
         "the others wait for the next replay"
     );
 }
+
+/// A chunked dead letter (a message over the broker's limit, dead-lettered in chunks) stops the
+/// replay before anything of it is copied: the replay does not join chunks, and a chunk copied
+/// on its own would reach the original topic broken. The chunks stay on the dead-letter topic.
+#[tokio::test]
+async fn a_chunked_dead_letter_stops_the_replay_and_stays() {
+    let pulsar = InProcessPulsar::new();
+    let mut large = dead(1, "out-of-attempts");
+    large.payload = vec![b'x'; 10_000];
+    pulsar.publish_chunked(large, 3000).unwrap();
+    let context = StartContext::new(runtime())
+        .in_process()
+        .with(pulsar.clone());
+    let refused = redrive::replay(
+        PulsarBroker::<()>::new("pulsar://unused:6650"),
+        Replay::new(ReplayOptions::new("refunds-dlq")),
+        context,
+    )
+    .await
+    .expect_err("the replay stops at the chunk");
+    let text = refused.to_string();
+    assert!(
+        text.contains("chunks of a chunked message"),
+        "the error says why: {text}"
+    );
+    assert!(
+        pulsar.topic_messages(REFUNDS).unwrap().is_empty(),
+        "nothing copied to the original topic"
+    );
+    assert_eq!(
+        pulsar.topic_messages(DLQ).unwrap().len(),
+        4,
+        "the chunks stay"
+    );
+}

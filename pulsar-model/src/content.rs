@@ -1,6 +1,6 @@
 //! What a message carries that never changes once it is published: its body and properties.
 
-use crate::Properties;
+use crate::{Chunk, Properties};
 
 /// A message's body and properties, kept once per stored message.
 ///
@@ -11,6 +11,7 @@ use crate::Properties;
 pub struct Content {
     payload: Vec<u8>,
     properties: Properties,
+    chunk: Option<Chunk>,
     /// Why a client cannot read it, for a message published as unreadable.
     unreadable: Option<String>,
 }
@@ -21,6 +22,7 @@ impl Content {
         Content {
             payload,
             properties,
+            chunk: None,
             unreadable: None,
         }
     }
@@ -32,6 +34,17 @@ impl Content {
             unreadable: Some(reason),
             ..Content::new(payload, properties)
         }
+    }
+
+    /// The same content, as one chunk of a chunked message (`chunk`), if it is one.
+    pub fn with_chunk(mut self, chunk: Option<Chunk>) -> Self {
+        self.chunk = chunk;
+        self
+    }
+
+    /// Its place in a chunked message, if it is a chunk of one ([`crate::chunk`]).
+    pub fn chunk(&self) -> Option<&Chunk> {
+        self.chunk.as_ref()
     }
 
     /// The body.

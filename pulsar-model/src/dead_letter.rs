@@ -93,6 +93,8 @@ pub(crate) fn dead_letter_copy(
         deliver_at: None,
         // A copy, written without a schema (pulsar-rs's dead-letter producer declares none).
         schema: None,
+        // The model's client-side policy copies what it received, one chunk at a time.
+        chunk: None,
         unreadable: None,
     }
 }

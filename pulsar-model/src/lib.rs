@@ -71,6 +71,7 @@
 
 pub mod ack_timeout;
 pub mod active_consumer;
+pub mod chunk;
 pub mod cluster;
 pub mod consumer;
 pub mod consumer_options;
@@ -98,6 +99,7 @@ pub mod topic_pattern;
 pub mod topics_consumer;
 
 pub use ack_timeout::UNACKED_REDELIVERY_TICK;
+pub use chunk::{split_into_chunks, Chunk};
 pub use cluster::Cluster;
 pub use consumer::ConsumerId;
 pub use consumer_options::{ConsumerOptions, InitialPosition};

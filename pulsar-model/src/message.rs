@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ruststream::Instant;
 
-use crate::{ConsumerId, Content, MessageId, Properties, TopicName};
+use crate::{Chunk, ConsumerId, Content, MessageId, Properties, TopicName};
 
 /// A message to publish: what a pulsar-rs `producer::Message` carries that the model keeps.
 ///
@@ -35,6 +35,11 @@ pub struct OutgoingMessage {
     /// the topic, or checked against the one registered, when it is published. Not stored
     /// with the message.
     pub schema: Option<ruststream::Schema>,
+    /// Its place in a chunked message, if it is one chunk of a message too large for the
+    /// broker's limit ([`split_into_chunks`](crate::split_into_chunks) makes them); stored
+    /// with the message and given with each delivery of it
+    /// ([`Content::chunk`](crate::Content::chunk)).
+    pub chunk: Option<Chunk>,
     /// Written so that no client can read it (a compression the client cannot undo, corrupt
     /// bytes): every delivery carries this reason, as the Pulsar client hands over an entry it
     /// could not read, with the bytes as stored.

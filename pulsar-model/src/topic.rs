@@ -206,10 +206,15 @@ impl Topic {
         };
         self.store.messages.push(StoredMessage {
             id,
-            content: Arc::new(match message.unreadable {
-                None => Content::new(message.payload, message.properties),
-                Some(reason) => Content::unreadable(message.payload, message.properties, reason),
-            }),
+            content: Arc::new(
+                match message.unreadable {
+                    None => Content::new(message.payload, message.properties),
+                    Some(reason) => {
+                        Content::unreadable(message.payload, message.properties, reason)
+                    }
+                }
+                .with_chunk(message.chunk),
+            ),
             key: message.key,
             publish_time: now,
             batch_size,

@@ -404,6 +404,109 @@ impl Run {
     }
 }
 
+/// One message for [`python_chunked_publish`]: its payload (UTF-8 text) and key, if any.
+pub type ChunkedMessage = (String, Option<String>);
+
+/// Publish `messages` to `topic` on the broker at `url` with the official Python client's
+/// producer set for chunking as the client requires it (`chunking_enabled=True`,
+/// `batching_enabled=False`): a payload over the broker's `maxMessageSize` is stored as chunks
+/// of that size (PIP-37). Returns the ids `send()` returned, as the client prints them. Runs
+/// `python3 tests/brokers/python/chunked.py publish URL TOPIC` with the messages as JSON on
+/// stdin.
+pub fn python_chunked_publish(
+    url: &str,
+    topic: &str,
+    messages: &[ChunkedMessage],
+) -> Result<Vec<String>, BrokerError> {
+    let input: Vec<serde_json::Value> = messages
+        .iter()
+        .map(|(payload, key)| serde_json::json!({ "payload": payload, "key": key }))
+        .collect();
+    let stdout = python_chunked(
+        &["publish", url, topic],
+        serde_json::to_vec(&input).unwrap_or_default(),
+    )?;
+    let ids = parse_answer(&stdout, "publish")?;
+    Ok(ids
+        .iter()
+        .map(|id| id.as_str().map_or_else(|| id.to_string(), str::to_owned))
+        .collect())
+}
+
+/// What [`python_receive`] received of one message: its size in bytes and its properties.
+pub type ReceivedByPython = (usize, std::collections::BTreeMap<String, String>);
+
+/// Receive `count` messages of `topic` on `subscription` (Shared, from the earliest) with the
+/// official Python client, which joins chunked messages itself, and acknowledge them: the size
+/// and properties of each. Fails if they do not all come within 60 s. Runs `python3
+/// tests/brokers/python/chunked.py receive URL TOPIC SUBSCRIPTION COUNT`.
+pub fn python_receive(
+    url: &str,
+    topic: &str,
+    subscription: &str,
+    count: usize,
+) -> Result<Vec<ReceivedByPython>, BrokerError> {
+    let count = count.to_string();
+    let stdout = python_chunked(&["receive", url, topic, subscription, &count], Vec::new())?;
+    let answers = parse_answer(&stdout, "receive")?;
+    answers
+        .iter()
+        .map(|answer| {
+            let size = answer["size"]
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok());
+            let properties = answer["properties"].as_object().map(|pairs| {
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+                    .collect()
+            });
+            size.zip(properties)
+                .ok_or_else(|| BrokerError::OtherClient {
+                    client: PYTHON_CLIENT,
+                    detail: format!(
+                    "`chunked.py receive` printed {answer}, not {{\"size\": n, \"properties\": \
+                     {{..}}}}"
+                ),
+                })
+        })
+        .collect()
+}
+
+/// Run `chunked.py` with `args` and `input` on stdin; its stdout.
+fn python_chunked(args: &[&str], input: Vec<u8>) -> Result<String, BrokerError> {
+    let script = helper(PYTHON_CLIENT, "python/chunked.py")?;
+    let mut command = Command::new("python3");
+    command.arg(&script).args(args);
+    let run = Run {
+        client: PYTHON_CLIENT,
+        shown: format!("python3 {} {}", script.display(), args.join(" ")),
+        missing_program: "python3 is not on PATH; install Python 3 (Debian package python3)",
+    };
+    run.output(command, input, |code, _stderr| match code {
+        Some(3) => format!(
+            "the `pulsar` module cannot be imported by the python3 on PATH: {PYTHON_INSTALL}"
+        ),
+        Some(2) => "chunked.py rejected its arguments or input: a bug in \
+                    test-brokers/src/other_clients.rs or the script"
+            .to_owned(),
+        _ => "see its traceback below: is the broker up, and did every message come within \
+              60 s?"
+            .to_owned(),
+    })
+}
+
+/// `stdout` of `chunked.py <command>` read as the JSON it prints.
+fn parse_answer(stdout: &str, command: &str) -> Result<Vec<serde_json::Value>, BrokerError> {
+    serde_json::from_str(stdout.trim()).map_err(|error| BrokerError::OtherClient {
+        client: PYTHON_CLIENT,
+        detail: format!(
+            "`chunked.py {command}` printed {:?}, not the JSON it is written to print ({error})",
+            stdout.chars().take(300).collect::<String>()
+        ),
+    })
+}
+
 /// The last [`STDERR_TAIL_LINES`] lines of `stderr` (or a note that it is empty).
 fn tail(stderr: &str) -> String {
     let lines: Vec<&str> = stderr.trim_end().lines().collect();

@@ -9,6 +9,9 @@ pub struct RetriesAndDeadLetter;
 #[doc = include_str!("../../docs/topics.md")]
 pub struct Topics;
 
+#[doc = include_str!("../../docs/chunked-messages.md")]
+pub struct ChunkedMessages;
+
 #[doc = include_str!("../../docs/testing.md")]
 pub struct Testing;
 

@@ -592,6 +592,24 @@ pub async fn batch_dead_letters(_job: &Job) -> HandlerOutcome {
     HandlerOutcome::ack()
 }
 
+/// [`app`] publishing a message over `max_message_size` bytes in chunks
+/// (`PulsarBroker::chunk_messages_over`), its dead-letter and retry copies included.
+pub fn chunking_app(
+    max_message_size: usize,
+    mount: impl FnOnce(&mut PulsarBroker<Plan>),
+) -> impl App<State = Plan> {
+    RustStream::new(AppInfo::new("scripted", "0.0.0"))
+        .on_startup(async move |()| {
+            Ok::<_, std::convert::Infallible>(Plan::new(Script::always(Step::Return(
+                HandlerOutcome::ack(),
+            ))))
+        })
+        .with_broker(
+            PulsarBroker::new("pulsar://localhost:6650").chunk_messages_over(max_message_size),
+            mount,
+        )
+}
+
 pub fn app(mount: impl FnOnce(&mut PulsarBroker<Plan>)) -> impl App<State = Plan> {
     RustStream::new(AppInfo::new("scripted", "0.0.0"))
         .on_startup(async move |()| {

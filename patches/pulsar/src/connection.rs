@@ -1685,6 +1685,10 @@ pub(crate) mod messages {
                     encryption_param: message.encryption_param,
                     schema_version: message.schema_version,
                     deliver_at_time: message.deliver_at_time,
+                    uuid: message.uuid,
+                    chunk_id: message.chunk_id,
+                    num_chunks_from_msg: message.num_chunks_from_msg,
+                    total_chunk_msg_size: message.total_chunk_msg_size,
                     ..Default::default()
                 },
                 data: message.payload,

@@ -91,6 +91,14 @@ pub struct Message {
     /// UTC Unix timestamp in milliseconds, time at which the message should be
     /// delivered to consumers
     pub deliver_at_time: ::std::option::Option<i64>,
+    /// chunked message (PIP-37): the id shared by every chunk of one message
+    pub uuid: ::std::option::Option<String>,
+    /// chunked message: this chunk's index, from 0
+    pub chunk_id: ::std::option::Option<i32>,
+    /// chunked message: how many chunks the message was split into
+    pub num_chunks_from_msg: ::std::option::Option<i32>,
+    /// chunked message: the size in bytes of the whole payload
+    pub total_chunk_msg_size: ::std::option::Option<i32>,
 }
 
 /// internal message type carrying options that must be defined
@@ -125,6 +133,10 @@ pub(crate) struct ProducerMessage {
     /// UTC Unix timestamp in milliseconds, time at which the message should be
     /// delivered to consumers
     pub deliver_at_time: ::std::option::Option<i64>,
+    pub uuid: ::std::option::Option<String>,
+    pub chunk_id: ::std::option::Option<i32>,
+    pub num_chunks_from_msg: ::std::option::Option<i32>,
+    pub total_chunk_msg_size: ::std::option::Option<i32>,
 }
 
 impl From<Message> for ProducerMessage {
@@ -140,6 +152,10 @@ impl From<Message> for ProducerMessage {
             event_time: m.event_time,
             schema_version: m.schema_version,
             deliver_at_time: m.deliver_at_time,
+            uuid: m.uuid,
+            chunk_id: m.chunk_id,
+            num_chunks_from_msg: m.num_chunks_from_msg,
+            total_chunk_msg_size: m.total_chunk_msg_size,
             ..Default::default()
         }
     }
@@ -1868,9 +1884,17 @@ mod tests {
             event_time: Some(42),
             schema_version: Some(vec![9, 9]),
             deliver_at_time: Some(123456789),
+            uuid: Some("producer-7-12".into()),
+            chunk_id: Some(1),
+            num_chunks_from_msg: Some(3),
+            total_chunk_msg_size: Some(3000),
         };
 
         let pm: ProducerMessage = m.clone().into();
+        assert_eq!(pm.uuid, m.uuid);
+        assert_eq!(pm.chunk_id, Some(1));
+        assert_eq!(pm.num_chunks_from_msg, Some(3));
+        assert_eq!(pm.total_chunk_msg_size, Some(3000));
 
         assert_eq!(pm.payload, m.payload);
         assert_eq!(pm.properties, m.properties);

@@ -35,6 +35,8 @@ pub struct PulsarBroker<S> {
     connect_timeout: std::time::Duration,
     batch_index_acks: bool,
     key_hashing: HashingScheme,
+    /// [`PulsarBroker::chunk_messages_over`].
+    chunk_over: Option<usize>,
 }
 
 /// How long a stopping service lets running handlers finish, unless
@@ -87,6 +89,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             batch_index_acks: false,
             key_hashing: HashingScheme::default(),
+            chunk_over: None,
         }
     }
 
@@ -118,6 +121,23 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
     /// without a key take the partitions in turn (`docs/topics.md`).
     pub fn key_hashing(mut self, scheme: HashingScheme) -> Self {
         self.key_hashing = scheme;
+        self
+    }
+
+    /// Publish a message whose payload is larger than `max_message_size` bytes as chunks
+    /// (PIP-37), each under that size, which consumers join again: set it to the broker's
+    /// `maxMessageSize` (Apache Pulsar's default is 5 MiB, 5 242 880 bytes), so that such a
+    /// message is stored instead of refused. Off by default: without it the broker refuses a
+    /// message over its limit and publishing fails. It applies to every publish of the service,
+    /// dead-letter and retry copies included, so a large message a handler cannot process
+    /// reaches its dead-letter topic whole.
+    ///
+    /// A chunked message is sent unbatched and uncompressed (the Java client's rule: chunking
+    /// needs batching off); every chunk carries the message's properties and key, and the
+    /// publish returns the last chunk's id. Consumers that join chunks: ruststream's, and the
+    /// Java, C++ (Python) and Go clients' (`docs/chunked-messages.md`).
+    pub fn chunk_messages_over(mut self, max_message_size: usize) -> Self {
+        self.chunk_over = Some(max_message_size);
         self
     }
 

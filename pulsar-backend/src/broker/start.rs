@@ -79,6 +79,7 @@ pub(super) async fn start<S: Send + Sync + 'static>(
             launch.runtime.clone(),
             broker.namespace.clone(),
             broker.key_hashing,
+            broker.chunk_over,
         );
         return start_on(transport, checked, state, launch).await;
     }
@@ -94,6 +95,7 @@ pub(super) fn remote_settings<S>(broker: PulsarBroker<S>) -> RemoteSettings {
         connect_timeout: broker.connect_timeout,
         batch_index_acks: broker.batch_index_acks,
         key_hashing: broker.key_hashing,
+        chunk_over: broker.chunk_over,
     }
 }
 

@@ -66,6 +66,26 @@ impl<Id: std::fmt::Display> Received<Id> {
     }
 }
 
+impl<Id> Received<Id> {
+    /// The same delivery under another id (a port adapter's, such as the one of a chunked
+    /// message that stands for all its chunks).
+    pub(crate) fn with_id<J>(self, id: impl FnOnce(Id) -> J) -> Received<J> {
+        Received {
+            id: id(self.id),
+            payload: self.payload,
+            properties: self.properties,
+            topic: self.topic,
+            key: self.key,
+            redelivery_count: self.redelivery_count,
+            batch: self.batch,
+            publish_time: self.publish_time,
+            event_time: self.event_time,
+            chunk: self.chunk,
+            unreadable: self.unreadable,
+        }
+    }
+}
+
 /// A delivery's properties as the transport holds them: built from the client's message, or
 /// shared with the in-process Pulsar's stored message (no copy per delivery).
 #[derive(Debug, Clone)]
@@ -106,6 +126,9 @@ pub(crate) struct Received<Id> {
     pub(crate) publish_time: Option<std::time::Duration>,
     /// When the producer says the event happened, if it set one.
     pub(crate) event_time: Option<std::time::Duration>,
+    /// Its place in a chunked message (PIP-37), if it is one chunk of one: such deliveries are
+    /// joined (the `chunked` port adapter) before the driver sees them.
+    pub(crate) chunk: Option<ruststream_pulsar_model::Chunk>,
     /// Why the client could not read the message (a compression it cannot undo, corrupt
     /// bytes, a batch that does not parse), if it could not: `payload` is then the entry as
     /// the broker stored it, and the handler is not called (`Rejection::Unreadable`).

@@ -206,6 +206,7 @@ impl ConsumerPort for InProcessConsumer {
                     // Before `content` moves below.
                     unreadable: d.content.unreadable_reason().map(str::to_owned),
                     id: d.message_id,
+                    chunk: d.content.chunk().cloned(),
                     payload: Payload::Shared(d.content.clone()),
                     properties: Properties::Shared(d.content),
                     topic: d.topic.shared(),

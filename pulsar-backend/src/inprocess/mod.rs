@@ -20,7 +20,8 @@ use ruststream::runtime::{Runtime, Sleep};
 use ruststream::MessageId;
 use ruststream::{Instant, PublishError};
 use ruststream_pulsar_model::{
-    choose_partition, Cluster, ConsumerId, ConsumerOptions, HashingScheme, ModelError,
+    choose_partition, split_into_chunks, Cluster, ConsumerId, ConsumerOptions, HashingScheme,
+    ModelError,
     OutgoingMessage, Retention, RoundRobin, TopicName, TopicNameError, TopicsConsumer,
 };
 
@@ -36,7 +37,7 @@ pub(crate) fn add_driver<S: Send + Sync + 'static, H: ruststream::Handler<S>>(
     mount: &mut Mount<S>,
     handler: &Arc<H>,
 ) {
-    mount.add::<InProcessConsumer, H>(handler);
+    mount.add::<crate::chunked::Chunked<InProcessConsumer>, H>(handler);
 }
 
 /// An in-process Pulsar cluster. Clones share it.
@@ -276,6 +277,49 @@ impl InProcessPulsar {
             .map(|id| crate::message_id::of_model(&id))
     }
 
+    /// Publish `message` as a chunking producer of another client does (PIP-37): a payload
+    /// larger than `chunk_size` bytes is stored as chunks of at most that size, each a message
+    /// of its own with the chunk metadata, which consumers receive one by one and ruststream
+    /// joins before the handler; the last chunk's id. A payload within `chunk_size` is stored
+    /// whole, as [`InProcessPulsar::publish`] does.
+    pub fn publish_chunked(
+        &self,
+        message: impl IntoMessage,
+        chunk_size: usize,
+    ) -> Result<MessageId, PublishError> {
+        let message = message.into_message()?;
+        let topic = TopicName::parse(&message.topic).map_err(PublishError::invalid_topic)?;
+        self.store_chunked(
+            &topic,
+            message,
+            HashingScheme::default(),
+            chunk_size,
+            usize::MAX,
+        )
+        .map(|id| crate::message_id::of_model(&id))
+    }
+
+    /// Store only the first `count` chunks of `message` split as
+    /// [`InProcessPulsar::publish_chunked`] does: a chunking producer that stopped in the
+    /// middle of a message, whose chunks can never be joined; the last stored chunk's id.
+    pub fn publish_first_chunks(
+        &self,
+        message: impl IntoMessage,
+        chunk_size: usize,
+        count: usize,
+    ) -> Result<MessageId, PublishError> {
+        let message = message.into_message()?;
+        let topic = TopicName::parse(&message.topic).map_err(PublishError::invalid_topic)?;
+        self.store_chunked(
+            &topic,
+            message,
+            HashingScheme::default(),
+            chunk_size,
+            count.max(1),
+        )
+        .map(|id| crate::message_id::of_model(&id))
+    }
+
     /// Publish `message` as one no client can read: as a producer writes it with a
     /// compression the client cannot undo, or with corrupt bytes. Each delivery comes with
     /// `reason`, as the Pulsar client hands over an entry it could not read, so the handler is
@@ -363,6 +407,38 @@ impl InProcessPulsar {
         inner.notify();
         drop(inner);
         Ok(id)
+    }
+
+    /// [`InProcessPulsar::store`] as chunks of at most `chunk_size` bytes (the first `count` of
+    /// them), all to the partition the message's key picks; the last stored chunk's id.
+    pub(crate) fn store_chunked(
+        &self,
+        topic: &TopicName,
+        message: Message,
+        hashing: HashingScheme,
+        chunk_size: usize,
+        count: usize,
+    ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
+        let mut inner = self.lock();
+        let now = inner.now();
+        let partition = inner.route(topic, message.key.as_deref(), hashing);
+        let topic = partition.as_ref().unwrap_or(topic);
+        let uuid = crate::chunked::next_uuid();
+        let mut last = None;
+        for chunk in split_into_chunks(outgoing(message, now), chunk_size, &uuid)
+            .into_iter()
+            .take(count)
+        {
+            last = Some(
+                inner
+                    .cluster
+                    .publish(topic, chunk, now)
+                    .map_err(|e| PublishError::broker(topic.to_string(), e))?,
+            );
+        }
+        inner.notify();
+        drop(inner);
+        Ok(last.expect("a message makes at least one chunk"))
     }
 
     /// Publish a batch to a topic whose name is resolved already. On a partitioned topic the

@@ -138,6 +138,14 @@ impl DeadLetters for InProcessDeadLetters {
             return Ok(Next::End(ReplayEnd::Drained));
         };
         let id = delivery.message_id;
+        if let Some(chunk) = delivery.content.chunk() {
+            return Err(crate::chunked::replay_refused(
+                &id.to_string(),
+                &chunk.uuid,
+                chunk.num_chunks,
+            )
+            .into());
+        }
         Ok(Next::Message(Dead {
             message_id: crate::message_id::of_model(&id),
             entry: EntryKey {

@@ -11,6 +11,7 @@ use ruststream::PublishError;
 use ruststream_pulsar_model::HashingScheme;
 
 use super::{InProcessConsumer, InProcessPulsar};
+use crate::chunked::Chunked;
 use crate::registration::CheckedSubscription;
 use crate::transport::Transport;
 
@@ -26,6 +27,8 @@ struct InProcessPublisher {
     pulsar: InProcessPulsar,
     topics: crate::topic::Resolved,
     hashing: HashingScheme,
+    /// Publish messages larger than this many bytes as chunks, if set.
+    chunk_over: Option<usize>,
 }
 
 impl InProcessTransport {
@@ -35,6 +38,7 @@ impl InProcessTransport {
         runtime: Arc<dyn Runtime>,
         namespace: Option<String>,
         hashing: HashingScheme,
+        chunk_over: Option<usize>,
     ) -> Self {
         pulsar.start_timer(runtime.clone());
         InProcessTransport {
@@ -43,6 +47,7 @@ impl InProcessTransport {
                 pulsar,
                 topics: crate::topic::Resolved::new(namespace),
                 hashing,
+                chunk_over,
             }),
         }
     }
@@ -62,9 +67,15 @@ impl InProcessPublisher {
             .topics
             .get(&message.topic)
             .map_err(PublishError::invalid_topic)?;
-        self.pulsar
-            .store(&topic, message, self.hashing)
-            .map(|id| crate::message_id::of_model(&id))
+        let stored = match self.chunk_over {
+            Some(max) if crate::chunked::needs_chunks(Some(max), &message) => {
+                let size = crate::chunked::chunk_payload_size(max, &message);
+                self.pulsar
+                    .store_chunked(&topic, message, self.hashing, size, usize::MAX)
+            }
+            _ => self.pulsar.store(&topic, message, self.hashing),
+        };
+        stored.map(|id| crate::message_id::of_model(&id))
     }
 }
 
@@ -75,7 +86,7 @@ impl Publish for InProcessPublisher {
 }
 
 impl Transport for InProcessTransport {
-    type Consumer = InProcessConsumer;
+    type Consumer = Chunked<InProcessConsumer>;
 
     fn label(&self) -> String {
         "in-process".to_owned()
@@ -84,9 +95,10 @@ impl Transport for InProcessTransport {
     async fn subscribe<S: Send + Sync + 'static>(
         &self,
         subscription: &CheckedSubscription<S>,
-    ) -> Result<InProcessConsumer, StartError> {
+    ) -> Result<Chunked<InProcessConsumer>, StartError> {
         self.pulsar()
             .subscribe(subscription, self.runtime.clone())
+            .map(|consumer| Chunked::new(consumer, self.runtime.clone()))
             .map_err(|source| {
                 let reason = source.to_string();
                 match &subscription.schema {
@@ -128,6 +140,17 @@ impl Transport for InProcessTransport {
             let Some(topic) = ruststream::message::batch_topic(&messages)? else {
                 return Ok(Vec::new());
             };
+            let chunk_over = self.publisher.chunk_over;
+            if messages
+                .iter()
+                .any(|m| crate::chunked::needs_chunks(chunk_over, m))
+            {
+                // A chunked message cannot be batched: stored one by one, in order.
+                return messages
+                    .into_iter()
+                    .map(|m| self.publisher.store(m))
+                    .collect();
+            }
             let topic = self
                 .publisher
                 .topics

@@ -105,6 +105,20 @@ fn entry_of(id: &MessageIdData) -> EntryPosition {
     }
 }
 
+/// The chunk metadata (PIP-37) of a message, if it is one chunk of a chunked message: all
+/// four fields set, more than one chunk, and the chunk's place within them.
+fn chunk_of(
+    metadata: &pulsar::message::proto::MessageMetadata,
+) -> Option<ruststream_pulsar_model::Chunk> {
+    let chunk = ruststream_pulsar_model::Chunk {
+        uuid: metadata.uuid.clone()?,
+        chunk_id: u32::try_from(metadata.chunk_id?).ok()?,
+        num_chunks: u32::try_from(metadata.num_chunks_from_msg?).ok()?,
+        total_size: u32::try_from(metadata.total_chunk_msg_size?).ok()?,
+    };
+    (chunk.num_chunks > 1 && chunk.chunk_id < chunk.num_chunks).then_some(chunk)
+}
+
 /// The place of a message in its batched entry, if it has one. pulsar-rs gives every message
 /// of a batch the entry's `num_messages_in_batch` in its metadata, and its index in its id.
 fn batch_slot(id: &MessageIdData, batch_size: Option<i32>) -> Option<BatchSlot> {
@@ -150,6 +164,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         .filter(|ms| *ms > 0)
                         .map(Duration::from_millis);
                     let batch = batch_slot(&id, message.message_id.batch_size);
+                    let chunk = chunk_of(message.metadata());
                     let properties = crate::driver::Properties::Owned(
                         message
                             .metadata()
@@ -172,6 +187,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         batch,
                         publish_time,
                         event_time,
+                        chunk,
                         // Set by the patched pulsar-rs (see patches/README.md).
                         unreadable: message.decode_failure,
                     }));

@@ -24,6 +24,7 @@ use ruststream::runtime::{Flavor, Runtime};
 use ruststream::PublishError;
 use ruststream_pulsar_model::{InitialPosition, TopicSelection};
 
+use crate::chunked::Chunked;
 use consumer::RemoteConsumer;
 use in_flight::InFlight;
 use probe::Probe;
@@ -41,9 +42,9 @@ pub(crate) fn add_drivers<S: Send + Sync + 'static, H: ruststream::Handler<S>>(
     handler: &Arc<H>,
 ) {
     #[cfg(feature = "tokio")]
-    mount.add::<RemoteConsumer<pulsar::TokioExecutor>, H>(handler);
+    mount.add::<Chunked<RemoteConsumer<pulsar::TokioExecutor>>, H>(handler);
     #[cfg(any(feature = "smol", feature = "async-std"))]
-    mount.add::<RemoteConsumer<executor::AppExecutor>, H>(handler);
+    mount.add::<Chunked<RemoteConsumer<executor::AppExecutor>>, H>(handler);
     let _ = (mount, handler);
 }
 
@@ -64,6 +65,8 @@ pub(crate) struct RemoteSettings {
     pub(crate) batch_index_acks: bool,
     /// How keyed messages pick a partition of a partitioned topic.
     pub(crate) key_hashing: ruststream_pulsar_model::HashingScheme,
+    /// Publish messages larger than this many bytes as chunks, if set.
+    pub(crate) chunk_over: Option<usize>,
 }
 
 /// Connect with pulsar-rs on the runtime the app started on and start the drivers.
@@ -207,11 +210,14 @@ impl<Exe: Executor> RemoteTransport<Exe> {
             )
         });
         Ok(RemoteTransport {
-            publisher: Arc::new(Publisher::new(
-                pulsar.clone(),
-                settings.namespace.clone(),
-                settings.key_hashing,
-            )),
+            publisher: Arc::new(
+                Publisher::new(
+                    pulsar.clone(),
+                    settings.namespace.clone(),
+                    settings.key_hashing,
+                )
+                .chunking(settings.chunk_over),
+            ),
             probe,
             pulsar,
             url: checked.url.to_string(),
@@ -223,7 +229,7 @@ impl<Exe: Executor> RemoteTransport<Exe> {
 }
 
 impl<Exe: Executor> Transport for RemoteTransport<Exe> {
-    type Consumer = RemoteConsumer<Exe>;
+    type Consumer = Chunked<RemoteConsumer<Exe>>;
 
     fn label(&self) -> String {
         self.url.clone()
@@ -232,7 +238,7 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
     async fn subscribe<S: Send + Sync + 'static>(
         &self,
         planned: &CheckedSubscription<S>,
-    ) -> Result<RemoteConsumer<Exe>, StartError> {
+    ) -> Result<Chunked<RemoteConsumer<Exe>>, StartError> {
         let sub_type = crate::sub_type(planned.kind).ok_or_else(|| {
             connect_error(
                 &self.url,
@@ -292,11 +298,14 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
                 })
             }
         };
-        Ok(RemoteConsumer::new(
-            consumer,
-            self.in_flight.clone(),
+        Ok(Chunked::new(
+            RemoteConsumer::new(
+                consumer,
+                self.in_flight.clone(),
+                self.runtime.clone(),
+                self.settings.batch_index_acks,
+            ),
             self.runtime.clone(),
-            self.settings.batch_index_acks,
         ))
     }
 

@@ -88,6 +88,9 @@ pub(crate) struct Publisher<Exe: Executor> {
     /// The partition count of each topic published to (0: not partitioned), and where its
     /// next keyless message goes.
     routes: std::sync::Mutex<HashMap<String, Route>>,
+    /// Publish messages larger than this many bytes as chunks, if set
+    /// ([`PulsarBroker::chunk_messages_over`](crate::PulsarBroker::chunk_messages_over)).
+    chunk_over: Option<usize>,
 }
 
 /// Where a message goes: the topic (a partition's for a partitioned topic) and the
@@ -113,7 +116,14 @@ impl<Exe: Executor> Publisher<Exe> {
             producers: Mutex::new(HashMap::new()),
             batching: Mutex::new(HashMap::new()),
             routes: std::sync::Mutex::new(HashMap::new()),
+            chunk_over: None,
         }
+    }
+
+    /// Publish messages larger than `chunk_over` bytes as chunks, if set.
+    pub(crate) fn chunking(mut self, chunk_over: Option<usize>) -> Self {
+        self.chunk_over = chunk_over;
+        self
     }
 
     /// How many partitions `topic` has (0 if it is not partitioned), asked once.
@@ -167,6 +177,9 @@ impl<Exe: Executor> Publisher<Exe> {
             .map_err(PublishError::invalid_topic)?
             .to_string();
         let (topic, partition) = self.route(&topic, record.key.as_deref()).await?;
+        if crate::chunked::needs_chunks(self.chunk_over, &record) {
+            return self.publish_chunks(&topic, partition, record).await;
+        }
         let mut producers = self.producers.lock().await;
         // A non-batching producer: Pulsar honours delayed delivery only on messages that are
         // not batched.
@@ -205,6 +218,84 @@ impl<Exe: Executor> Publisher<Exe> {
         receipt_id(&topic, receipt.message_id.as_ref(), partition)
     }
 
+    /// Publish `record`, too large for the broker, as chunks (PIP-37) through the non-batching
+    /// producer of `topic` (uncompressed: the chunks are slices of the payload as it is); the
+    /// last chunk's id once the broker has stored every chunk.
+    async fn publish_chunks(
+        &self,
+        topic: &str,
+        partition: Option<i32>,
+        record: Message,
+    ) -> Result<MessageId, PublishError> {
+        let max = self.chunk_over.expect("chunking is on");
+        let size = crate::chunked::chunk_payload_size(max, &record);
+        let uuid = crate::chunked::next_uuid();
+        let total = i32::try_from(record.payload.len()).map_err(|_| {
+            PublishError::broker(
+                topic,
+                format!(
+                    "a payload of {} bytes is too large to chunk: Pulsar counts a chunked \
+                     message's size in 32 bits (at most 2 GiB)",
+                    record.payload.len()
+                ),
+            )
+        })?;
+        let pieces: Vec<&[u8]> = record.payload.chunks(size).collect();
+        let count = i32::try_from(pieces.len()).unwrap_or(i32::MAX);
+        let properties: HashMap<String, String> = record.properties.iter().cloned().collect();
+        let event_time = record
+            .event_time
+            .map(|at| u64::try_from(at.as_millis()).unwrap_or(u64::MAX));
+        let deliver_at = match (record.deliver_after, record.deliver_at) {
+            (Some(after), _) => Some(SystemTime::now() + after),
+            (None, Some(at)) => Some(UNIX_EPOCH + at),
+            (None, None) => None,
+        }
+        .and_then(|at| at.duration_since(UNIX_EPOCH).ok())
+        .map(|at| i64::try_from(at.as_millis()).unwrap_or(i64::MAX));
+        let mut producers = self.producers.lock().await;
+        // Uncompressed: pulsar-rs would compress each chunk on its own, which no consumer reads.
+        // With the message's schema, as its unchunked publish would register it.
+        let producer = self
+            .open(
+                &mut producers,
+                topic,
+                None,
+                Compression::None,
+                record.schema.as_ref(),
+            )
+            .await?;
+        let mut receipts = Vec::with_capacity(pieces.len());
+        for (index, piece) in pieces.iter().enumerate() {
+            let chunk = pulsar::producer::Message {
+                payload: piece.to_vec(),
+                properties: properties.clone(),
+                partition_key: record.key.clone(),
+                event_time,
+                deliver_at_time: deliver_at,
+                uuid: Some(uuid.clone()),
+                chunk_id: i32::try_from(index).ok(),
+                num_chunks_from_msg: Some(count),
+                total_chunk_msg_size: Some(total),
+                ..pulsar::producer::Message::default()
+            };
+            receipts.push(producer.send_non_blocking(chunk).await.map_err(|e| {
+                PublishError::broker(topic, format!("sending chunk {index} of {count}: {e}"))
+            })?);
+        }
+        drop(producers);
+        let mut last = None;
+        for receipt in receipts {
+            last = Some(
+                receipt
+                    .await
+                    .map_err(|e| PublishError::broker(topic, format!("no receipt: {e}")))?,
+            );
+        }
+        let last = last.expect("a chunked message has chunks");
+        receipt_id(topic, last.message_id.as_ref(), partition)
+    }
+
     /// Publish `records` to `topic` as one batch, through a batching producer of its own (one
     /// per topic, opened on first use), and wait for the receipts. They share one entry; on a
     /// partitioned topic, one entry per partition the records go to (keyed ones by their key,
@@ -216,6 +307,17 @@ impl<Exe: Executor> Publisher<Exe> {
         let Some(topic) = ruststream::message::batch_topic(&records)? else {
             return Ok(Vec::new());
         };
+        if records
+            .iter()
+            .any(|r| crate::chunked::needs_chunks(self.chunk_over, r))
+        {
+            // A chunked message cannot be batched: publish them one by one, in order.
+            let mut ids = Vec::with_capacity(records.len());
+            for record in records {
+                ids.push(self.publish(record).await?);
+            }
+            return Ok(ids);
+        }
         let topic = crate::topic::resolve(topic, self.namespace.as_deref())
             .map_err(PublishError::invalid_topic)?
             .to_string();

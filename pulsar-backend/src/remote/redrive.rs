@@ -150,7 +150,8 @@ async fn replay_with<Exe: Executor>(
         .await
         .map_err(connect_failed)?;
     let source = RemoteDeadLetters {
-        publisher: Publisher::new(pulsar, settings.namespace.clone(), settings.key_hashing),
+        publisher: Publisher::new(pulsar, settings.namespace.clone(), settings.key_hashing)
+            .chunking(settings.chunk_over),
         consumer,
         ahead,
         from,
@@ -325,6 +326,14 @@ impl<Exe: Executor> DeadLetters for RemoteDeadLetters<Exe> {
             };
             let key = message.key();
             let metadata = message.metadata();
+            if let Some(chunks) = metadata.num_chunks_from_msg.filter(|n| *n > 1) {
+                return Err(crate::chunked::replay_refused(
+                    &super::consumer::printable(&id),
+                    metadata.uuid.as_deref().unwrap_or("?"),
+                    u32::try_from(chunks).unwrap_or(0),
+                )
+                .into());
+            }
             let properties = metadata
                 .properties
                 .iter()

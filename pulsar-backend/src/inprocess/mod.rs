@@ -21,8 +21,7 @@ use ruststream::MessageId;
 use ruststream::{Instant, PublishError};
 use ruststream_pulsar_model::{
     choose_partition, split_into_chunks, Cluster, ConsumerId, ConsumerOptions, HashingScheme,
-    ModelError,
-    OutgoingMessage, Retention, RoundRobin, TopicName, TopicNameError, TopicsConsumer,
+    ModelError, OutgoingMessage, Retention, RoundRobin, TopicName, TopicNameError, TopicsConsumer,
 };
 
 pub(crate) use consumer::InProcessConsumer;

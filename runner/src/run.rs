@@ -299,7 +299,7 @@ async fn publish_file(
         tracing::debug!(%topic, payload = text, "published");
         published += 1;
         if let Some(time) = time {
-            if published % PUBLISH_WINDOW == 0 {
+            if published.is_multiple_of(PUBLISH_WINDOW) {
                 time.settle(app).await.map_err(|stalled| {
                     format!("{stalled} (while publishing `{file}`, after line {n})")
                 })?;

@@ -220,7 +220,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         }
         loop {
             events = events.wrapping_add(1);
-            let burst_ended = events % YIELD_EVERY == 0;
+            let burst_ended = events.is_multiple_of(YIELD_EVERY);
             if burst_ended {
                 // A subscription that always has something ready (a flood of deliveries, or a
                 // message redelivered at once forever) still lets the other tasks of a

@@ -410,22 +410,23 @@ pub type ChunkedMessage = (String, Option<String>);
 /// Publish `messages` to `topic` on the broker at `url` with the official Python client's
 /// producer set for chunking as the client requires it (`chunking_enabled=True`,
 /// `batching_enabled=False`): a payload over the broker's `maxMessageSize` is stored as chunks
-/// of that size (PIP-37). Returns the ids `send()` returned, as the client prints them. Runs
-/// `python3 tests/brokers/python/chunked.py publish URL TOPIC` with the messages as JSON on
-/// stdin.
+/// of that size (PIP-37); with `codec` (`lz4`, `zlib`, `zstd`, `snappy`) each message is
+/// compressed whole before it is split, as the client does. Returns the ids `send()` returned,
+/// as the client prints them. Runs `python3 tests/brokers/python/chunked.py publish URL TOPIC
+/// [CODEC]` with the messages as JSON on stdin.
 pub fn python_chunked_publish(
     url: &str,
     topic: &str,
     messages: &[ChunkedMessage],
+    codec: Option<&str>,
 ) -> Result<Vec<String>, BrokerError> {
     let input: Vec<serde_json::Value> = messages
         .iter()
         .map(|(payload, key)| serde_json::json!({ "payload": payload, "key": key }))
         .collect();
-    let stdout = python_chunked(
-        &["publish", url, topic],
-        serde_json::to_vec(&input).unwrap_or_default(),
-    )?;
+    let mut args = vec!["publish", url, topic];
+    args.extend(codec);
+    let stdout = python_chunked(&args, serde_json::to_vec(&input).unwrap_or_default())?;
     let ids = parse_answer(&stdout, "publish")?;
     Ok(ids
         .iter()

@@ -8,7 +8,7 @@ use std::time::Duration;
 use ruststream::Instant;
 
 use super::ChunkedId;
-use crate::driver::{Payload, Received};
+use crate::driver::{Compressed, Payload, Received};
 
 /// The chunked messages a consumer is joining, oldest first.
 pub(super) struct Assembly<Id> {
@@ -175,7 +175,20 @@ impl<Id: Clone + PartialEq + std::fmt::Display> Assembly<Id> {
             last,
             earlier: Some(Arc::from(earlier)),
         });
-        joined.payload = Payload::Owned(whole.payload);
+        joined.payload = Payload::Owned(match joined.compressed.take() {
+            None => whole.payload,
+            Some(compressed) => match decompress(compressed, whole.payload) {
+                Ok(bytes) => bytes,
+                Err((error, stored)) => {
+                    // What the client cannot read goes where an unreadable message goes.
+                    joined.unreadable = Some(format!(
+                        "the chunks of message {} joined, but they do not decompress: {error}",
+                        whole.uuid
+                    ));
+                    stored
+                }
+            },
+        });
         // The broker counts each chunk; the last one's is the message's, as in the Java client.
         joined.redelivery_count = received.redelivery_count;
         Some(joined)
@@ -203,6 +216,18 @@ impl<Id: Clone + PartialEq + std::fmt::Display> Assembly<Id> {
     }
 }
 
+/// `joined`, the payload of a message joined from its chunks, decompressed as its chunks say;
+/// on failure the error and the bytes as they were.
+fn decompress(compressed: Compressed, joined: Vec<u8>) -> Result<Vec<u8>, (String, Vec<u8>)> {
+    let metadata = pulsar::message::proto::MessageMetadata {
+        compression: Some(compressed.codec),
+        uncompressed_size: compressed.uncompressed_size,
+        ..Default::default()
+    };
+    pulsar::consumer::decompress_joined(&metadata, joined)
+        .map_err(|(error, joined)| (error.to_string(), joined))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +246,7 @@ mod tests {
             publish_time: None,
             event_time: None,
             unreadable: None,
+            compressed: None,
             chunk: Some(Chunk {
                 uuid: uuid.into(),
                 chunk_id: index,
@@ -228,6 +254,54 @@ mod tests {
                 total_size: 9,
             }),
         }
+    }
+
+    /// A chunk of a message Snappy-compressed before it was split (`whole` bytes once
+    /// decompressed), as stored.
+    #[cfg(feature = "compression")]
+    fn compressed_chunk(id: u32, index: u32, of: u32, bytes: &[u8], whole: usize) -> Received<u32> {
+        let mut stored = chunk(id, "z", index, of, "");
+        stored.payload = Payload::Owned(bytes.to_vec());
+        stored.compressed = Some(Compressed {
+            codec: pulsar::message::proto::CompressionType::Snappy as i32,
+            uncompressed_size: u32::try_from(whole).ok(),
+        });
+        stored
+    }
+
+    #[cfg(feature = "compression")]
+    #[test]
+    fn a_message_compressed_before_it_was_split_is_decompressed_once_joined() {
+        let text = "refund 7 approved; ".repeat(50);
+        let packed = snap::raw::Encoder::new()
+            .compress_vec(text.as_bytes())
+            .expect("compresses");
+        let (first, second) = packed.split_at(packed.len() / 2);
+        let mut a = assembly();
+        assert!(a
+            .push(compressed_chunk(1, 0, 2, first, text.len()), at(0))
+            .is_none());
+        let whole = a
+            .push(compressed_chunk(2, 1, 2, second, text.len()), at(0))
+            .expect("complete");
+        assert_eq!(&*whole.payload, text.as_bytes());
+        assert_eq!(whole.unreadable, None);
+        assert_eq!(whole.compressed, None);
+    }
+
+    #[cfg(feature = "compression")]
+    #[test]
+    fn joined_chunks_that_do_not_decompress_are_unreadable_with_their_bytes() {
+        let mut a = assembly();
+        assert!(a
+            .push(compressed_chunk(1, 0, 2, b"not ", 40), at(0))
+            .is_none());
+        let whole = a
+            .push(compressed_chunk(2, 1, 2, b"snappy", 40), at(0))
+            .expect("complete");
+        assert_eq!(&*whole.payload, b"not snappy");
+        let why = whole.unreadable.expect("unreadable");
+        assert!(why.contains("do not decompress"), "{why}");
     }
 
     fn at(secs: u64) -> Instant {

@@ -138,6 +138,7 @@ mod tests {
             event_time: None,
             chunk: None,
             unreadable: None,
+            compressed: None,
         }
     }
 

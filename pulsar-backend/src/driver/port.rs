@@ -82,6 +82,7 @@ impl<Id> Received<Id> {
             event_time: self.event_time,
             chunk: self.chunk,
             unreadable: self.unreadable,
+            compressed: self.compressed,
         }
     }
 }
@@ -133,6 +134,18 @@ pub(crate) struct Received<Id> {
     /// bytes, a batch that does not parse), if it could not: `payload` is then the entry as
     /// the broker stored it, and the handler is not called (`Rejection::Unreadable`).
     pub(crate) unreadable: Option<String>,
+    /// For a chunk handed over as stored: how its whole message is compressed, to undo once
+    /// the chunks are joined (a producer compresses a chunked message before it splits it).
+    pub(crate) compressed: Option<Compressed>,
+}
+
+/// How a chunked message is compressed, as each of its chunks says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Compressed {
+    /// Pulsar's `CompressionType`, as the metadata carries it.
+    pub(crate) codec: i32,
+    /// The whole message's size once decompressed, if the producer said it.
+    pub(crate) uncompressed_size: Option<u32>,
 }
 
 /// A subscription's consumer, owned by exactly one driver task.

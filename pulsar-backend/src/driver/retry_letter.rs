@@ -127,6 +127,7 @@ mod tests {
             event_time: None,
             chunk: None,
             unreadable: None,
+            compressed: None,
         }
     }
 

@@ -205,6 +205,8 @@ impl ConsumerPort for InProcessConsumer {
                 Poll::Ready(Some(Received {
                     // Before `content` moves below.
                     unreadable: d.content.unreadable_reason().map(str::to_owned),
+                    // The model stores payloads as they are: nothing is compressed.
+                    compressed: None,
                     id: d.message_id,
                     chunk: d.content.chunk().cloned(),
                     payload: Payload::Shared(d.content.clone()),

@@ -105,6 +105,17 @@ fn entry_of(id: &MessageIdData) -> EntryPosition {
     }
 }
 
+/// How a message is compressed, if it is (Pulsar's `CompressionType` `NONE` is 0).
+fn compressed_of(
+    metadata: &pulsar::message::proto::MessageMetadata,
+) -> Option<crate::driver::Compressed> {
+    let codec = metadata.compression.filter(|codec| *codec != 0)?;
+    Some(crate::driver::Compressed {
+        codec,
+        uncompressed_size: metadata.uncompressed_size,
+    })
+}
+
 /// The chunk metadata (PIP-37) of a message, if it is one chunk of a chunked message: all
 /// four fields set, more than one chunk, and the chunk's place within them.
 fn chunk_of(
@@ -165,6 +176,8 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         .map(Duration::from_millis);
                     let batch = batch_slot(&id, message.message_id.batch_size);
                     let chunk = chunk_of(message.metadata());
+                    // The patched pulsar-rs hands a chunk over as stored (see patches/README.md).
+                    let compressed = chunk.as_ref().and(compressed_of(message.metadata()));
                     let properties = crate::driver::Properties::Owned(
                         message
                             .metadata()
@@ -190,6 +203,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         chunk,
                         // Set by the patched pulsar-rs (see patches/README.md).
                         unreadable: message.decode_failure,
+                        compressed,
                     }));
                 }
                 Poll::Ready(Some(Err(error))) => {

@@ -2,13 +2,14 @@
 """Publish large messages in chunks, or read messages, with the official Python client
 (pulsar-client 3.13.0), for ruststream's live chunking tests.
 
-    python3 chunked.py publish URL TOPIC < messages.json
+    python3 chunked.py publish URL TOPIC [CODEC] < messages.json
     python3 chunked.py receive URL TOPIC SUBSCRIPTION COUNT
 
 publish: stdin is a JSON array of objects {"payload": "<text>", "key": "<key or null>"}; each
          is sent by a producer with chunking_enabled=True and batching_enabled=False (the
          client refuses chunking with batching on), so that a payload over the broker's
-         maxMessageSize is split into chunks of that size. stdout: a JSON array of the returned
+         maxMessageSize is split into chunks of that size. With CODEC (lz4, zlib, zstd,
+         snappy) the producer compresses each message whole, before it splits it. stdout: a JSON array of the returned
          message ids, as strings.
 receive: a consumer (Shared, from the earliest message) receives COUNT messages within 60 s,
          acknowledges them, and prints a JSON array of {"size": bytes, "properties": {...}}.
@@ -35,7 +36,7 @@ def fail(code, message):
     sys.exit(code)
 
 
-def publish(pulsar, client, topic):
+def publish(pulsar, client, topic, codec=None):
     try:
         messages = json.load(sys.stdin)
     except ValueError as error:
@@ -44,8 +45,19 @@ def publish(pulsar, client, topic):
         isinstance(m, dict) and isinstance(m.get("payload"), str) for m in messages
     ):
         fail(2, 'stdin must be a JSON array of {"payload": str, "key": str or null}')
+    options = {}
+    if codec is not None:
+        codecs = {
+            "lz4": pulsar.CompressionType.LZ4,
+            "zlib": pulsar.CompressionType.ZLib,
+            "zstd": pulsar.CompressionType.ZSTD,
+            "snappy": pulsar.CompressionType.SNAPPY,
+        }
+        if codec not in codecs:
+            fail(2, f"unknown codec {codec!r}: choose one of {sorted(codecs)}")
+        options["compression_type"] = codecs[codec]
     producer = client.create_producer(
-        topic, chunking_enabled=True, batching_enabled=False
+        topic, chunking_enabled=True, batching_enabled=False, **options
     )
     ids = []
     for message in messages:
@@ -76,14 +88,14 @@ def receive(pulsar, client, topic, subscription, count):
 
 def main():
     args = sys.argv[1:]
-    if len(args) == 3 and args[0] == "publish":
+    if len(args) in (3, 4) and args[0] == "publish":
         command = "publish"
     elif len(args) == 5 and args[0] == "receive" and args[4].isdigit():
         command = "receive"
     else:
         fail(
             2,
-            "usage: chunked.py publish URL TOPIC < messages.json | "
+            "usage: chunked.py publish URL TOPIC [CODEC] < messages.json | "
             "chunked.py receive URL TOPIC SUBSCRIPTION COUNT",
         )
     try:
@@ -96,7 +108,7 @@ def main():
     client = pulsar.Client(args[1], logger=pulsar.ConsoleLogger(pulsar.LoggerLevel.Warn))
     try:
         if command == "publish":
-            result = publish(pulsar, client, args[2])
+            result = publish(pulsar, client, args[2], args[3] if len(args) == 4 else None)
         else:
             result = receive(pulsar, client, args[2], args[3], int(args[4]))
     finally:

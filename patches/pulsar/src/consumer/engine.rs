@@ -20,7 +20,7 @@ use crate::{
     error::{ConnectionError, ConsumerError},
     message::{
         proto::{command_subscribe::SubType, MessageIdData},
-        Message as RawMessage,
+        Message as RawMessage, Metadata,
     },
     producer::Message,
     proto,
@@ -469,8 +469,17 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
         message: CommandMessage,
         payload: Payload,
     ) -> Result<(), Error> {
+        // A chunk is handed over as stored: a producer compresses a chunked message whole
+        // before it splits it, so only the joined message can be decompressed
+        // (`decompress_joined`).
+        let chunk = payload.metadata.num_chunks_from_msg.is_some_and(|n| n > 1);
+        let decompressed = if chunk {
+            Ok(None)
+        } else {
+            decompress(&payload)
+        };
         // An entry the client cannot decode is handed over as it is, with the reason.
-        let payload = match decompress(&payload) {
+        let payload = match decompressed {
             Ok(None) => payload,
             Ok(Some(data)) => Payload { data, ..payload },
             Err(error) => return self.send_undecodable(message, payload, error).await,
@@ -743,6 +752,21 @@ impl<Exe: Executor> std::ops::Drop for ConsumerEngine<Exe> {
                 );
             }
         }));
+    }
+}
+
+/// The payload of a chunked message, joined from its chunks, decompressed as `metadata` (any
+/// of its chunks') says: chunks are handed over as stored, since a producer compresses a
+/// chunked message before it splits it. On error, the bytes come back with it.
+pub fn decompress_joined(metadata: &Metadata, data: Vec<u8>) -> Result<Vec<u8>, (Error, Vec<u8>)> {
+    let payload = Payload {
+        metadata: metadata.clone(),
+        data,
+    };
+    match decompress(&payload) {
+        Ok(Some(decompressed)) => Ok(decompressed),
+        Ok(None) => Ok(payload.data),
+        Err(error) => Err((error, payload.data)),
     }
 }
 

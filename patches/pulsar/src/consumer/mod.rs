@@ -20,6 +20,7 @@ use std::{
 pub use builder::ConsumerBuilder;
 use chrono::{DateTime, Utc};
 pub use data::{DeadLetterPolicy, EngineMessage};
+pub use engine::decompress_joined;
 use futures::{
     future::try_join_all,
     task::{Context, Poll},

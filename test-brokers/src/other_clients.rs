@@ -129,7 +129,24 @@ pub fn python_consume(
 
 /// Run `tests/brokers/python/interop.py` with `args`; its stdout.
 fn python_interop(url: &str, topic: &str, args: &[String]) -> Result<String, BrokerError> {
-    let script = helper(PYTHON_CLIENT, "python/interop.py")?;
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    python_script("interop.py", &args, Vec::new(), |code| {
+        (!matches!(code, Some(2 | 3))).then(|| {
+            format!("see its traceback below: is a broker serving {url}, and can {topic} be used?")
+        })
+    })
+}
+
+/// Run the Python helper `tests/brokers/python/<file>` with `args`, and `input` on its stdin;
+/// its stdout. `advice` explains a failure by its exit code; where it has nothing to say, exit
+/// 3 means the `pulsar` module is missing and 2 that the script refused its arguments or input.
+fn python_script(
+    file: &str,
+    args: &[&str],
+    input: Vec<u8>,
+    advice: impl FnOnce(Option<i32>) -> Option<String>,
+) -> Result<String, BrokerError> {
+    let script = helper(PYTHON_CLIENT, &format!("python/{file}"))?;
     let mut command = Command::new("python3");
     command.arg(&script).args(args);
     let run = Run {
@@ -137,16 +154,16 @@ fn python_interop(url: &str, topic: &str, args: &[String]) -> Result<String, Bro
         shown: format!("python3 {} {}", script.display(), args.join(" ")),
         missing_program: "python3 is not on PATH; install Python 3 (Debian package python3)",
     };
-    run.output(command, Vec::new(), |code, _stderr| match code {
-        Some(3) => format!(
+    run.output(command, input, |code, _stderr| match (code, advice(code)) {
+        (_, Some(advice)) => advice,
+        (Some(3), None) => format!(
             "the `pulsar` module cannot be imported by the python3 on PATH: {PYTHON_INSTALL}"
         ),
-        Some(2) => "interop.py rejected its arguments: a bug in \
-                    test-brokers/src/other_clients.rs or the script"
-            .to_owned(),
-        _ => {
-            format!("see its traceback below: is a broker serving {url}, and can {topic} be used?")
-        }
+        (Some(2), None) => format!(
+            "{file} rejected its arguments or input: a bug in test-brokers/src/other_clients.rs \
+             or the script"
+        ),
+        (_, None) => "see its traceback below".to_owned(),
     })
 }
 
@@ -157,28 +174,19 @@ fn python_interop(url: &str, topic: &str, args: &[String]) -> Result<String, Bro
 /// subscription is an error whose detail starts with `refused:` and quotes the client's
 /// reason.
 pub fn python_typed(args: &[&str], input: &serde_json::Value) -> Result<String, BrokerError> {
-    let script = helper(PYTHON_CLIENT, "python/typed_schema.py")?;
     let input = serde_json::to_vec(input).map_err(|error| BrokerError::OtherClient {
         client: PYTHON_CLIENT,
         detail: format!("cannot write the input as JSON ({error})"),
     })?;
-    let mut command = Command::new("python3");
-    command.arg(&script).args(args);
-    let run = Run {
-        client: PYTHON_CLIENT,
-        shown: format!("python3 {} {}", script.display(), args.join(" ")),
-        missing_program: "python3 is not on PATH; install Python 3 (Debian package python3)",
-    };
-    run.output(command, input, |code, _stderr| match code {
-        Some(3) => "a module is missing: install `python3 -m pip install \
-                    'pulsar-client[avro]==3.13.0' 'protobuf>=6,<7'` (scripts/setup does)"
-            .to_owned(),
-        Some(2) => "typed_schema.py rejected its arguments or input: a bug in the test or \
-                    the script"
-            .to_owned(),
-        Some(4) => "refused: the broker refused the producer or the subscription".to_owned(),
-        Some(5) => "the consumer received fewer records than asked within 60 s".to_owned(),
-        _ => "see its traceback below".to_owned(),
+    python_script("typed_schema.py", args, input, |code| match code {
+        Some(3) => Some(
+            "a module is missing: install `python3 -m pip install \
+             'pulsar-client[avro]==3.13.0' 'protobuf>=6,<7'` (scripts/setup does)"
+                .to_owned(),
+        ),
+        Some(4) => Some("refused: the broker refused the producer or the subscription".to_owned()),
+        Some(5) => Some("the consumer received fewer records than asked within 60 s".to_owned()),
+        _ => None,
     })
 }
 
@@ -476,24 +484,11 @@ pub fn python_receive(
 
 /// Run `chunked.py` with `args` and `input` on stdin; its stdout.
 fn python_chunked(args: &[&str], input: Vec<u8>) -> Result<String, BrokerError> {
-    let script = helper(PYTHON_CLIENT, "python/chunked.py")?;
-    let mut command = Command::new("python3");
-    command.arg(&script).args(args);
-    let run = Run {
-        client: PYTHON_CLIENT,
-        shown: format!("python3 {} {}", script.display(), args.join(" ")),
-        missing_program: "python3 is not on PATH; install Python 3 (Debian package python3)",
-    };
-    run.output(command, input, |code, _stderr| match code {
-        Some(3) => format!(
-            "the `pulsar` module cannot be imported by the python3 on PATH: {PYTHON_INSTALL}"
-        ),
-        Some(2) => "chunked.py rejected its arguments or input: a bug in \
-                    test-brokers/src/other_clients.rs or the script"
-            .to_owned(),
-        _ => "see its traceback below: is the broker up, and did every message come within \
-              60 s?"
-            .to_owned(),
+    python_script("chunked.py", args, input, |code| {
+        (!matches!(code, Some(2 | 3))).then(|| {
+            "see its traceback below: is the broker up, and did every message come within 60 s?"
+                .to_owned()
+        })
     })
 }
 

@@ -12,7 +12,8 @@
 //!   (pulsar-rs's rule `redelivery_count >= max_redeliver_count`, which lets the handler see a
 //!   message exactly `max_attempts` times): the subscription machine decides it
 //!   (`Admission::DeadLetter`);
-//! - a payload that does not decode goes at once when a dead-letter topic is declared: no
+//! - a payload that does not decode, or a message the client cannot read
+//!   (`Rejection::Unreadable`), goes at once when a dead-letter topic is declared: no
 //!   retry can make it decode;
 //! - a handler's `dead_letter(reason)` goes at once, whatever its attempts;
 //! - the copy keeps payload, properties and key, and adds `REAL_TOPIC` (the topic it came from,
@@ -45,7 +46,7 @@ pub(crate) struct Why<'a> {
 /// The reason of a message that came back once more than `max_attempts` allows.
 pub(crate) const OUT_OF_ATTEMPTS: &str = "out-of-attempts";
 
-/// The reason of a message whose payload does not decode.
+/// The reason of a message whose payload does not decode, or that the client cannot read.
 pub(crate) const UNDECODABLE: &str = "undecodable";
 
 /// A subscription's dead-letter step: where to, and after how many attempts, if a limit was

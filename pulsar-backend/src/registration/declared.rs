@@ -55,7 +55,8 @@ impl<S> Registration<S> {
 /// `max_attempts(n)` counts every delivery of one message, the first included;
 /// `dead_letter(topic)` names where a message goes once they are spent, and where the handler
 /// sends one itself (`HandlerOutcome::dead_letter`). A limit needs a topic; a topic alone is
-/// for what the handler dead-letters itself and for payloads that do not decode.
+/// for what the handler dead-letters itself, payloads that do not decode and messages the
+/// client cannot read.
 pub struct Mounted<'a, S> {
     registration: &'a mut Registration<S>,
 }
@@ -72,7 +73,7 @@ impl<'a, S> Mounted<'a, S> {
     }
 
     /// Publish a message out of attempts, one the handler dead-letters and one whose payload
-    /// does not decode to `topic` (short or fully qualified).
+    /// does not decode (or that the client cannot read) to `topic` (short or fully qualified).
     pub fn dead_letter(self, topic: impl Into<String>) -> Self {
         self.registration.dead_letter = Some(topic.into());
         self

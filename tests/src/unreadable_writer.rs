@@ -40,8 +40,47 @@ pub async fn publish_framed_snappy(url: &str, topic: &str, payload: Vec<u8>) -> 
     stored
 }
 
+/// Publish `payloads` to `topic` (fully qualified) on the broker at `url` with pulsar-rs 6.9.1,
+/// Snappy and batching, as one batched entry, and wait for the receipts.
+pub async fn publish_framed_snappy_batch(url: &str, topic: &str, payloads: Vec<Vec<u8>>) {
+    let pulsar: Pulsar<AsyncStdExecutor> = Pulsar::builder(url, AsyncStdExecutor)
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("pulsar-rs 6.9.1 connects to {url}: {e}"));
+    let mut producer = pulsar
+        .producer()
+        .with_topic(topic)
+        .with_options(ProducerOptions {
+            compression: Some(Compression::Snappy(CompressionSnappy::default())),
+            batch_size: Some(u32::try_from(payloads.len()).unwrap_or(u32::MAX)),
+            ..ProducerOptions::default()
+        })
+        .build()
+        .await
+        .unwrap_or_else(|e| panic!("pulsar-rs 6.9.1 opens a producer on {topic}: {e}"));
+    let mut receipts = Vec::new();
+    for payload in payloads {
+        receipts.push(
+            producer
+                .send_non_blocking(payload)
+                .await
+                .unwrap_or_else(|e| panic!("pulsar-rs 6.9.1 sends to {topic}: {e}")),
+        );
+    }
+    producer
+        .send_batch()
+        .await
+        .unwrap_or_else(|e| panic!("pulsar-rs 6.9.1 sends the batch to {topic}: {e}"));
+    for receipt in receipts {
+        receipt
+            .await
+            .unwrap_or_else(|e| panic!("pulsar-rs 6.9.1 gets a receipt from {topic}: {e}"));
+    }
+    let _ = producer.close().await;
+}
+
 /// `payload` in Snappy's framed stream format, as pulsar-rs 6.9.1 compresses it.
-fn framed_snappy(payload: &[u8]) -> Vec<u8> {
+pub fn framed_snappy(payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut encoder = snap::write::FrameEncoder::new(&mut out);
     encoder.write_all(payload).expect("writes to memory");

@@ -173,30 +173,20 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
             // BatchMessage (1024) -> (batch_size = 1000, remaining_messages = 4294967096, no flow message trigger) [underflow on remaining messages - without the patch]
             // BatchMessage (1024) -> (batch_size = 1000, remaining_messages = -1124, flow message trigger, ask broker to send =>  batch_size - remaining_messages = 2124) [no underflow on remaining messages - with the patch]
             // ```
-            if self.remaining_messages < (self.batch_size.div_ceil(2) as i64) {
-                match self
-                    .connection
-                    .sender()
-                    .send_flow(
-                        self.id,
-                        (self.batch_size as i64 - self.remaining_messages) as u32,
-                    )
-                    .await
-                {
-                    Ok(()) => {}
-                    Err(ConnectionError::Disconnected) => {
-                        debug!("consumer engine: consumer connection disconnected, trying to reconnect");
-                        continue;
-                    }
-                    // we don't need to handle the SlowDown error, since send_flow waits on the
-                    // channel to be not full
-                    Err(e) => {
-                        error!("consumer engine: we got a unrecoverable connection error, {e}");
-                        return Err(e.into());
-                    }
+            match self.flow_if_low().await {
+                Ok(()) => {}
+                Err(ConnectionError::Disconnected) => {
+                    debug!(
+                        "consumer engine: consumer connection disconnected, trying to reconnect"
+                    );
+                    continue;
                 }
-
-                self.remaining_messages = self.batch_size as i64;
+                // we don't need to handle the SlowDown error, since send_flow waits on the
+                // channel to be not full
+                Err(e) => {
+                    error!("consumer engine: we got a unrecoverable connection error, {e}");
+                    return Err(e.into());
+                }
             }
 
             match Self::timeout(self.event_rx.next(), Duration::from_secs(1)).await {
@@ -236,6 +226,22 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
         }
     }
 
+    /// Ask the broker for more messages once fewer than half of `batch_size` are left.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    async fn flow_if_low(&mut self) -> Result<(), ConnectionError> {
+        if self.remaining_messages < (self.batch_size.div_ceil(2) as i64) {
+            self.connection
+                .sender()
+                .send_flow(
+                    self.id,
+                    (self.batch_size as i64 - self.remaining_messages) as u32,
+                )
+                .await?;
+            self.remaining_messages = self.batch_size as i64;
+        }
+        Ok(())
+    }
+
     async fn handle_message_opt(
         &mut self,
         message_opt: Option<crate::message::Message>,
@@ -257,6 +263,12 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                         payload.metadata.num_messages_in_batch
                     })
                     .unwrap_or(1) as i64;
+                // More is asked for before this entry's messages go into the consumer's queue,
+                // which can take until the consumer has taken all but a queue's worth of them:
+                // the broker sends the next entry meanwhile, instead of after.
+                if let Err(e) = self.flow_if_low().await {
+                    debug!("consumer engine: cannot ask for more messages yet, {e}");
+                }
 
                 match self.process_message(message).await {
                     // Continue

@@ -193,14 +193,14 @@ impl PulsarSubscription {
         self
     }
 
-    /// How many received messages the consumer keeps ready for the handlers: pulsar-rs's
-    /// `receiver_queue_size` (Pulsar's `receiverQueueSize`). Default: the concurrency.
+    /// How many received messages the consumer keeps ready for the handlers. Default: the
+    /// concurrency.
     ///
-    /// A message's ack timeout starts when it enters this queue, so a long queue in front of
-    /// slow handlers can time messages out before they run. A queue as long as pulsar-rs's own
-    /// default (1,000) costs less CPU per message for fast handlers: the consumer hands over
-    /// whole batches instead of waking the driver for every few messages (see
-    /// `docs/performance.md`). The in-process Pulsar keeps as many messages asked for.
+    /// In process, the messages the consumer asks the broker for ahead (Pulsar's
+    /// `receiverQueueSize`). On a broker, pulsar-rs's `receiver_queue_size`, which counts
+    /// received entries (a batch is one) beside the 1,000 messages pulsar-rs asks the broker
+    /// for ahead whatever the queue. A message's ack timeout starts when a handler takes it,
+    /// not while it waits in this queue, as with the Java client.
     pub fn receiver_queue(mut self, messages: usize) -> Self {
         self.receiver_queue = Some(messages.max(1));
         self
@@ -213,7 +213,7 @@ impl PulsarSubscription {
 /// High enough that I/O-bound handlers keep a consumer busy, low enough that a stuck
 /// dependency does not start thousands of handlers at once. It is also the default receiver
 /// queue; pulsar-rs itself asks the broker for 1,000 messages ahead (its `batch_size`)
-/// whatever the queue, so a live consumer can hold that many before its queue.
+/// whatever the queue, so a live consumer can hold that many.
 pub const DEFAULT_CONCURRENCY: usize = 32;
 
 impl From<&str> for PulsarSubscription {

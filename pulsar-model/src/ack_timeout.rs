@@ -1,11 +1,13 @@
 //! pulsar-rs's client-side ack timeout ("unacked message resend delay").
 //!
-//! How pulsar-rs 6.9 does it:
+//! How the pulsar-rs 6.9.1 ruststream carries does it (`patches/README.md`, section 15):
 //!
-//! - When the consumer engine hands a message to the application's channel, it records
-//!   `deadline = now + delay` for the message id, `now` being read just before the hand-over
-//!   (`src/consumer/engine.rs`, `send_to_consumer`; a `HashMap` insert, so a redelivered copy
-//!   replaces the old deadline).
+//! - When the consumer hands a message to the application (its stream yields it), the consumer
+//!   engine records `deadline = now + delay` for the message id (`src/consumer/engine.rs`,
+//!   `EngineMessage::Received`; a `HashMap` insert, so a redelivered copy replaces the old
+//!   deadline). A message still waiting in the receiver queue has no deadline yet, as with the
+//!   Java client. (pulsar-rs 6.9.1 itself records it when the engine puts the message into the
+//!   receiver queue.)
 //! - An acknowledgement removes the record (`ConsumerEngine::ack`); a negative acknowledgement
 //!   does not (`EngineMessage::Nack` only sends the redelivery request).
 //! - A ticker started with the consumer (`src/consumer/topic.rs`, `TopicConsumer::new`:

@@ -326,14 +326,20 @@ impl Cluster {
     }
 
     /// The next delivery waiting for `consumer`'s application, after running the timers due
-    /// at `now`; `None` if there is none or the consumer is unknown.
+    /// at `now`; `None` if there is none or the consumer is unknown. Its ack timeout, if the
+    /// consumer has one, starts now.
     ///
     /// The dead-letter check already happened when the client received the message: a
     /// delivery at the limit never reaches this queue.
     pub fn receive(&mut self, consumer: ConsumerId, now: Instant) -> Option<Delivery> {
         self.handle_timeouts(now);
-        let delivery = self.consumers.get_mut(&consumer)?.queue.pop_front()?;
+        let state = self.consumers.get_mut(&consumer)?;
+        let delivery = state.queue.pop_front()?;
         self.queued -= 1;
+        if let Some(tracker) = state.unacked.as_mut() {
+            tracker.received(delivery.message_id, now);
+            self.next_deadline.forget();
+        }
         Some(delivery)
     }
 
@@ -672,9 +678,9 @@ impl Cluster {
                 break;
             }
         }
-        // Every change that can move a deadline (a delivery starting its ack timeout, an
-        // acknowledgement ending one, a delayed entry read or released, a consumer leaving)
-        // ends with a pump.
+        // Every change that can move a deadline (an acknowledgement ending an ack timeout, a
+        // delayed entry read or released, a consumer leaving) ends with a pump; a receive,
+        // which starts one, forgets the deadline itself.
         self.next_deadline.forget();
     }
 

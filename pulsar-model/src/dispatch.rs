@@ -360,8 +360,5 @@ impl Dispatch<'_> {
             event_time: message.event_time,
             batch_size: message.batch_size,
         });
-        if let Some(tracker) = consumer.unacked.as_mut() {
-            tracker.received(message.id, self.now);
-        }
     }
 }

@@ -54,16 +54,20 @@ fn an_acknowledged_delivery_never_comes_back() {
 }
 
 #[test]
-fn the_timer_starts_when_the_client_receives_the_message_not_when_the_app_takes_it() {
+fn the_timer_starts_when_the_app_takes_the_message_not_while_it_waits_in_the_queue() {
     let mut cluster = Cluster::new();
     let t = topic("refunds");
     let c = consumer(&mut cluster, &t, Shared, with_timeout(2), 10, at(0));
     publish(&mut cluster, &t, "m", at(300));
-    // Never taken by the application: still redelivered at the first tick after 2.3 s.
-    assert_eq!(cluster.next_deadline(), Some(at(2500)));
-    cluster.handle_timeouts(at(2500));
-    // Both copies sit in pulsar-rs's queue now.
-    assert_eq!(counts(&drain(&mut cluster, c, at(2500))), [0, 1]);
+    // In the client's queue since 0.3 s, not taken: no deadline, nothing comes back.
+    assert_eq!(cluster.next_deadline(), None);
+    cluster.handle_timeouts(at(10_000));
+    assert_eq!(cluster.pending_for(c), 1);
+    // Taken at 10 s: deadline 12 s, so the tick at 12.5 s.
+    assert_eq!(counts(&drain(&mut cluster, c, at(10_000))), [0]);
+    assert_eq!(cluster.next_deadline(), Some(at(12_500)));
+    cluster.handle_timeouts(at(12_500));
+    assert_eq!(counts(&drain(&mut cluster, c, at(12_500))), [1]);
 }
 
 #[test]
@@ -82,24 +86,29 @@ fn ticks_are_counted_from_the_consumers_creation() {
         at(100),
     );
     publish(&mut cluster, &t, "m", at(1250));
+    assert_eq!(counts(&drain(&mut cluster, c, at(1250))), [0]);
     // Deadline 2.25 s; ticks at 0.1 s + k × 0.5 s → 2.6 s.
     assert_eq!(cluster.next_deadline(), Some(at(2600)));
     cluster.handle_timeouts(at(2599));
-    assert_eq!(counts(&drain(&mut cluster, c, at(2599))), [0]);
+    assert_eq!(cluster.pending_for(c), 0);
     cluster.handle_timeouts(at(2600));
     assert_eq!(counts(&drain(&mut cluster, c, at(2600))), [1]);
 }
 
 #[test]
-fn a_late_call_runs_the_due_ticks_first_at_their_own_instants() {
+fn a_late_call_runs_every_due_tick_first() {
     let mut cluster = Cluster::new();
     let t = topic("refunds");
     let c = consumer(&mut cluster, &t, Shared, with_timeout(2), 10, at(0));
-    publish(&mut cluster, &t, "m", at(0));
-    drain(&mut cluster, c, at(0));
-    // Nothing called until 5.2 s: ticks at 2.5 s and 5 s both ran before the receive.
+    publish(&mut cluster, &t, "m0", at(0));
+    assert_eq!(counts(&drain(&mut cluster, c, at(0))), [0]);
+    publish(&mut cluster, &t, "m1", at(2200));
+    assert_eq!(counts(&drain(&mut cluster, c, at(2200))), [0]);
+    // Nothing called until 5.2 s: the ticks at 2.5 s (m0's) and 4.5 s (m1's) both ran before
+    // the receive, whose copies time out from 5.2 s.
     let got = drain(&mut cluster, c, at(5200));
-    assert_eq!(counts(&got), [1, 2]);
+    assert_eq!(bodies(&got), ["m0", "m1"]);
+    assert_eq!(counts(&got), [1, 1]);
     assert_eq!(cluster.next_deadline(), Some(at(7500)));
 }
 
@@ -146,6 +155,7 @@ fn a_closed_consumer_has_no_timer() {
     let t = topic("refunds");
     let c = consumer(&mut cluster, &t, Shared, with_timeout(2), 10, at(0));
     publish(&mut cluster, &t, "m", at(0));
+    drain(&mut cluster, c, at(0));
     assert!(cluster.next_deadline().is_some());
     cluster.close(c, at(1)).unwrap();
     assert_eq!(cluster.next_deadline(), None);
@@ -164,10 +174,10 @@ fn closing_one_timed_consumer_keeps_the_other_ones_timer() {
         second
     };
     let other = if holder == first { second } else { first };
-    cluster.close(other, at(1)).unwrap();
-    assert_eq!(cluster.next_deadline(), Some(at(2500)));
     assert_eq!(
-        cluster.receive(holder, at(1)).map(|d| d.redelivery_count),
+        cluster.receive(holder, at(0)).map(|d| d.redelivery_count),
         Some(0)
     );
+    cluster.close(other, at(1)).unwrap();
+    assert_eq!(cluster.next_deadline(), Some(at(2500)));
 }

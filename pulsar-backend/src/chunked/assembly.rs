@@ -45,7 +45,6 @@ impl<Id: Clone + PartialEq + std::fmt::Display> Assembly<Id> {
     }
 
     /// How many messages are being joined.
-    #[cfg(test)]
     pub(super) fn pending(&self) -> usize {
         self.pending.len()
     }

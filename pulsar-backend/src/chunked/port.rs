@@ -59,6 +59,14 @@ impl<P: ConsumerPort> Chunked<P> {
         self.scratch = buffer;
     }
 
+    /// Drop the messages that did not complete in time; the clock is read only while chunks
+    /// are kept, not on every settlement.
+    fn expire(&mut self) {
+        if self.assembly.pending() > 0 {
+            self.assembly.expire(self.runtime.now());
+        }
+    }
+
     /// Acknowledge the dropped chunks due for it, if any.
     async fn ack_dropped(&mut self) -> Result<(), BoxError> {
         if !self.assembly.has_acks() {
@@ -108,7 +116,7 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
     }
 
     async fn ack(&mut self, ids: &[Self::Id]) -> Result<(), BoxError> {
-        self.assembly.expire(self.runtime.now());
+        self.expire();
         let all = self.flatten(ids, true);
         let acked = self.inner.ack(&all).await;
         self.give_back(all);
@@ -130,7 +138,7 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
     }
 
     async fn nack(&mut self, ids: &[Self::Id]) -> Result<(), BoxError> {
-        self.assembly.expire(self.runtime.now());
+        self.expire();
         let dropped = self.ack_dropped().await;
         let all = self.flatten(ids, false);
         let nacked = self.inner.nack(&all).await;

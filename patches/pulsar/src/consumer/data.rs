@@ -2,17 +2,76 @@ use std::sync::Arc;
 
 use futures::channel::{mpsc, oneshot};
 
+use super::{batched_message_iterator::BatchedMessageIterator, engine::acknowledged_in};
 use crate::{
     connection::Connection,
     message::{proto::MessageIdData, Message as RawMessage},
     Error, Executor, Payload,
 };
 
-/// What the engine hands to the consumer: a message's id, its payload, the redelivery count
-/// the broker sent with it (0 when the broker left it out), and why the entry could not be
-/// decoded, if it could not (the payload is then the entry's as stored).
-pub type MessageIdDataReceiver =
-    mpsc::Receiver<Result<(MessageIdData, Payload, u32, Option<String>), Error>>;
+/// What the engine hands to the consumer: one received entry at a time, whose messages the
+/// consumer takes in turn.
+pub type MessageIdDataReceiver = mpsc::Receiver<Result<EntryDelivery, Error>>;
+
+/// The messages of one received entry, handed from the engine to the consumer as one item: the
+/// consumer splits a batch as it takes its messages, so a batch of a thousand messages crosses
+/// the channel (and wakes either side) once, not a thousand times.
+pub struct EntryDelivery {
+    messages: EntryMessages,
+    /// The redelivery count the broker sent with the entry (0 when the broker left it out).
+    pub(crate) redelivery_count: u32,
+    /// Why the entry could not be decoded, if it could not (its one message is then the entry
+    /// as stored).
+    pub(crate) decode_failure: Option<String>,
+}
+
+enum EntryMessages {
+    One(Option<(MessageIdData, Payload)>),
+    /// A batch, without the indexes the broker's ack set says were acknowledged already.
+    Batch {
+        messages: BatchedMessageIterator,
+        ack_set: Vec<i64>,
+    },
+}
+
+impl EntryDelivery {
+    /// An entry that is one message.
+    pub(crate) fn one(
+        id: MessageIdData,
+        payload: Payload,
+        redelivery_count: u32,
+        decode_failure: Option<String>,
+    ) -> Self {
+        EntryDelivery {
+            messages: EntryMessages::One(Some((id, payload))),
+            redelivery_count,
+            decode_failure,
+        }
+    }
+
+    /// A batched entry; `ack_set` is the broker's, from the `CommandMessage`.
+    pub(crate) fn batch(
+        messages: BatchedMessageIterator,
+        ack_set: Vec<i64>,
+        redelivery_count: u32,
+    ) -> Self {
+        EntryDelivery {
+            messages: EntryMessages::Batch { messages, ack_set },
+            redelivery_count,
+            decode_failure: None,
+        }
+    }
+
+    /// The entry's next message to hand over, if any is left.
+    pub(crate) fn next_message(&mut self) -> Option<(MessageIdData, Payload)> {
+        match &mut self.messages {
+            EntryMessages::One(one) => one.take(),
+            EntryMessages::Batch { messages, ack_set } => {
+                messages.find(|(id, _)| !acknowledged_in(ack_set, id.batch_index))
+            }
+        }
+    }
+}
 
 pub enum EngineEvent<Exe: Executor> {
     Message(Option<RawMessage>),
@@ -28,6 +87,8 @@ pub enum EngineMessage<Exe: Executor> {
     /// `CommandRedeliverUnacknowledgedMessages`.
     NackMany(Vec<MessageIdData>),
     UnackedRedelivery,
+    /// The consumer handed this message to the application: its ack timeout starts now.
+    Received(MessageIdData),
     GetConnection(oneshot::Sender<Arc<Connection<Exe>>>),
 }
 

@@ -14,7 +14,7 @@ use crate::{
     connection::Connection,
     consumer::{
         batched_message_iterator::BatchedMessageIterator,
-        data::{DeadLetterPolicy, EngineEvent, EngineMessage},
+        data::{DeadLetterPolicy, EngineEvent, EngineMessage, EntryDelivery},
         options::ConsumerOptions,
     },
     error::{ConnectionError, ConsumerError},
@@ -40,7 +40,7 @@ pub struct ConsumerEngine<Exe: Executor> {
     sub_type: SubType,
     id: u64,
     name: Option<String>,
-    tx: mpsc::Sender<Result<(MessageIdData, Payload, u32, Option<String>), Error>>,
+    tx: mpsc::Sender<Result<EntryDelivery, Error>>,
     messages_rx: Option<mpsc::UnboundedReceiver<RawMessage>>,
     engine_rx: Option<mpsc::UnboundedReceiver<EngineMessage<Exe>>>,
     event_rx: mpsc::UnboundedReceiver<EngineEvent<Exe>>,
@@ -63,7 +63,7 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
         sub_type: SubType,
         id: u64,
         name: Option<String>,
-        tx: mpsc::Sender<Result<(MessageIdData, Payload, u32, Option<String>), Error>>,
+        tx: mpsc::Sender<Result<EntryDelivery, Error>>,
         messages_rx: mpsc::UnboundedReceiver<RawMessage>,
         engine_rx: mpsc::UnboundedReceiver<EngineMessage<Exe>>,
         batch_size: u32,
@@ -355,6 +355,13 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                 }
                 true
             }
+            Some(EngineMessage::Received(message_id)) => {
+                if let Some(duration) = self.unacked_message_redelivery_delay {
+                    self.unacked_messages
+                        .insert(message_id, Instant::now() + duration);
+                }
+                true
+            }
             Some(EngineMessage::GetConnection(sender)) => {
                 let _ = sender.send(self.connection.clone()).map_err(|_| {
                     error!(
@@ -497,98 +504,82 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
             Err(error) => return self.send_undecodable(message, payload, error).await,
         };
 
-        // The messages of the entry are taken one at a time as they are sent on, rather than
-        // collected first: a `Vec` of a 1,000-message batch holds 1,000 `(MessageIdData,
-        // Payload)` pairs of several hundred bytes each, grown by reallocation.
-        let (batched, single) = if payload.metadata.num_messages_in_batch.is_some() {
-            // With batch-index acknowledgement on the broker, a redelivered entry carries the
-            // indexes still to acknowledge in `ack_set` (set bits); the others were
-            // acknowledged already and are not handed over again (as the Java client does).
-            let ack_set = &message.ack_set;
-            let batched = match BatchedMessageIterator::new(message.message_id.clone(), payload) {
-                Ok(batched) => batched,
+        // The entry goes to the consumer as one item, its messages taken there in turn: a
+        // batch is not split here and sent on a message at a time, which moved each message
+        // (several hundred bytes) through this future and the channel, and woke the consumer
+        // and this engine for each.
+        let redelivery_count = message.redelivery_count.unwrap_or(0);
+        let mut delivery = if payload.metadata.num_messages_in_batch.is_some() {
+            match BatchedMessageIterator::new(message.message_id.clone(), payload) {
+                // With batch-index acknowledgement on the broker, a redelivered entry carries
+                // the indexes still to acknowledge in `ack_set` (set bits); the others were
+                // acknowledged already and are not handed over again (as the Java client does).
+                Ok(batched) => EntryDelivery::batch(batched, message.ack_set, redelivery_count),
                 Err((error, payload)) => {
                     return self.send_undecodable(message, payload, error.into()).await
                 }
             }
-            .filter(move |(id, _)| !acknowledged_in(ack_set, id.batch_index));
-            (Some(batched), None)
         } else {
-            (None, Some((message.message_id, payload)))
+            EntryDelivery::one(message.message_id, payload, redelivery_count, None)
         };
-        let mut messages = batched.into_iter().flatten().chain(single);
-        // Room in the consumer's queue is awaited before the next message is taken, which then
-        // goes straight into the queue: a message of several hundred bytes is not held in this
-        // future across the wait, nor moved through a `Send` future.
-        while messages.size_hint().1 != Some(0) {
-            futures::future::poll_fn(|cx| self.tx.poll_ready(cx))
+        let dead_letter_policy = match (message.redelivery_count, &self.dead_letter_policy) {
+            (Some(redelivery_count), Some(dead_letter_policy))
+                if redelivery_count as usize >= dead_letter_policy.max_redeliver_count =>
+            {
+                dead_letter_policy.clone()
+            }
+            _ => return self.hand_over(delivery).await,
+        };
+        while let Some((message_id, payload)) = delivery.next_message() {
+            // Send message to Dead Letter Topic and ack message in original topic
+            let Payload { data, metadata } = payload;
+            let mut properties = metadata
+                .properties
+                .into_iter()
+                .map(|p| (p.key, p.value))
+                .collect::<HashMap<_, _>>();
+            properties
+                .entry(SYSTEM_PROPERTY_REAL_TOPIC.to_string())
+                .or_insert_with(|| self.topic.clone());
+            properties
+                .entry(SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID.to_string())
+                .or_insert_with(|| {
+                    if let Some(batch_index) = message_id.batch_index {
+                        format!(
+                            "{}:{}:{}:{}",
+                            message_id.ledger_id,
+                            message_id.entry_id,
+                            message_id.partition.unwrap_or(-1),
+                            batch_index
+                        )
+                    } else {
+                        format!(
+                            "{}:{}:{}",
+                            message_id.ledger_id,
+                            message_id.entry_id,
+                            message_id.partition.unwrap_or(-1)
+                        )
+                    }
+                });
+            let message = Message {
+                payload: data,
+                properties,
+                partition_key: metadata.partition_key,
+                partition_key_b64_encoded: metadata.partition_key_b64_encoded,
+                ordering_key: metadata.ordering_key,
+                event_time: metadata.event_time,
+                ..Default::default()
+            };
+            self.client
+                .send(&dead_letter_policy.dead_letter_topic, message)
+                .await?
                 .await
                 .map_err(|e| {
-                    error!("tx returned {:?}", e);
-                    Error::Custom("tx closed".to_string())
+                    error!("One shot cancelled {:?}", e);
+                    Error::Custom("DLQ send error".to_string())
                 })?;
-            let Some((message_id, payload)) = messages.next() else {
-                break;
-            };
-            match (message.redelivery_count, &self.dead_letter_policy) {
-                (Some(redelivery_count), Some(dead_letter_policy))
-                    if redelivery_count as usize >= dead_letter_policy.max_redeliver_count =>
-                {
-                    // Send message to Dead Letter Topic and ack message in original topic
-                    let Payload { data, metadata } = payload;
-                    let mut properties = metadata
-                        .properties
-                        .into_iter()
-                        .map(|p| (p.key, p.value))
-                        .collect::<HashMap<_, _>>();
-                    properties
-                        .entry(SYSTEM_PROPERTY_REAL_TOPIC.to_string())
-                        .or_insert_with(|| self.topic.clone());
-                    properties
-                        .entry(SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID.to_string())
-                        .or_insert_with(|| {
-                            if let Some(batch_index) = message_id.batch_index {
-                                format!(
-                                    "{}:{}:{}:{}",
-                                    message_id.ledger_id,
-                                    message_id.entry_id,
-                                    message_id.partition.unwrap_or(-1),
-                                    batch_index
-                                )
-                            } else {
-                                format!(
-                                    "{}:{}:{}",
-                                    message_id.ledger_id,
-                                    message_id.entry_id,
-                                    message_id.partition.unwrap_or(-1)
-                                )
-                            }
-                        });
-                    let message = Message {
-                        payload: data,
-                        properties,
-                        partition_key: metadata.partition_key,
-                        partition_key_b64_encoded: metadata.partition_key_b64_encoded,
-                        ordering_key: metadata.ordering_key,
-                        event_time: metadata.event_time,
-                        ..Default::default()
-                    };
-                    self.client
-                        .send(&dead_letter_policy.dead_letter_topic, message)
-                        .await?
-                        .await
-                        .map_err(|e| {
-                            error!("One shot cancelled {:?}", e);
-                            Error::Custom("DLQ send error".to_string())
-                        })?;
 
-                    self.ack(message_id, false).await;
-                }
-                _ => {
-                    let redelivery_count = message.redelivery_count.unwrap_or(0);
-                    self.send_to_consumer(message_id, payload, redelivery_count, None)?
-                }
-            }
+            self.ack(message_id, false).await;
         }
         Ok(())
     }
@@ -613,48 +604,27 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
             message.message_id,
             error
         );
-        futures::future::poll_fn(|cx| self.tx.poll_ready(cx))
-            .await
-            .map_err(|e| {
-                error!("tx returned {:?}", e);
-                Error::Custom("tx closed".to_string())
-            })?;
         let redelivery_count = message.redelivery_count.unwrap_or(0);
-        self.send_to_consumer(
+        self.hand_over(EntryDelivery::one(
             message.message_id,
             payload,
             redelivery_count,
             Some(error.to_string()),
-        )
+        ))
+        .await
     }
 
-    /// Put a message into the consumer's queue, where [`Sender::poll_ready`] found room.
-    ///
-    /// [`Sender::poll_ready`]: mpsc::Sender::poll_ready
+    /// Put an entry into the consumer's queue once it has room. The ack timeout of its messages
+    /// (if set) starts as the consumer takes each ([`EngineMessage::Received`]).
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
-    fn send_to_consumer(
-        &mut self,
-        message_id: MessageIdData,
-        payload: Payload,
-        redelivery_count: u32,
-        decode_failure: Option<String>,
-    ) -> Result<(), Error> {
-        self.tx
-            .start_send(Ok((
-                message_id.clone(),
-                payload,
-                redelivery_count,
-                decode_failure,
-            )))
+    async fn hand_over(&mut self, delivery: EntryDelivery) -> Result<(), Error> {
+        futures::future::poll_fn(|cx| self.tx.poll_ready(cx))
+            .await
+            .and_then(|()| self.tx.start_send(Ok(delivery)))
             .map_err(|e| {
                 error!("tx returned {:?}", e);
                 Error::Custom("tx closed".to_string())
-            })?;
-        if let Some(duration) = self.unacked_message_redelivery_delay {
-            self.unacked_messages
-                .insert(message_id, Instant::now() + duration);
-        }
-        Ok(())
+            })
     }
 
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
@@ -740,7 +710,7 @@ fn once_per_entry(mut ids: Vec<MessageIdData>) -> Vec<MessageIdData> {
 
 /// Whether the broker's `ack_set` (empty: none sent) marks batch index `index` acknowledged: a
 /// cleared bit, or a bit past the words sent, as Java's `BitSet.valueOf` reads it.
-fn acknowledged_in(ack_set: &[i64], index: Option<i32>) -> bool {
+pub(super) fn acknowledged_in(ack_set: &[i64], index: Option<i32>) -> bool {
     match (ack_set.is_empty(), index) {
         (false, Some(index)) if index >= 0 => {
             let (word, bit) = (index as usize / 64, index as usize % 64);

@@ -19,7 +19,9 @@ use crate::{
     connection::Connection,
     consumer::{
         config::ConsumerConfig,
-        data::{DeadLetterPolicy, EngineMessage, MessageData, MessageIdDataReceiver},
+        data::{
+            DeadLetterPolicy, EngineMessage, EntryDelivery, MessageData, MessageIdDataReceiver,
+        },
         engine::ConsumerEngine,
         message::Message,
     },
@@ -36,6 +38,8 @@ pub struct TopicConsumer<T: DeserializeMessage, Exe: Executor> {
     pub(crate) config: ConsumerConfig,
     topic: String,
     messages: Pin<Box<MessageIdDataReceiver>>,
+    /// The entry whose messages are being handed over.
+    current: Option<EntryDelivery>,
     engine_tx: mpsc::UnboundedSender<EngineMessage<Exe>>,
     data_type: PhantomData<fn(Payload) -> T::Output>,
     pub(crate) dead_letter_policy: Option<DeadLetterPolicy>,
@@ -137,6 +141,7 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
             config,
             topic,
             messages: Box::pin(rx),
+            current: None,
             engine_tx,
             data_type: PhantomData,
             dead_letter_policy,
@@ -347,20 +352,36 @@ impl<T: DeserializeMessage, Exe: Executor> Stream for TopicConsumer<T, Exe> {
 
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        match self.messages.as_mut().poll_next(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Ready(Some(Ok((id, payload, redelivery_count, decode_failure)))) => {
-                self.last_message_received = Some(Utc::now());
-                self.messages_received += 1;
-                let mut message = self.create_message(id, payload);
-                message.redelivery_count = redelivery_count;
-                message.decode_failure = decode_failure;
-                Poll::Ready(Some(Ok(message)))
+        loop {
+            if let Some(delivery) = self.current.as_mut() {
+                if let Some((id, payload)) = delivery.next_message() {
+                    let redelivery_count = delivery.redelivery_count;
+                    let decode_failure = delivery.decode_failure.take();
+                    self.messages_received += 1;
+                    if self.config.unacked_message_redelivery_delay.is_some() {
+                        // The engine is gone only when the consumer is closing.
+                        let _ = self
+                            .engine_tx
+                            .unbounded_send(EngineMessage::Received(id.clone()));
+                    }
+                    let mut message = self.create_message(id, payload);
+                    message.redelivery_count = redelivery_count;
+                    message.decode_failure = decode_failure;
+                    return Poll::Ready(Some(Ok(message)));
+                }
+                self.current = None;
             }
-            Poll::Ready(Some(Err(e))) => {
-                error!("we are using in the single-consumer and we got an error, {e}");
-                Poll::Ready(Some(Err(e)))
+            match self.messages.as_mut().poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(Ok(delivery))) => {
+                    self.last_message_received = Some(Utc::now());
+                    self.current = Some(delivery);
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    error!("we are using in the single-consumer and we got an error, {e}");
+                    return Poll::Ready(Some(Err(e)));
+                }
             }
         }
     }

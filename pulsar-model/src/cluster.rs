@@ -334,13 +334,13 @@ impl Cluster {
     pub fn receive(&mut self, consumer: ConsumerId, now: Instant) -> Option<Delivery> {
         self.handle_timeouts(now);
         let state = self.consumers.get_mut(&consumer)?;
-        let delivery = state.queue.pop_front()?;
-        self.queued -= 1;
+        let id = state.queue.front()?.message_id;
         if let Some(tracker) = state.unacked.as_mut() {
-            tracker.received(delivery.message_id, now);
+            tracker.received(id, now);
             self.next_deadline.forget();
         }
-        Some(delivery)
+        self.queued -= 1;
+        state.queue.pop_front()
     }
 
     /// Acknowledge a message through `consumer`: pulsar-rs `ack_with_id`.

@@ -67,7 +67,7 @@ impl<Id: Clone + PartialEq + std::fmt::Display> Assembly<Id> {
         now: Instant,
     ) -> Option<Received<ChunkedId<Id>>> {
         self.expire(now);
-        let chunk = received.chunk.take().expect("only chunks are pushed");
+        let chunk = received.take_chunk().expect("only chunks are pushed");
         let found = self.pending.iter().position(|p| p.uuid == chunk.uuid);
         if chunk.chunk_id == 0 {
             let mut started = now;
@@ -174,13 +174,13 @@ impl<Id: Clone + PartialEq + std::fmt::Display> Assembly<Id> {
             last,
             earlier: Some(Arc::from(earlier)),
         });
-        joined.payload = Payload::Owned(match joined.compressed.take() {
+        joined.payload = Payload::Owned(match joined.take_compressed() {
             None => whole.payload,
             Some(compressed) => match decompress(compressed, whole.payload) {
                 Ok(bytes) => bytes,
                 Err((error, stored)) => {
                     // What the client cannot read goes where an unreadable message goes.
-                    joined.unreadable = Some(format!(
+                    joined.set_unreadable(format!(
                         "the chunks of message {} joined, but they do not decompress: {error}",
                         whole.uuid
                     ));
@@ -230,7 +230,7 @@ fn decompress(compressed: Compressed, joined: Vec<u8>) -> Result<Vec<u8>, (Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::Properties;
+    use crate::driver::{Properties, Unusual};
     use ruststream_pulsar_model::Chunk;
 
     fn chunk(id: u32, uuid: &str, index: u32, of: u32, body: &str) -> Received<u32> {
@@ -244,14 +244,16 @@ mod tests {
             batch: None,
             publish_time: None,
             event_time: None,
-            unreadable: None,
-            compressed: None,
-            chunk: Some(Chunk {
-                uuid: uuid.into(),
-                chunk_id: index,
-                num_chunks: of,
-                total_size: 9,
-            }),
+            unusual: Unusual::of(
+                Some(Chunk {
+                    uuid: uuid.into(),
+                    chunk_id: index,
+                    num_chunks: of,
+                    total_size: 9,
+                }),
+                None,
+                None,
+            ),
         }
     }
 
@@ -261,7 +263,7 @@ mod tests {
     fn compressed_chunk(id: u32, index: u32, of: u32, bytes: &[u8], whole: usize) -> Received<u32> {
         let mut stored = chunk(id, "z", index, of, "");
         stored.payload = Payload::Owned(bytes.to_vec());
-        stored.compressed = Some(Compressed {
+        stored.unusual.as_mut().expect("a chunk").compressed = Some(Compressed {
             codec: pulsar::message::proto::CompressionType::Snappy as i32,
             uncompressed_size: u32::try_from(whole).ok(),
         });
@@ -284,8 +286,8 @@ mod tests {
             .push(compressed_chunk(2, 1, 2, second, text.len()), at(0))
             .expect("complete");
         assert_eq!(&*whole.payload, text.as_bytes());
-        assert_eq!(whole.unreadable, None);
-        assert_eq!(whole.compressed, None);
+        assert_eq!(whole.unreadable(), None);
+        assert_eq!(whole.unusual.and_then(|u| u.compressed), None);
     }
 
     #[cfg(feature = "compression")]
@@ -299,7 +301,7 @@ mod tests {
             .push(compressed_chunk(2, 1, 2, b"snappy", 40), at(0))
             .expect("complete");
         assert_eq!(&*whole.payload, b"not snappy");
-        let why = whole.unreadable.expect("unreadable");
+        let why = whole.unreadable().expect("unreadable");
         assert!(why.contains("do not decompress"), "{why}");
     }
 

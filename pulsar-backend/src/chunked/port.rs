@@ -95,9 +95,9 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
             let Some(received) = std::task::ready!(self.inner.poll_receive(cx)) else {
                 return Poll::Ready(None);
             };
-            if received.chunk.as_ref().is_none_or(|c| c.num_chunks <= 1) {
+            if received.chunk().is_none_or(|c| c.num_chunks <= 1) {
                 let mut received = received.with_id(ChunkedId::single);
-                received.chunk = None;
+                received.take_chunk();
                 return Poll::Ready(Some(received));
             }
             let id = received.id.clone();

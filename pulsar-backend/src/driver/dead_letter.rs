@@ -137,9 +137,7 @@ mod tests {
             batch: None,
             publish_time: None,
             event_time: None,
-            chunk: None,
-            unreadable: None,
-            compressed: None,
+            unusual: None,
         }
     }
 

@@ -26,7 +26,9 @@ pub(crate) use handle::DriverHandle;
 pub(crate) use handled::Handled;
 pub use instruments::metric;
 pub(crate) use mount::Mount;
-pub(crate) use port::{Compressed, ConsumerPort, Payload, Properties, Received, SharedMessage};
+pub(crate) use port::{
+    Compressed, ConsumerPort, Payload, Properties, Received, SharedMessage, Unusual,
+};
 pub(crate) use retry_letter::RetryLetter;
 pub(crate) use run::{Driver, DriverConfig};
 pub(crate) use ruststream::machine::{BatchSlot, EntryPosition};

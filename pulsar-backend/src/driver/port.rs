@@ -80,10 +80,35 @@ impl<Id> Received<Id> {
             batch: self.batch,
             publish_time: self.publish_time,
             event_time: self.event_time,
-            chunk: self.chunk,
-            unreadable: self.unreadable,
-            compressed: self.compressed,
+            unusual: self.unusual,
         }
+    }
+
+    /// Its place in a chunked message, if it is one chunk of one.
+    #[inline]
+    pub(crate) fn chunk(&self) -> Option<&ruststream_pulsar_model::Chunk> {
+        self.unusual.as_ref()?.chunk.as_ref()
+    }
+
+    /// Why the client could not read it, if it could not.
+    #[inline]
+    pub(crate) fn unreadable(&self) -> Option<&str> {
+        self.unusual.as_ref()?.unreadable.as_deref()
+    }
+
+    /// Take its chunk metadata away (a delivery that is not, or no longer, a chunk).
+    pub(crate) fn take_chunk(&mut self) -> Option<ruststream_pulsar_model::Chunk> {
+        self.unusual.as_mut()?.chunk.take()
+    }
+
+    /// Take how its whole message is compressed away (once undone).
+    pub(crate) fn take_compressed(&mut self) -> Option<Compressed> {
+        self.unusual.as_mut()?.compressed.take()
+    }
+
+    /// Mark it unreadable, for `reason`.
+    pub(crate) fn set_unreadable(&mut self, reason: String) {
+        self.unusual.get_or_insert_with(Box::default).unreadable = Some(reason);
     }
 }
 
@@ -127,6 +152,14 @@ pub(crate) struct Received<Id> {
     pub(crate) publish_time: Option<std::time::Duration>,
     /// When the producer says the event happened, if it set one.
     pub(crate) event_time: Option<std::time::Duration>,
+    /// What only a chunk or an unreadable message carries; `None` for every other delivery.
+    pub(crate) unusual: Option<Box<Unusual>>,
+}
+
+/// What only some deliveries carry, kept apart so that every other delivery, moved several
+/// times between the port, the chunk joiner, the driver and its slot, is smaller to move.
+#[derive(Debug, Default)]
+pub(crate) struct Unusual {
     /// Its place in a chunked message (PIP-37), if it is one chunk of one: such deliveries are
     /// joined (the `chunked` port adapter) before the driver sees them.
     pub(crate) chunk: Option<ruststream_pulsar_model::Chunk>,
@@ -137,6 +170,23 @@ pub(crate) struct Received<Id> {
     /// For a chunk handed over as stored: how its whole message is compressed, to undo once
     /// the chunks are joined (a producer compresses a chunked message before it splits it).
     pub(crate) compressed: Option<Compressed>,
+}
+
+impl Unusual {
+    /// The box for a delivery with these, or `None` when it has none of them.
+    pub(crate) fn of(
+        chunk: Option<ruststream_pulsar_model::Chunk>,
+        unreadable: Option<String>,
+        compressed: Option<Compressed>,
+    ) -> Option<Box<Unusual>> {
+        (chunk.is_some() || unreadable.is_some() || compressed.is_some()).then(|| {
+            Box::new(Unusual {
+                chunk,
+                unreadable,
+                compressed,
+            })
+        })
+    }
 }
 
 /// How a chunked message is compressed, as each of its chunks says.

@@ -338,7 +338,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         admission: Admission,
     ) -> impl Future<Output = Finished<Delivered<C::Id>>> + Send + 'static {
         self.instruments.deliveries.increment(1);
-        if received.unreadable.is_some() {
+        if received.unreadable().is_some() {
             self.instruments.unreadable.increment(1);
         }
         self.config.handled.bump();
@@ -396,10 +396,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 .with_message_id(message_id)
                 .with_times(received.publish_time, received.event_time);
             let at = runtime.now();
-            let result = match &received.unreadable {
+            let result = match received.unreadable() {
                 None => AssertUnwindSafe(handler.call(incoming, state)).catch_unwind().await,
                 // Nothing to hand over: the client could not read the message.
-                Some(reason) => Ok(Err(Rejection::Unreadable { handler: handler.name(), reason: reason.clone() })),
+                Some(reason) => Ok(Err(Rejection::Unreadable { handler: handler.name(), reason: reason.to_owned() })),
             };
             // Recorded here rather than carried out: what a finished invocation carries is
             // moved several times, and stays small enough to move without a `memcpy` call.

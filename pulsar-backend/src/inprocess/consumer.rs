@@ -12,7 +12,7 @@ use ruststream_pulsar_model::{
 
 use super::{InProcessPulsar, Inner};
 use crate::driver::{
-    BatchSlot, ConsumerPort, EntryPosition, Payload, Properties, Received, SharedMessage,
+    BatchSlot, ConsumerPort, EntryPosition, Payload, Properties, Received, SharedMessage, Unusual,
 };
 
 /// One subscription's consumer on the in-process Pulsar: one model consumer per topic it
@@ -203,12 +203,14 @@ impl ConsumerPort for InProcessConsumer {
                     inner.notify();
                 }
                 Poll::Ready(Some(Received {
-                    // Before `content` moves below.
-                    unreadable: d.content.unreadable_reason().map(str::to_owned),
-                    // The model stores payloads as they are: nothing is compressed.
-                    compressed: None,
+                    // Before `content` moves below. The model stores payloads as they are:
+                    // nothing is compressed.
+                    unusual: Unusual::of(
+                        d.content.chunk().cloned(),
+                        d.content.unreadable_reason().map(str::to_owned),
+                        None,
+                    ),
                     id: d.message_id,
-                    chunk: d.content.chunk().cloned(),
                     payload: Payload::Shared(d.content.clone()),
                     properties: Properties::Shared(d.content),
                     topic: d.topic.shared(),

@@ -200,10 +200,13 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         batch,
                         publish_time,
                         event_time,
-                        chunk,
-                        // Set by the patched pulsar-rs (see patches/README.md).
-                        unreadable: message.decode_failure,
-                        compressed,
+                        // The decode failure is set by the patched pulsar-rs (see
+                        // patches/README.md).
+                        unusual: crate::driver::Unusual::of(
+                            chunk,
+                            message.decode_failure,
+                            compressed,
+                        ),
                     }));
                 }
                 Poll::Ready(Some(Err(error))) => {

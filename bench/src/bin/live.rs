@@ -474,15 +474,9 @@ fn main() {
             (url, None, classpath)
         }
         Err(_) => {
-            // The bookie refuses writes once its disk is 95 % full (BookKeeper's default
-            // `diskUsageThreshold`): on a build machine whose large disk holds a cargo target
-            // of tens of GB, that is reached with more than 10 GB still free, and the
-            // benchmark's backlog takes some tens of MB.
-            standalone = ruststream_test_brokers::ApacheStandalone::start_with(&[
-                "diskUsageThreshold=0.99",
-                "diskUsageWarnThreshold=0.98",
-            ])
-            .unwrap_or_else(|e| panic!("Apache Pulsar standalone starts: {e}"));
+            // (start.sh lets the bookie write until less than 2 GiB of its disk are free.)
+            standalone = ruststream_test_brokers::ApacheStandalone::start()
+                .unwrap_or_else(|e| panic!("Apache Pulsar standalone starts: {e}"));
             let url = standalone.url();
             let port = url
                 .rsplit(':')

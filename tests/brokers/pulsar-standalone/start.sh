@@ -88,6 +88,15 @@ else
     # ---- 3. configuration ---------------------------------------------------------------------
     if [[ "${PULSAR_WIPE_DATA:-0}" == 1 ]]; then rm -rf "$WORKDIR/data"; fi
     mkdir -p "$WORKDIR/data" "$WORKDIR/tmp"
+    # BookKeeper turns its bookie read-only once the disk holding the ledgers is more than
+    # `diskUsageThreshold` full (0.95 by default): on a build machine whose large disk also holds
+    # cargo targets of tens of GB, that happens with 10 GB or more still free, while these brokers
+    # store some tens of MB. So the bookie here stops writing when less than 2 GiB are left,
+    # whatever the disk's size (never below the default fraction, at most 0.999).
+    DISK_KB="$(df -Pk "$WORKDIR/data" | awk 'NR == 2 { print $2 }')"
+    read -r DISK_FULL DISK_LWM <<< "$(awk -v kb="$DISK_KB" 'BEGIN {
+        f = 1 - 2 * 1024 * 1024 / kb; if (f < 0.95) f = 0.95; if (f > 0.999) f = 0.999
+        printf "%.4f %.4f\n", f, f - 0.01 }')"
     # One file serves both the broker (ServiceConfiguration) and the bookie (ServerConfiguration).
     cat > "$WORKDIR/standalone.conf" <<EOF
 # Written by start.sh; regenerated on every start.
@@ -123,6 +132,9 @@ dbStorage_writeCacheMaxSizeMb=32
 dbStorage_readAheadCacheMaxSizeMb=32
 dbStorage_rocksDB_blockCacheSize=16777216
 managedLedgerCacheSizeMB=64
+diskUsageThreshold=$DISK_FULL
+diskUsageWarnThreshold=$DISK_FULL
+diskUsageLwmThreshold=$DISK_LWM
 EOF
     # More broker settings, one `key=value` per line (e.g. acknowledgmentAtBatchIndexLevelEnabled=true).
     if [[ -n "${PULSAR_EXTRA_CONF:-}" ]]; then printf '%s\n' "$PULSAR_EXTRA_CONF" >> "$WORKDIR/standalone.conf"; fi
@@ -164,7 +176,7 @@ EOF
 fi
 
 # Whether a topic can be created in public/default: that takes a ledger, so a writable bookie.
-# A bookie whose disk is more than 95 % full registers read-only, and then every new topic
+# A bookie whose disk is full (step 3) registers read-only, and then every new topic
 # fails with "Not enough non-faulty bookies" while the ports and the admin API answer; clients
 # such as pulsar-rs retry that for ever. (409: created by an earlier start on this folder.)
 ledger_ok() {
@@ -195,8 +207,10 @@ while :; do
     if (( SECONDS >= deadline )); then
         echo "start.sh: Pulsar not ready after ${TIMEOUT}s; stopping pid $PID; last lines of $LOG:" >&2
         if grep -q "DiskChecker" "$LOG"; then
-            echo "start.sh: its bookie is read-only because the disk holding $WORKDIR is more than" \
-                "95 % full (DiskChecker in the log); free some space and start again" >&2
+            echo "start.sh: its bookie is read-only because the disk holding $WORKDIR is" \
+                "more than $(sed -n 's/^diskUsageThreshold=//p' "$WORKDIR/standalone.conf") full" \
+                "(DiskChecker in the log; $(df -Ph "$WORKDIR" | awk 'NR == 2 { print $4 }') free);" \
+                "free some space and start again" >&2
         fi
         tail -n 60 "$LOG" >&2
         "$HERE/stop.sh" "$WORKDIR" >&2 || true

@@ -20,8 +20,9 @@ pub struct Cli {
     /// the service is idle; the process ends once nothing is left to do.
     #[arg(long, global = true)]
     pub embedded: bool,
-    /// Publish each line of FILE (one payload per line) to TOPIC after startup, as it is, with
-    /// no properties. Repeatable.
+    /// Publish each line of FILE (one payload per line) to TOPIC after startup, its bytes as
+    /// they are but for the ASCII whitespace around them, with no properties; blank lines and
+    /// lines starting with `#` are skipped. Repeatable.
     #[arg(long, value_name = "TOPIC=FILE", value_parser = split_publish, global = true)]
     pub publish: Vec<(String, String)>,
     /// With --publish: set the property `source=FILE:LINE` on each message, naming the line

@@ -3,6 +3,21 @@
 
 use std::process::Command;
 
+/// `refunds run --embedded --publish refunds=FILE` on `contents` written to a file of its own
+/// (removed afterwards), at the default log level; its exit and log.
+fn run_on_file(name: &str, contents: &[u8]) -> std::process::Output {
+    let file = std::env::temp_dir().join(format!("refunds-{name}-{}.jsonl", std::process::id()));
+    std::fs::write(&file, contents).expect("the file is written");
+    let output = Command::new(env!("CARGO_BIN_EXE_refunds"))
+        .args(["run", "--embedded", "--publish"])
+        .arg(format!("refunds={}", file.display()))
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the example runs");
+    let _ = std::fs::remove_file(&file);
+    output
+}
+
 #[test]
 fn the_embedded_run_handles_each_sample_refund_as_the_guide_says() {
     let samples = concat!(env!("CARGO_MANIFEST_DIR"), "/samples.jsonl");
@@ -100,10 +115,6 @@ fn at_the_default_log_level_the_framework_writes_no_line_per_successful_delivery
 #[test]
 fn an_embedded_run_handles_every_line_of_a_file_larger_than_the_publish_window() {
     const REFUNDS: u64 = 2_500;
-    let file = std::env::temp_dir().join(format!(
-        "refunds-embedded-window-{}.jsonl",
-        std::process::id()
-    ));
     // The simulated processor answers by the card's last four digits (src/main.rs).
     let card = |id: u64| match id {
         _ if id % 50 == 7 => "4000-0000-0000-0119", // never answers: to refunds-dlq
@@ -119,14 +130,7 @@ fn an_embedded_run_handles_every_line_of_a_file_larger_than_the_publish_window()
             100 + id
         ));
     }
-    std::fs::write(&file, lines).expect("the file is written");
-    let output = Command::new(env!("CARGO_BIN_EXE_refunds"))
-        .args(["run", "--embedded", "--publish"])
-        .arg(format!("refunds={}", file.display()))
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the example runs");
-    let _ = std::fs::remove_file(&file);
+    let output = run_on_file("embedded-window", lines.as_bytes());
     let log = String::from_utf8_lossy(&output.stderr);
     let tail: String = log.lines().rev().take(20).collect::<Vec<_>>().join("\n");
     assert!(output.status.success(), "exit {:?}\n{tail}", output.status);
@@ -165,4 +169,36 @@ fn an_embedded_run_handles_every_line_of_a_file_larger_than_the_publish_window()
         "every delivery, redeliveries included\n{tail}"
     );
     assert!(log.contains("nothing left to do"), "{tail}");
+}
+
+/// `--publish` publishes a line's bytes as they are: the ASCII whitespace around them goes
+/// (CRLF line ends included), blank and `#` lines are skipped, and a line that is not UTF-8
+/// still reaches the topic, where the handler's JSON decode refuses it by name and sends it to
+/// the dead-letter topic.
+#[test]
+fn publish_sends_each_lines_bytes_even_when_they_are_not_utf8() {
+    let mut bytes = b"# a comment\n\n".to_vec();
+    bytes.extend_from_slice(
+        b"  {\"id\": 1, \"card\": \"4111-1111-1111-1111\", \"amount_cents\": 250}\t\r\n",
+    );
+    bytes.extend_from_slice(b"\xff\xfe not text\r\n");
+    let output = run_on_file("embedded-bytes", &bytes);
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "exit {:?}\n{log}", output.status);
+    let count = |words: &[&str]| {
+        log.lines()
+            .filter(|l| words.iter().all(|w| l.contains(w)))
+            .count()
+    };
+    assert_eq!(count(&["published", "messages=2"]), 1, "{log}");
+    assert_eq!(count(&["refunded", "refund.id=1"]), 1, "{log}");
+    assert_eq!(
+        count(&[
+            "not UTF-8, which JSON requires",
+            "byte 0 of 11",
+            "goes to the dead-letter topic now"
+        ]),
+        1,
+        "{log}"
+    );
 }

@@ -48,8 +48,13 @@ impl<P: ConsumerPort> Chunked<P> {
         if with_dropped {
             all.extend(self.assembly.take_acks());
         }
+        // Not `id.all()`: a chained iterator extends element by element with a capacity check
+        // each, a visible share of an acknowledgement (docs/performance.md).
         for id in ids {
-            all.extend(id.all().cloned());
+            if let Some(earlier) = &id.earlier {
+                all.extend_from_slice(earlier);
+            }
+            all.push(id.last.clone());
         }
         all
     }

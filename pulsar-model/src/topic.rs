@@ -1,6 +1,6 @@
 //! A topic: its entries, in publish order, and its subscriptions.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -52,7 +52,18 @@ pub(crate) struct Store {
     freed_until: u64,
     /// What a freed message's `content` is: one empty content for the whole topic.
     freed: Option<Arc<Content>>,
+    /// Contents freed and not dropped yet: each publish drops one (see [`BURIED_AT_MOST`]).
+    buried: VecDeque<Arc<Content>>,
 }
+
+/// How many freed contents a topic keeps to drop at its next publishes, one a publish, rather
+/// than at once. A message's payload and content are allocated where it is published and were
+/// dropped where it is acknowledged: on another thread, a publish window of a thousand at a
+/// time (`run --embedded --publish`), past the allocator's per-thread cache. Dropped one a
+/// publish, they are freed on the publisher's thread just before it allocates the next
+/// message's, which reuses them (docs/performance.md). Past this many a freed content is
+/// dropped at once, so what a topic holds stays bounded when nothing is published.
+const BURIED_AT_MOST: usize = 1024;
 
 /// Freed records are removed from the front once at least this many wait, and at least
 /// [`TRIM_RATIO`] times as many as the records after them: a removal moves those down.
@@ -104,7 +115,8 @@ impl Store {
 
     /// Free the payload, properties and key of every message of `entry` (no more subscription
     /// needs them); its record stays until [`Store::trim`]. Deliveries already made keep
-    /// their own reference to the content.
+    /// their own reference to the content. The payload and properties are dropped at one of
+    /// the next publishes (see [`BURIED_AT_MOST`]).
     pub(crate) fn free(&mut self, entry: u64) {
         if entry < self.freed_until.max(self.first_entry) || entry >= self.len() {
             return;
@@ -117,10 +129,21 @@ impl Store {
             &mut self.messages[range.start - self.first_message..range.end - self.first_message]
         {
             if !Arc::ptr_eq(&message.content, freed) {
-                message.content = Arc::clone(freed);
+                let content = std::mem::replace(&mut message.content, Arc::clone(freed));
                 message.key = None;
+                if self.buried.len() < BURIED_AT_MOST {
+                    if self.buried.capacity() == 0 {
+                        self.buried.reserve_exact(BURIED_AT_MOST);
+                    }
+                    self.buried.push_back(content);
+                }
             }
         }
+    }
+
+    /// Drop the content freed longest ago, if one waits (see [`BURIED_AT_MOST`]).
+    fn drop_buried(&mut self) {
+        self.buried.pop_front();
     }
 
     /// No subscription needs any entry before `until` any more: free them, and drop their
@@ -204,6 +227,7 @@ impl Topic {
             partition: self.partition,
             batch_index,
         };
+        self.store.drop_buried();
         self.store.messages.push(StoredMessage {
             id,
             content: Arc::new(
@@ -289,5 +313,41 @@ impl Topic {
             crate::InitialPosition::Latest => (self.len(), Vec::new()),
             crate::InitialPosition::Earliest => self.store.earliest(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A freed message's content is dropped at a later publish, one a publish, and at most
+    /// [`BURIED_AT_MOST`] wait: past them, a freed content is dropped at once.
+    #[test]
+    fn freed_contents_wait_for_the_next_publishes_and_no_more_than_the_bound() {
+        let now = Instant::from_elapsed(Duration::ZERO);
+        let mut topic = Topic::new(1, -1, now);
+        let total = BURIED_AT_MOST as u64 + 10;
+        for n in 0..total {
+            let id = topic.append(OutgoingMessage::new(format!("m{n}")), now);
+            assert_eq!(id.entry_id, n);
+        }
+        let kept = Arc::clone(&topic.store.messages[0].content);
+        for entry in 0..total {
+            topic.store.free(entry);
+        }
+        assert!(topic
+            .store
+            .messages
+            .iter()
+            .all(|m| m.content.payload().is_empty()));
+        assert_eq!(topic.store.buried.len(), BURIED_AT_MOST);
+        // The first freed content is the first dropped: the delivery that still holds it is
+        // then its only owner.
+        assert_eq!(Arc::strong_count(&kept), 2);
+        topic.append(OutgoingMessage::new("next"), now);
+        assert_eq!(topic.store.buried.len(), BURIED_AT_MOST - 1);
+        assert_eq!(Arc::strong_count(&kept), 1);
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use ruststream::app::{App, RunningApp, StartContext, VirtualTime};
 use ruststream::runtime::WithClock;
 use ruststream::ManualClock;
+use ruststream_pulsar::{InProcessPulsar, Retention};
 
 /// A started app with its runtime and clock.
 pub struct Bench {
@@ -19,15 +20,32 @@ pub struct Bench {
 }
 
 impl Bench {
-    /// Start `app` on the in-process Pulsar.
+    /// Start `app` on the in-process Pulsar `run --embedded` starts, which frees a message
+    /// once every subscription acknowledged it.
     pub fn start<A: App>(app: A) -> Self {
+        Self::start_with(app, None)
+    }
+
+    /// Start `app` on an in-process Pulsar that keeps every message (tests' default): what
+    /// a consume→ack costs without the acknowledgement's freeing.
+    pub fn start_keeping_every_message<A: App>(app: A) -> Self {
+        Self::start_with(
+            app,
+            Some(InProcessPulsar::with_retention(Retention::KeepAll)),
+        )
+    }
+
+    fn start_with<A: App>(app: A, pulsar: Option<InProcessPulsar>) -> Self {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .expect("a tokio runtime");
         let clock = ManualClock::new();
         let spawn = ruststream_tokio::TokioRuntime::new(runtime.handle().clone());
-        let context =
+        let mut context =
             StartContext::new(Arc::new(WithClock::new(spawn, clock.clone()))).in_process();
+        if let Some(pulsar) = pulsar {
+            context = context.with(pulsar);
+        }
         let app = runtime
             .block_on(app.into_parts().start(context, None))
             .unwrap_or_else(|e| panic!("the benchmark app starts: {e}"));

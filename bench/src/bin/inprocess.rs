@@ -2,8 +2,9 @@
 //! and the two phases as functions of their own (`phase_publish`, `phase_consume`), whose
 //! instructions `scripts/bench` reads from callgrind.
 //!
-//! `inprocess <json|raw> <messages>`: `json` handlers decode the order; `raw` ones take
-//! `&[u8]`. Prints `key=value` lines.
+//! `inprocess <json|raw> <messages> [keep-all]`: `json` handlers decode the order; `raw` ones
+//! take `&[u8]`. With `keep-all` the in-process Pulsar keeps every message instead of freeing
+//! it once acknowledged. Prints `key=value` lines.
 
 use std::hint::black_box;
 
@@ -62,7 +63,7 @@ fn phase_consume(bench: &Bench) {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: inprocess <json|raw> <messages>";
+    let usage = "usage: inprocess <json|raw> <messages> [keep-all]";
     let decode = match args.next().as_deref() {
         Some("json") => true,
         Some("raw") => false,
@@ -72,8 +73,17 @@ fn main() {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{usage}"));
+    let keep_all = match args.next().as_deref() {
+        None => false,
+        Some("keep-all") => true,
+        Some(_) => panic!("{usage}"),
+    };
     let topic = if decode { "bench-json" } else { "bench-raw" };
-    let bench = Bench::start(app(decode));
+    let bench = if keep_all {
+        Bench::start_keeping_every_message(app(decode))
+    } else {
+        Bench::start(app(decode))
+    };
 
     // Warm up: first-use allocations (the topic, the subscription's queues) are not per
     // message.

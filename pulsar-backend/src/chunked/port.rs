@@ -48,13 +48,8 @@ impl<P: ConsumerPort> Chunked<P> {
         if with_dropped {
             all.extend(self.assembly.take_acks());
         }
-        // Not `id.all()`: a chained iterator extends element by element with a capacity check
-        // each, a visible share of an acknowledgement (docs/performance.md).
         for id in ids {
-            if let Some(earlier) = &id.earlier {
-                all.extend_from_slice(earlier);
-            }
-            all.push(id.last.clone());
+            id.each(|chunk| all.push(chunk.clone()));
         }
         all
     }
@@ -152,15 +147,11 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
     }
 
     fn release(&mut self, id: &Self::Id) {
-        for chunk in id.all() {
-            self.inner.release(chunk);
-        }
+        id.each(|chunk| self.inner.release(chunk));
     }
 
     fn acquire(&mut self, id: &Self::Id) {
-        for chunk in id.all() {
-            self.inner.acquire(chunk);
-        }
+        id.each(|chunk| self.inner.acquire(chunk));
     }
 
     async fn close(mut self) {

@@ -15,7 +15,9 @@
 #   PULSAR_START_TIMEOUT seconds to wait for readiness, default 180
 #   PULSAR_MEM           JVM memory flags, default "-Xms128m -Xmx512m -XX:MaxDirectMemorySize=512m"
 #   PULSAR_EXTRA_OPTS    more JVM flags
-#   PULSAR_EXTRA_CONF    more standalone.conf lines (key=value, newline-separated)
+#   PULSAR_EXTRA_CONF    more standalone.conf lines (key=value, newline-separated); not for
+#                        keys this script writes itself (the bookie reads the first of a
+#                        repeated key, the broker the last)
 #   PULSAR_WIPE_DATA=1   delete WORKDIR/data before starting
 #   PULSAR_M2_REPO       Maven local repository (default: Maven's own, ~/.m2/repository)
 #   JAVA_HOME            JDK 17+ to use (default: java on PATH)

@@ -172,7 +172,7 @@ impl<Id: Clone + PartialEq + std::fmt::Display> Assembly<Id> {
         let last = received.id;
         let mut joined = whole.first.with_id(|_| ChunkedId {
             last,
-            earlier: Some(Arc::from(earlier)),
+            earlier: Some(Arc::new(earlier)),
         });
         joined.payload = Payload::Owned(match joined.take_compressed() {
             None => whole.payload,

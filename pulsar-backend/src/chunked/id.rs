@@ -10,8 +10,10 @@ use std::sync::Arc;
 pub(crate) struct ChunkedId<Id> {
     /// The message's id, or its last chunk's.
     pub(crate) last: Id,
-    /// The other chunks' ids, in order; `None` for a message that was not chunked.
-    pub(crate) earlier: Option<Arc<[Id]>>,
+    /// The other chunks' ids, in order; `None` for a message that was not chunked. Behind one
+    /// thin pointer (a `Vec` in an `Arc`, not an `Arc<[Id]>`): 8 bytes less in every delivery
+    /// and finished invocation, which keeps the latter small enough to move without `memcpy`.
+    pub(crate) earlier: Option<Arc<Vec<Id>>>,
 }
 
 impl<Id> ChunkedId<Id> {

@@ -17,6 +17,7 @@ pub(crate) struct Handled {
 
 impl Handled {
     /// One more delivery was handed to a handler.
+    #[inline]
     pub(crate) fn bump(&self) {
         self.count.fetch_add(1, Ordering::SeqCst);
         // Both sides are SeqCst: a waiter that registers after this load saw `false` reads

@@ -33,6 +33,7 @@ pub(crate) enum Payload {
 impl std::ops::Deref for Payload {
     type Target = [u8];
 
+    #[inline]
     fn deref(&self) -> &[u8] {
         match self {
             Payload::Owned(bytes) => bytes,

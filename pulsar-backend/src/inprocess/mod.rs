@@ -286,16 +286,7 @@ impl InProcessPulsar {
         message: impl IntoMessage,
         chunk_size: usize,
     ) -> Result<MessageId, PublishError> {
-        let message = message.into_message()?;
-        let topic = TopicName::parse(&message.topic).map_err(PublishError::invalid_topic)?;
-        self.store_chunked(
-            &topic,
-            message,
-            HashingScheme::default(),
-            chunk_size,
-            usize::MAX,
-        )
-        .map(|id| crate::message_id::of_model(&id))
+        self.publish_chunks(message, chunk_size, usize::MAX)
     }
 
     /// Store only the first `count` chunks of `message` split as
@@ -307,16 +298,21 @@ impl InProcessPulsar {
         chunk_size: usize,
         count: usize,
     ) -> Result<MessageId, PublishError> {
+        self.publish_chunks(message, chunk_size, count.max(1))
+    }
+
+    /// Store the first `count` chunks of `message` with the default hashing; the last stored
+    /// chunk's id.
+    fn publish_chunks(
+        &self,
+        message: impl IntoMessage,
+        chunk_size: usize,
+        count: usize,
+    ) -> Result<MessageId, PublishError> {
         let message = message.into_message()?;
         let topic = TopicName::parse(&message.topic).map_err(PublishError::invalid_topic)?;
-        self.store_chunked(
-            &topic,
-            message,
-            HashingScheme::default(),
-            chunk_size,
-            count.max(1),
-        )
-        .map(|id| crate::message_id::of_model(&id))
+        self.store_chunked(&topic, message, HashingScheme::default(), chunk_size, count)
+            .map(|id| crate::message_id::of_model(&id))
     }
 
     /// Publish `message` as one no client can read: as a producer writes it with a

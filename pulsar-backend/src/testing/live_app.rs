@@ -88,10 +88,7 @@ impl LiveApp {
 
     /// The calls of handler `name`.
     pub fn calls_of(&self, name: &str) -> Vec<Call> {
-        self.calls()
-            .into_iter()
-            .filter(|c| c.handler() == name)
-            .collect()
+        self.calls.calls_of(name)
     }
 
     /// Wait until `done` holds, checking every 20 ms on the app's runtime, for at most

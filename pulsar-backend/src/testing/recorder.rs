@@ -15,6 +15,15 @@ impl Recorder {
         self.lock().clone()
     }
 
+    /// The calls of handler `name`, in order.
+    pub(crate) fn calls_of(&self, name: &str) -> Vec<Call> {
+        self.lock()
+            .iter()
+            .filter(|c| c.handler() == name)
+            .cloned()
+            .collect()
+    }
+
     /// The latest call, if any.
     pub(crate) fn last(&self) -> Option<Call> {
         self.lock().last().cloned()

@@ -159,10 +159,7 @@ impl TestApp {
 
     /// The calls of handler `name`.
     pub fn calls_of(&self, name: &str) -> Vec<Call> {
-        self.calls()
-            .into_iter()
-            .filter(|c| c.handler() == name)
-            .collect()
+        self.calls.calls_of(name)
     }
 
     /// What reached `topic` (short or fully qualified), in order.

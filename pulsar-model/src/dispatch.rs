@@ -25,7 +25,8 @@
 //!
 //! Client side, on receipt (pulsar-rs `ConsumerEngine::process_payload`): the dead-letter check
 //! ([`crate::dead_letter`]) may publish the message to the dead-letter topic and acknowledge
-//! it; otherwise it joins the consumer's queue for the application, and its ack timeout starts.
+//! it; otherwise it joins the consumer's queue for the application. Its ack timeout starts
+//! when the application takes it from there (`Cluster::receive`), not here.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -294,7 +295,7 @@ impl Dispatch<'_> {
     /// The broker sends `entry` to `to`; the client engine receives it and splits a batch
     /// into its messages, each with the entry's redelivery count: it dead-letters them (the
     /// count is the entry's, so either every message of it goes or none), or queues them for
-    /// the application and starts their ack timeout.
+    /// the application (their ack timeouts start when it takes them).
     fn send(&mut self, sub: &mut Subscription, to: ConsumerId, entry: u64) {
         let store = self.store;
         let messages = store.entry(entry);

@@ -78,6 +78,7 @@ cases!(
     unreadable_message_dead_lettered_with_its_bytes: Brokers::ApacheOnly,
     unreadable_message_without_dead_letter_comes_back_after_the_ack_timeout: Brokers::ApacheOnly,
     a_slow_handler_does_not_block_the_others: Brokers::Both,
+    the_ack_timeout_starts_when_a_handler_takes_the_message: Brokers::Both,
     bare_topic_on_the_default_subscription: Brokers::Both,
     key_shared_keeps_per_key_order: Brokers::Both,
     handler_publishes_through_the_broker: Brokers::Both,
@@ -770,6 +771,83 @@ pub async fn a_slow_handler_does_not_block_the_others(env: Env) {
     app.pass(QUIET).await;
     assert_eq!(app.calls_of("gated").len(), 3);
     if let Some(backlog) = app.backlog("jobs-gate", "gate").await {
+        assert_eq!(backlog, 0, "all acknowledged");
+    }
+    app.stop().await;
+}
+
+/// A message's ack timeout starts when a handler takes it, not while it waits for a handler
+/// (as with the Java client, whose timer starts at `receive`): with one handler at a time held
+/// on job 1 for twice the ack timeout, job 2 waits received and is handled once, when the
+/// handler is free, and never comes back; job 1, whose timeout ran out while its handler held
+/// it, is redelivered as Pulsar does.
+pub async fn the_ack_timeout_starts_when_a_handler_takes_the_message(env: Env) {
+    let script = Script::always(ret(HandlerOutcome::ack()));
+    let gate = script.with_gate();
+    let app = env
+        .start(
+            app(|b| {
+                b.include(held_one_at_a_time);
+            }),
+            script.clone(),
+        )
+        .await;
+    for id in 1..=2 {
+        app.publish_unsettled("jobs-held", job(id), vec![], None)
+            .await;
+    }
+    let held = || script.gate_taken();
+    assert!(
+        app.wait_for(SOON, &held).await,
+        "job 1 never reached its handler"
+    );
+    let hold = 2 * ACK_TIMEOUT;
+    app.pass_while_held(hold).await;
+    assert!(
+        app.calls_of("held_one_at_a_time").is_empty(),
+        "a call ended while job 1 held the only handler: {:?}",
+        app.calls_of("held_one_at_a_time")
+    );
+    gate.send(()).expect("job 1 still waits at its gate");
+    app.until_calls("held_one_at_a_time", 3, SOON).await;
+    app.pass(QUIET).await;
+    // (job id, redelivery count, when the handler was called), in the order the calls ended.
+    let seen: Vec<(u64, u32, Duration)> = app
+        .calls_of("held_one_at_a_time")
+        .iter()
+        .map(|c| {
+            (
+                c.payload::<Job>().expect("a job").id,
+                c.redelivery_count(),
+                c.at(),
+            )
+        })
+        .collect();
+    let of_job = |id: u64| -> Vec<u32> {
+        seen.iter()
+            .filter(|(job, ..)| *job == id)
+            .map(|&(_, count, _)| count)
+            .collect()
+    };
+    assert_eq!(
+        of_job(2),
+        [0],
+        "job 2 must be handled once, not redelivered: its ack timeout must not run while it \
+         waits for the handler ({seen:?})"
+    );
+    assert_eq!(
+        of_job(1).len(),
+        2,
+        "job 1's ack timeout ran out while its handler held it: redelivered once ({seen:?})"
+    );
+    if env.exact() {
+        assert_eq!(
+            seen,
+            [(1, 0, Duration::ZERO), (2, 0, hold), (1, 1, hold)],
+            "job 2 and job 1's redelivery handled when the handler is free"
+        );
+    }
+    if let Some(backlog) = app.backlog("jobs-held", "held").await {
         assert_eq!(backlog, 0, "all acknowledged");
     }
     app.stop().await;

@@ -13,8 +13,8 @@ use std::time::Duration;
 use ruststream::app::App;
 use ruststream::handler::BoxFuture;
 use ruststream::message::Message;
-use ruststream::runtime::{Runtime, Spawn};
-use ruststream::MessageId;
+use ruststream::runtime::{ManualClock, Runtime, Spawn};
+use ruststream::{MessageId, Timer};
 use ruststream_pulsar::testing::{Call, LiveApp, TestApp};
 
 use crate::scenario::{Plan, Script};
@@ -89,6 +89,12 @@ pub trait Running: Send + Sync {
 
     /// Let `d` pass.
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()>;
+
+    /// Let `d` pass while a handler is held (in process, where [`Running::pass`] would wait
+    /// for the held handler forever: the clock moves from deadline to deadline, and at each
+    /// the app's tasks take their turns until what fired has been seen, without waiting for
+    /// the handlers in flight to finish).
+    fn pass_while_held(&self, d: Duration) -> BoxFuture<'_, ()>;
 
     /// Wait at most `within` for the calls of `handler` to reach `count`; the calls then.
     fn until_calls<'a>(
@@ -240,6 +246,28 @@ impl Env {
     }
 }
 
+/// The most turns the app's tasks get to reach a state, time standing still.
+const TURNS: usize = 100_000;
+
+/// The turns the app's tasks get to react to what a fired sleep released: far more than the
+/// few task hops a redelivery takes.
+const REACT_TURNS: usize = 1_000;
+
+/// Let the app's tasks run, time standing still, until every fired sleep has been seen, then
+/// [`REACT_TURNS`] more for what it released to be handled (a held handler never finishes,
+/// so waiting for nothing in flight would never end).
+async fn take_turns(clock: &ManualClock) {
+    for _ in 0..TURNS {
+        if clock.unobserved() == 0 {
+            break;
+        }
+        ruststream::runtime::yield_now().await;
+    }
+    for _ in 0..REACT_TURNS {
+        ruststream::runtime::yield_now().await;
+    }
+}
+
 /// A message of `topic` with these parts.
 fn message(
     topic: &str,
@@ -324,7 +352,7 @@ impl Running for TestApp {
     ) -> BoxFuture<'a, bool> {
         Box::pin(async move {
             // Time stands still: the app's tasks get this many turns to get there.
-            for _ in 0..100_000 {
+            for _ in 0..TURNS {
                 if done() {
                     return true;
                 }
@@ -336,6 +364,22 @@ impl Running for TestApp {
 
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move { self.advance(d).await.expect("the app makes progress") })
+    }
+
+    fn pass_while_held(&self, d: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let clock = self.clock();
+            let target = clock.now().saturating_add(d);
+            loop {
+                take_turns(clock).await;
+                match clock.next_deadline().filter(|at| *at <= target) {
+                    Some(at) => clock.advance_to(at),
+                    None => break,
+                }
+            }
+            clock.advance_to(target);
+            take_turns(clock).await;
+        })
     }
 
     fn until_calls<'a>(
@@ -454,6 +498,10 @@ impl Running for Live {
     }
 
     fn pass(&self, d: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(self.app.sleep(d))
+    }
+
+    fn pass_while_held(&self, d: Duration) -> BoxFuture<'_, ()> {
         Box::pin(self.app.sleep(d))
     }
 

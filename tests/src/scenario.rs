@@ -188,17 +188,29 @@ impl Script {
         self.for_job(job)
     }
 
-    /// The `gated` handler holds job 1 until the returned sender is used or dropped.
+    /// The `gated` and `held_one_at_a_time` handlers hold job 1 until the returned sender is
+    /// used or dropped.
     pub fn with_gate(self: &Arc<Self>) -> oneshot::Sender<()> {
         let (tx, rx) = oneshot::channel();
         *self.gate.lock().unwrap() = Some(rx);
         tx
     }
 
-    /// Whether the `gated` handler has taken the gate of [`Script::with_gate`]: job 1's
-    /// handler is running and waits at it.
+    /// Whether a handler has taken the gate of [`Script::with_gate`]: job 1's handler is
+    /// running and waits at it.
     pub fn gate_taken(&self) -> bool {
         self.gate.lock().unwrap().is_none()
+    }
+
+    /// Wait at the gate of [`Script::with_gate`] if `job` is job 1 and the gate is still
+    /// there (a redelivered job 1 finds it taken and goes on).
+    async fn hold_job_one(&self, job: &Job) {
+        if job.id == 1 {
+            let gate = self.gate.lock().unwrap().take();
+            if let Some(gate) = gate {
+                let _ = gate.await;
+            }
+        }
     }
 
     fn next_step(&self) -> Step {
@@ -294,12 +306,15 @@ pub async fn bare(_job: &Job, State(script): State<Arc<Script>>) -> HandlerOutco
 
 #[subscriber(PulsarSubscription::new("jobs-gate", "gate").concurrency(4))]
 pub async fn gated(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
-    if job.id == 1 {
-        let gate = script.gate.lock().unwrap().take();
-        if let Some(gate) = gate {
-            let _ = gate.await;
-        }
-    }
+    script.hold_job_one(job).await;
+    HandlerOutcome::ack()
+}
+
+/// One handler at a time, with an ack timeout: job 1 is held at the gate of
+/// [`Script::with_gate`] while the next jobs wait for the handler.
+#[subscriber(PulsarSubscription::new("jobs-held", "held").concurrency(1).ack_timeout(ACK_TIMEOUT))]
+pub async fn held_one_at_a_time(job: &Job, State(script): State<Arc<Script>>) -> HandlerOutcome {
+    script.hold_job_one(job).await;
     HandlerOutcome::ack()
 }
 

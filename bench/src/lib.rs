@@ -15,6 +15,7 @@
 //!   publish→handler latency at a fixed rate (the framework, a raw pulsar-rs loop, the Java
 //!   client) with the lateness of `retry_after`.
 
+pub mod backlog;
 pub mod broker_process;
 pub mod count_proxy;
 pub mod heap;

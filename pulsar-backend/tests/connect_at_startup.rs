@@ -10,14 +10,13 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ruststream::app::{Broker, StartContext};
 use ruststream::runtime::Runtime;
 use ruststream::Timer;
 use ruststream_pulsar::PulsarBroker;
-use tracing_subscriber::fmt::MakeWriter;
 
 /// The bound under test: short, so that the test stays quick.
 const BOUND: Duration = Duration::from_secs(2);
@@ -25,45 +24,10 @@ const BOUND: Duration = Duration::from_secs(2);
 /// How late past the bound the failure may come on a loaded machine.
 const MARGIN: Duration = Duration::from_secs(3);
 
-/// Log lines kept in memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+#[path = "support/captured_log.rs"]
+mod captured_log;
 
-impl Captured {
-    /// Capture the calling thread's tracing events (the thread that drives the start) until
-    /// the guard is dropped.
-    fn install(&self) -> tracing::subscriber::DefaultGuard {
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(self.clone())
-            .with_ansi(false)
-            .with_max_level(tracing::Level::INFO)
-            .finish();
-        tracing::subscriber::set_default(subscriber)
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'w> MakeWriter<'w> for Captured {
-    type Writer = Captured;
-
-    fn make_writer(&'w self) -> Captured {
-        self.clone()
-    }
-}
+use captured_log::CapturedLog;
 
 /// A port on 127.0.0.1 where nothing listens: one just handed out and freed.
 fn closed_port() -> u16 {
@@ -92,8 +56,8 @@ fn failed_attempts<'a>(log: &'a str, url: &str) -> Vec<&'a str> {
 
 async fn a_closed_port_fails_within_the_bound_and_logs_each_attempt(runtime: Arc<dyn Runtime>) {
     let url = format!("pulsar://127.0.0.1:{}", closed_port());
-    let log = Captured::default();
-    let _log = log.install();
+    let log = CapturedLog::default();
+    let _log = log.install(tracing::Level::INFO);
 
     let broker = PulsarBroker::<()>::new(url.clone()).connect_timeout(BOUND);
     let started = Instant::now();
@@ -179,8 +143,8 @@ async fn a_broker_that_comes_up_within_the_bound_is_connected_to(runtime: Arc<dy
     let port = closed_port();
     let url = format!("pulsar://127.0.0.1:{port}");
     let counts = handshake_only_broker(port, Duration::from_millis(500));
-    let log = Captured::default();
-    let _log = log.install();
+    let log = CapturedLog::default();
+    let _log = log.install(tracing::Level::INFO);
 
     let broker = PulsarBroker::<()>::new(url.clone()).connect_timeout(Duration::from_secs(5));
     let running = match Box::new(broker)

@@ -48,6 +48,9 @@ impl Target {
     }
 }
 
+/// A test run on a started broker.
+type OnBroker = Box<dyn FnOnce(&Target) -> Result<(), Failed> + Send>;
+
 fn run_case(
     target: &Target,
     runtime: &'static str,
@@ -588,72 +591,44 @@ fn main() -> ExitCode {
     };
     for label in labels {
         let target = targets.iter().find(|t| t.label == label).cloned();
+        let on_broker = |name: String, test: OnBroker| {
+            let target = target.clone();
+            Trial::test(format!("{label}/{name}"), move || {
+                let target = target.ok_or_else(|| Failed::from("no broker"))?;
+                test(&target)
+            })
+        };
         if label.starts_with("apache") {
-            {
-                let target = target.clone();
-                trials.push(Trial::test(
-                    format!(
-                        "{label}/chunked/python_chunked_message_retried_and_dead_lettered_whole"
-                    ),
-                    move || {
-                        let target = target.ok_or_else(|| Failed::from("no broker"))?;
-                        chunked_with_the_python_client(&target)
-                    },
-                ));
-            }
-            {
-                let target = target.clone();
-                trials.push(Trial::test(
-                    format!("{label}/unreadable/a_batch_is_dead_lettered_whole"),
-                    move || {
-                        let target = target.ok_or_else(|| Failed::from("no broker"))?;
-                        unreadable_batch_dead_lettered_whole(&target)
-                    },
-                ));
-            }
-            {
-                let target = target.clone();
-                trials.push(Trial::test(
-                    format!("{label}/chunked/python_compressed_chunked_message_whole"),
-                    move || {
-                        let target = target.ok_or_else(|| Failed::from("no broker"))?;
-                        compressed_chunked_from_the_python_client(&target)
-                    },
-                ));
-            }
+            trials.push(on_broker(
+                "chunked/python_chunked_message_retried_and_dead_lettered_whole".into(),
+                Box::new(chunked_with_the_python_client),
+            ));
+            trials.push(on_broker(
+                "unreadable/a_batch_is_dead_lettered_whole".into(),
+                Box::new(unreadable_batch_dead_lettered_whole),
+            ));
+            trials.push(on_broker(
+                "chunked/python_compressed_chunked_message_whole".into(),
+                Box::new(compressed_chunked_from_the_python_client),
+            ));
             for codec in interop::CODECS {
-                let (writes, reads) = (target.clone(), target.clone());
-                trials.push(Trial::test(
-                    format!("{label}/interop/python_writes_{codec}_ruststream_reads"),
-                    move || {
-                        let target = writes.ok_or_else(|| Failed::from("no broker"))?;
-                        interop::python_writes(&target, codec, false)
-                    },
+                trials.push(on_broker(
+                    format!("interop/python_writes_{codec}_ruststream_reads"),
+                    Box::new(move |target| interop::python_writes(target, codec, false)),
                 ));
-                trials.push(Trial::test(
-                    format!("{label}/interop/ruststream_writes_{codec}_python_reads"),
-                    move || {
-                        let target = reads.ok_or_else(|| Failed::from("no broker"))?;
-                        interop::python_reads(&target, codec)
-                    },
+                trials.push(on_broker(
+                    format!("interop/ruststream_writes_{codec}_python_reads"),
+                    Box::new(move |target| interop::python_reads(target, codec)),
                 ));
             }
-            let schema = target.clone();
-            trials.push(Trial::test(
-                format!("{label}/interop/python_writes_json_schema_ruststream_reads"),
-                move || {
-                    let target = schema.ok_or_else(|| Failed::from("no broker"))?;
-                    interop::python_writes(&target, "none", true)
-                },
+            trials.push(on_broker(
+                "interop/python_writes_json_schema_ruststream_reads".into(),
+                Box::new(|target| interop::python_writes(target, "none", true)),
             ));
             for client in ["python", "java"] {
-                let target = target.clone();
-                trials.push(Trial::test(
-                    format!("{label}/routing/keys_land_where_the_{client}_client_puts_them"),
-                    move || {
-                        let target = target.ok_or_else(|| Failed::from("no broker"))?;
-                        keys_route_like(&target, client)
-                    },
+                trials.push(on_broker(
+                    format!("routing/keys_land_where_the_{client}_client_puts_them"),
+                    Box::new(move |target| keys_route_like(target, client)),
                 ));
             }
         }
@@ -666,13 +641,9 @@ fn main() -> ExitCode {
                     // broker's suite.
                     continue;
                 }
-                let target = target.clone();
-                trials.push(Trial::test(
-                    format!("{label}/{runtime}/{name}"),
-                    move || {
-                        let target = target.ok_or_else(|| Failed::from("no broker"))?;
-                        run_case(&target, runtime, name, case)
-                    },
+                trials.push(on_broker(
+                    format!("{runtime}/{name}"),
+                    Box::new(move |target| run_case(target, runtime, name, case)),
                 ));
             }
         }

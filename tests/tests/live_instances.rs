@@ -12,17 +12,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::IntoFuture;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::Failed;
 use ruststream::message::Message;
 use ruststream_pulsar::testing::LiveApp;
-use ruststream_test_brokers::{ApacheStandalone, APACHE_PULSAR_VERSION};
+use ruststream_test_brokers::ApacheStandalone;
 use ruststream_tests::scenario::{app, Plan, Script};
 
-static NEXT_NAMESPACE: AtomicU64 = AtomicU64::new(0);
+#[path = "support/apache_suite.rs"]
+mod apache_suite;
 
 /// One `instance` process and the lines it printed.
 struct Instance {
@@ -664,41 +664,5 @@ const CASES: &[(&str, CaseFn)] = &[
 ];
 
 fn main() -> ExitCode {
-    let mut args = Arguments::from_args();
-    // One case at a time: the fault suite restarts the broker the others use, and each case
-    // runs several service processes of its own.
-    args.test_threads = Some(1);
-    let apache = if args.list {
-        None
-    } else {
-        Some(ApacheStandalone::start().map(Arc::new))
-    };
-    let label = format!("apache-pulsar-{APACHE_PULSAR_VERSION}");
-    let mut trials = Vec::new();
-    if let Some(Err(e)) = &apache {
-        let message = e.to_string();
-        trials.push(Trial::test("broker-start/Apache Pulsar", move || {
-            Err(message.clone().into())
-        }));
-    }
-    let apache = apache.and_then(Result::ok);
-    for &(name, case) in CASES {
-        let apache = apache.clone();
-        trials.push(Trial::test(format!("{label}/{name}"), move || {
-            let apache = apache.ok_or_else(|| Failed::from("no broker"))?;
-            let n = NEXT_NAMESPACE.fetch_add(1, Ordering::SeqCst);
-            let ns = format!("public/instances-{n}");
-            apache
-                .create_namespace(&ns)
-                .map_err(|e| Failed::from(e.to_string()))?;
-            case(&apache, &ns)
-        }));
-    }
-    let conclusion = libtest_mimic::run(&args, trials);
-    drop(apache);
-    if conclusion.has_failed() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    apache_suite::run_one_at_a_time("instances", CASES, |case, apache, ns| case(apache, &ns))
 }

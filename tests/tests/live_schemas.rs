@@ -11,21 +11,23 @@
 
 use std::future::IntoFuture;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::Failed;
 use prost::Message as _;
 use ruststream::codec::{protobuf_schema, to_protobuf, Avro, Json, Protobuf, ProtobufSchema};
 use ruststream::message::Message;
 use ruststream::{subscriber, App, AppInfo, HandlerOutcome, RustStream, State};
 use ruststream_pulsar::testing::LiveApp;
 use ruststream_pulsar::PulsarBroker;
-use ruststream_test_brokers::{python_typed, ApacheStandalone, APACHE_PULSAR_VERSION};
+use ruststream_test_brokers::{python_typed, ApacheStandalone};
 use serde_json::json;
 
 /// What the handlers saw: `(id, reason)` of each refund, in order.
+#[path = "support/apache_suite.rs"]
+mod apache_suite;
+
 type Seen = Arc<Mutex<Vec<(i64, String)>>>;
 
 /// The refunds every case sends, as the Python helper takes them.
@@ -537,42 +539,8 @@ const CASES: &[(&str, CaseFn)] = &[
     ),
 ];
 
-static NEXT_NAMESPACE: AtomicU64 = AtomicU64::new(0);
-
 fn main() -> ExitCode {
-    let mut args = Arguments::from_args();
-    args.test_threads = Some(1);
-    let apache = if args.list {
-        None
-    } else {
-        Some(ApacheStandalone::start().map(Arc::new))
-    };
-    let label = format!("apache-pulsar-{APACHE_PULSAR_VERSION}");
-    let mut trials = Vec::new();
-    if let Some(Err(e)) = &apache {
-        let message = e.to_string();
-        trials.push(Trial::test("broker-start/Apache Pulsar", move || {
-            Err(message.clone().into())
-        }));
-    }
-    let apache = apache.and_then(Result::ok);
-    for &(name, case) in CASES {
-        let apache = apache.clone();
-        trials.push(Trial::test(format!("{label}/{name}"), move || {
-            let apache = apache.ok_or_else(|| Failed::from("no broker"))?;
-            let n = NEXT_NAMESPACE.fetch_add(1, Ordering::SeqCst);
-            let ns = format!("public/schemas-{n}");
-            apache
-                .create_namespace(&ns)
-                .map_err(|e| Failed::from(e.to_string()))?;
-            case(&Case::new(&apache, ns))
-        }));
-    }
-    let conclusion = libtest_mimic::run(&args, trials);
-    drop(apache);
-    if conclusion.has_failed() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    apache_suite::run_one_at_a_time("schemas", CASES, |case, apache, ns| {
+        case(&Case::new(apache, ns))
+    })
 }

@@ -15,11 +15,10 @@ use std::time::Instant;
 use cpu_time::ProcessTime;
 use futures::task::AtomicWaker;
 use pulsar::consumer::ConsumerOptions;
-use pulsar::producer::ProducerOptions;
 use pulsar::{Pulsar, SubType, TokioExecutor};
 use ruststream::app::{App, StartContext};
 use ruststream::runtime::Runtime;
-use ruststream_bench::order::json_of_size;
+use ruststream_bench::backlog::publish_backlog;
 use ruststream_pulsar::prelude::*;
 
 /// How many messages were acknowledged, and the run that waits for the last.
@@ -76,30 +75,7 @@ fn main() {
             .await
             .expect("subscribes");
         drop(consumer);
-        let mut producer = pulsar
-            .producer()
-            .with_topic(topic)
-            .with_options(ProducerOptions {
-                batch_size: Some(1000),
-                block_queue_if_full: true,
-                ..ProducerOptions::default()
-            })
-            .build()
-            .await
-            .expect("a producer");
-        let mut receipts = Vec::with_capacity(messages as usize);
-        for n in 0..messages {
-            receipts.push(
-                producer
-                    .send_non_blocking(json_of_size(n, 128))
-                    .await
-                    .expect("queued"),
-            );
-        }
-        producer.send_batch().await.expect("the last batch is sent");
-        for receipt in receipts {
-            receipt.await.expect("stored");
-        }
+        publish_backlog(&pulsar, topic, messages).await;
     });
     if flavor == "none" {
         println!("published messages={messages} subscription={subscription}");

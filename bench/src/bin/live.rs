@@ -25,14 +25,13 @@ use cpu_time::ProcessTime;
 use futures::task::AtomicWaker;
 use futures::StreamExt;
 use pulsar::consumer::ConsumerOptions;
-use pulsar::producer::ProducerOptions;
 use pulsar::{AsyncStdExecutor, Consumer, Executor, Pulsar, SubType, TokioExecutor};
 use ruststream::app::{App, RunningApp, StartContext};
 use ruststream::runtime::Runtime;
+use ruststream_bench::backlog::publish_backlog;
 use ruststream_bench::broker_process::BrokerProcess;
 use ruststream_bench::count_proxy::{Commands, CountProxy};
 use ruststream_bench::java_consumer::{JavaConsumer, JavaMode};
-use ruststream_bench::order::json_of_size;
 use ruststream_pulsar::prelude::*;
 
 /// How many messages the handlers acknowledged, and who waits for the last of them.
@@ -542,8 +541,8 @@ fn main() {
         for contender in SLOW {
             drop(raw_consumer(&direct.pulsar, slow_topic, &name(contender, "0"), Some(1)).await);
         }
-        publish(&direct.pulsar, topic, messages).await;
-        publish(&direct.pulsar, slow_topic, slow_messages).await;
+        publish_backlog(&direct.pulsar, topic, messages).await;
+        publish_backlog(&direct.pulsar, slow_topic, slow_messages).await;
     });
 
     let mut bench = Bench {
@@ -695,36 +694,6 @@ const CONTENDERS: [&str; 10] = [
 /// The 1 ms handler's contenders: the raw loop, the framework at its default concurrency (32)
 /// and at 64.
 const SLOW: [&str; 3] = ["raw-sequential", "slow-default", "slow-64"];
-
-/// Write `messages` JSON messages of 128 bytes to `topic` as the Java client's defaults do:
-/// batched, up to 1000 messages an entry.
-async fn publish(pulsar: &Pulsar<TokioExecutor>, topic: &str, messages: u64) {
-    let mut producer = pulsar
-        .producer()
-        .with_topic(topic)
-        .with_options(ProducerOptions {
-            batch_size: Some(1000),
-            block_queue_if_full: true,
-            ..ProducerOptions::default()
-        })
-        .build()
-        .await
-        .expect("a producer");
-    let mut receipts = Vec::with_capacity(messages as usize);
-    for n in 0..messages {
-        receipts.push(
-            producer
-                .send_non_blocking(json_of_size(n, 128))
-                .await
-                .expect("queued"),
-        );
-    }
-    producer.send_batch().await.expect("the last batch is sent");
-    for receipt in receipts {
-        receipt.await.expect("stored");
-    }
-    producer.close().await.ok();
-}
 
 /// Microseconds per message of `time`.
 fn per_message(time: Duration, messages: u64) -> f64 {

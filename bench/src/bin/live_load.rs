@@ -32,8 +32,8 @@ use futures::StreamExt;
 use pulsar::consumer::ConsumerOptions;
 use pulsar::producer::{ProducerOptions, SendFuture};
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
+use ruststream_bench::backlog::publish_backlog;
 use ruststream_bench::broker_process::BrokerProcess;
-use ruststream_bench::order::json_of_size;
 use ruststream_bench::stamp::{quantile, stamped, unix_ns};
 use ruststream_bench::worker_process::{each_says, field, next_line, Line, Worker};
 
@@ -302,10 +302,17 @@ fn partitioned(
         }
         let per_partition = messages / u64::from(PARTITIONS);
         let extra = messages % u64::from(PARTITIONS);
-        join_all((0..PARTITIONS).map(|p| {
-            let count = per_partition + u64::from(u64::from(p) < extra);
-            publish_batched(&setup.pulsar, format!("{PARTITIONED}-partition-{p}"), count)
-        }))
+        let partitions: Vec<(String, u64)> = (0..PARTITIONS)
+            .map(|p| {
+                let count = per_partition + u64::from(u64::from(p) < extra);
+                (format!("{PARTITIONED}-partition-{p}"), count)
+            })
+            .collect();
+        join_all(
+            partitions
+                .iter()
+                .map(|(topic, count)| publish_backlog(&setup.pulsar, topic, *count)),
+        )
         .await;
     });
     let broker = setup.broker.as_ref();
@@ -399,36 +406,6 @@ fn share(
     }
     run.wall = Duration::from_nanos(last.saturating_sub(first));
     Ok(run)
-}
-
-/// Write `messages` JSON messages of 128 bytes to `topic` (one partition), batched 1,000 an
-/// entry, as `live` does.
-async fn publish_batched(pulsar: &Pulsar<TokioExecutor>, topic: String, messages: u64) {
-    let mut producer = pulsar
-        .producer()
-        .with_topic(&topic)
-        .with_options(ProducerOptions {
-            batch_size: Some(1000),
-            block_queue_if_full: true,
-            ..ProducerOptions::default()
-        })
-        .build()
-        .await
-        .unwrap_or_else(|e| panic!("a producer on {topic}: {e}"));
-    let mut receipts = Vec::with_capacity(messages as usize);
-    for n in 0..messages {
-        receipts.push(
-            producer
-                .send_non_blocking(json_of_size(n, 128))
-                .await
-                .expect("queued"),
-        );
-    }
-    producer.send_batch().await.expect("the last batch is sent");
-    for receipt in receipts {
-        receipt.await.expect("stored");
-    }
-    producer.close().await.ok();
 }
 
 /// Microseconds per message of `time`.

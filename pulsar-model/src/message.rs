@@ -140,6 +140,7 @@ impl Delivery {
         self.content.properties()
     }
 }
+
 #[cfg(test)]
 mod size {
     /// A delivery is moved from the subscription to the consumer's queue and out of it to the

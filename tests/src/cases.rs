@@ -780,7 +780,8 @@ pub async fn a_slow_handler_does_not_block_the_others(env: Env) {
 /// (as with the Java client, whose timer starts at `receive`): with one handler at a time held
 /// on job 1 for twice the ack timeout, job 2 waits received and is handled once, when the
 /// handler is free, and never comes back; job 1, whose timeout ran out while its handler held
-/// it, is redelivered as Pulsar does.
+/// it, is redelivered as Pulsar does. The two jobs are published one by one, each its own
+/// entry: in one batch, job 1's timeout would bring back the whole entry, job 2 with it.
 pub async fn the_ack_timeout_starts_when_a_handler_takes_the_message(env: Env) {
     let script = Script::always(ret(HandlerOutcome::ack()));
     let gate = script.with_gate();

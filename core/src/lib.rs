@@ -15,6 +15,7 @@
 //! | whether a retry / dead-letter declaration is valid | [`registration`] |
 //! | everything a subscription decides, as one sans-IO machine (admission, per-key order, the completion table, batched entries, waits, release) | [`machine`] |
 //! | the four subscription types and which of them count redeliveries | [`subscription`] |
+//! | publishing: the port, and who is told each publish's answer |  [`publish`] |
 //! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`], [`params`] |
 //! | the app: startup, brokers | [`mod@app`] |
 //! | moving dead-lettered messages back (`dead-letter replay`) | [`redrive`] |
@@ -40,8 +41,7 @@ mod nonzero;
 pub mod outcome;
 pub mod outgoing;
 pub mod params;
-mod publish_error;
-mod publishing;
+pub mod publish;
 pub mod redrive;
 pub mod registration;
 pub mod runtime;
@@ -58,7 +58,7 @@ pub use message::{IntoMessage, Message};
 pub use message_id::MessageId;
 pub use outcome::{Answer, HandlerOutcome, IntoOutcome};
 pub use outgoing::{EncodeError, Outgoing};
-pub use publish_error::PublishError;
+pub use publish::PublishError;
 pub use registration::{dead_letter_policy, DeadLetterPolicy, RegistrationError};
 pub use runtime::{ManualClock, Runtime, Spawn, Timer};
 pub use schema::{Schema, SchemaKind};

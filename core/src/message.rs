@@ -8,7 +8,7 @@ use core::time::Duration;
 
 pub use crate::message_id::{MessageId, MessageIdError};
 use crate::outgoing::{EncodeError, Outgoing};
-pub use crate::publishing::Publishing;
+pub use crate::publish::{Publish, Publishing};
 use crate::Compression;
 
 /// A message to publish: where to, the encoded payload, and what the producer may say about
@@ -57,6 +57,9 @@ pub struct Message {
     /// registration or the broker's default (uncompressed unless one says otherwise). Set by
     /// [`Message::of`] from an `#[outgoing(compression = "..")]` type.
     pub compression: Option<Compression>,
+    /// How the producer batches it; `None` leaves it to the broker's setting. Set by
+    /// [`Message::of`] from an `#[outgoing(batching = "..")]` type.
+    pub batching: Option<crate::publish::Batching>,
 }
 
 impl Message {
@@ -75,6 +78,7 @@ impl Message {
         let mut message = Message::new(T::TOPIC, value.encode()?);
         message.schema = T::schema();
         message.compression = T::COMPRESSION;
+        message.batching = T::BATCHING;
         Ok(message)
     }
 
@@ -121,6 +125,12 @@ impl Message {
     /// uncompressed where a default says otherwise).
     pub fn compression(mut self, codec: Compression) -> Self {
         self.compression = Some(codec);
+        self
+    }
+
+    /// Batch it as `batching` says, rather than as the broker's setting does.
+    pub fn batching(mut self, batching: crate::publish::Batching) -> Self {
+        self.batching = Some(batching);
         self
     }
 
@@ -198,6 +208,9 @@ pub struct Incoming<'a> {
     pub redelivery_count: Option<u32>,
     /// The broker's publishing port, for the `Publisher` parameter.
     pub publisher: Option<&'a alloc::sync::Arc<dyn Publish>>,
+    /// Where the delivery's publishes are counted, so that its acknowledgement waits for them
+    /// (`None` outside a subscription's driver).
+    pub tracking: Option<&'a crate::publish::Tracking<'a>>,
     /// The broker's id of the message, `None` where the broker gave none.
     pub message_id: Option<MessageId>,
     /// When the broker stored the message, since the Unix epoch (on a virtual clock, since it
@@ -229,6 +242,7 @@ impl<'a> Incoming<'a> {
             key: None,
             redelivery_count: None,
             publisher: None,
+            tracking: None,
             message_id: None,
             publish_time: None,
             event_time: None,
@@ -266,6 +280,12 @@ impl<'a> Incoming<'a> {
         self
     }
 
+    /// The same view with the delivery's publish tracking.
+    pub fn with_tracking(mut self, tracking: &'a crate::publish::Tracking<'a>) -> Self {
+        self.tracking = Some(tracking);
+        self
+    }
+
     /// The value of property `name`, if present.
     pub fn property(&self, name: &str) -> Option<&'a str> {
         self.properties
@@ -273,15 +293,4 @@ impl<'a> Incoming<'a> {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
-}
-
-/// What a broker offers handlers for publishing: one message, awaiting the broker's receipt;
-/// the message's id.
-///
-/// An implementation that stores the message at the call (an in-process broker) returns
-/// [`Publishing::done`], and the message is published even if the future is never awaited;
-/// one that waits for a receipt returns [`Publishing::waiting`].
-pub trait Publish: Send + Sync {
-    /// Publish `message`.
-    fn publish(&self, message: Message) -> Publishing<'_, MessageId>;
 }

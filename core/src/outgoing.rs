@@ -14,6 +14,10 @@ pub trait Outgoing: serde::Serialize {
     /// `None` leaves it to the registration or the broker.
     const COMPRESSION: Option<crate::Compression> = None;
 
+    /// How its messages are batched (`#[outgoing(batching = "off")]`, `"key_based"`); `None`
+    /// leaves it to the broker.
+    const BATCHING: Option<crate::publish::Batching> = None;
+
     /// The payload: the value as JSON by default. [`Publisher::publish`](crate::Publisher::publish)
     /// sends what this returns, so a type that overrides it is published in its own encoding.
     fn encode(&self) -> Result<Vec<u8>, EncodeError> {

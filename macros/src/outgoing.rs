@@ -10,6 +10,7 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
     let mut codec: Option<LitStr> = None;
     let mut schema: Option<LitStr> = None;
     let mut compression: Option<LitStr> = None;
+    let mut batching: Option<LitStr> = None;
     for attr in &input.attrs {
         if !attr.path().is_ident("outgoing") {
             continue;
@@ -27,11 +28,15 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             } else if meta.path.is_ident("compression") {
                 compression = Some(meta.value()?.parse()?);
                 Ok(())
+            } else if meta.path.is_ident("batching") {
+                batching = Some(meta.value()?.parse()?);
+                Ok(())
             } else {
                 Err(meta.error(
                     "unknown `outgoing` option; the options are `name = \"topic\"`, \
-                     `codec = \"json\" | \"msgpack\" | \"avro\"`, `schema = \"json\"` and \
-                     `compression = \"none\" | \"lz4\" | \"zlib\" | \"zstd\" | \"snappy\"`",
+                     `codec = \"json\" | \"msgpack\" | \"avro\"`, `schema = \"json\"`, \
+                     `compression = \"none\" | \"lz4\" | \"zlib\" | \"zstd\" | \"snappy\"` \
+                     and `batching = \"on\" | \"off\" | \"key_based\"`",
                 ))
             }
         })?;
@@ -106,6 +111,30 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             }
         }
     };
+    let batching = match batching.as_ref().map(|b| (b, b.value())) {
+        None => quote!(),
+        Some((literal, name)) => {
+            let value = match name.as_str() {
+                "on" => quote!(::ruststream::publish::Batching::new()),
+                "off" => quote!(::ruststream::publish::Batching::off()),
+                "key_based" => quote!(::ruststream::publish::Batching::new().key_based()),
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        literal,
+                        format!(
+                            "unknown batching `{name}`: choose \"on\" (the Java client's \
+                             defaults), \"off\" (an entry a message) or \"key_based\" \
+                             (messages with different keys never share an entry)"
+                        ),
+                    ))
+                }
+            };
+            quote! {
+                const BATCHING: ::core::option::Option<::ruststream::publish::Batching> =
+                    ::core::option::Option::Some(#value);
+            }
+        }
+    };
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     // The schema registered with the topic: Avro's for Avro payloads; for JSON, only when
@@ -143,6 +172,7 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
         impl #impl_generics ::ruststream::outgoing::Outgoing for #ident #ty_generics #where_clause {
             const TOPIC: &'static str = #topic;
             #compression
+            #batching
             #encode
             #schema_fn
         }

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::{AppInfo, BoxError, Broker, RunningBroker, StartContext, StartError};
 use crate::boxed::BoxFuture;
 use crate::message::{IntoMessage, MessageId, Publishing};
-use crate::publish_error::PublishError;
+use crate::publish::PublishError;
 
 /// Builds the app state at startup.
 pub type Startup<S> = Box<dyn FnOnce() -> BoxFuture<'static, Result<S, BoxError>> + Send>;
@@ -115,6 +115,37 @@ impl RunningApp {
         match self.first_broker() {
             Ok(broker) => broker.publish(message),
             Err(error) => Publishing::done(Err(error)),
+        }
+    }
+
+    /// Hand `message` to the app's first broker without waiting for its answer, which
+    /// `receipt` is told: many messages in flight at once, as a producer batches them. Waits
+    /// only while the producer holds as many unanswered messages as it may. A
+    /// [`Pipeline`](crate::publish::Pipeline) counts the answers of many sends.
+    ///
+    /// # Errors
+    ///
+    /// The value does not encode, the topic is invalid, the producer could not open, or
+    /// [`PublishError::NoBroker`]; `receipt` is told the same.
+    pub fn send(
+        &self,
+        message: impl IntoMessage,
+        receipt: crate::publish::Receipt,
+    ) -> Publishing<'_, ()> {
+        let message = match message.into_message() {
+            Ok(message) => message,
+            Err(error) => {
+                let error = PublishError::from(error);
+                receipt.tell(Err(error.clone()));
+                return Publishing::done(Err(error));
+            }
+        };
+        match self.first_broker() {
+            Ok(broker) => broker.send(message, receipt),
+            Err(error) => {
+                receipt.tell(Err(error.clone()));
+                Publishing::done(Err(error))
+            }
         }
     }
 

@@ -8,8 +8,8 @@ use core::task::Waker;
 use super::{HealthCheck, SettingSpec, StartContext, StartError};
 use crate::boxed::BoxFuture;
 use crate::message::{Message, MessageId};
-use crate::publish_error::PublishError;
-use crate::publishing::Publishing;
+use crate::publish::PublishError;
+use crate::publish::Publishing;
 use crate::redrive::{Replay, ReplayError, ReplaySummary};
 
 pub use crate::boxed::BoxError;
@@ -61,6 +61,11 @@ pub trait Broker<S>: Send + 'static {
 pub trait RunningBroker: Send + Sync {
     /// Publish `message`, waiting for the broker's receipt; the message's id.
     fn publish(&self, message: Message) -> Publishing<'_, MessageId>;
+
+    /// Hand `message` to the broker's producer, telling `receipt` the broker's answer later
+    /// (see [`Publish::send`](crate::publish::Publish::send)): many messages in flight at
+    /// once, batched as a producer batches them.
+    fn send(&self, message: Message, receipt: crate::publish::Receipt) -> Publishing<'_, ()>;
 
     /// Publish `messages`, all to one topic, as one batch, as a batching producer does (on
     /// Pulsar they share one entry), waiting for the broker's receipts; each message's id.

@@ -21,16 +21,24 @@ pub enum Completion {
     /// The handler returned [`HandlerOutcome::RetryLater`] and the copy was published to the
     /// retry topic, to be delivered after its delay: the original is acknowledged.
     Rescheduled,
-    /// The handler could not start: the payload did not decode, or a parameter could not be
-    /// extracted. Treated as no outcome so that nothing is lost and nothing loops hot: the
-    /// message returns after the ack timeout and, with a dead-letter policy, ends on the
-    /// dead-letter topic once its attempts are spent.
+    /// The handler could not start: a parameter could not be extracted, or a copy to the
+    /// dead-letter or retry topic failed. Treated as no outcome so that nothing is lost and
+    /// nothing loops hot: the message returns after the ack timeout and, with a dead-letter
+    /// policy, ends on the dead-letter topic once its attempts are spent.
     Rejected,
+    /// The handler was not called: the message came back once more than `max_attempts`
+    /// allows. It goes to the dead-letter topic.
+    OutOfAttempts,
+    /// The handler could not start because the payload does not decode into its type, or the
+    /// client could not read the message: no retry can change that, so it goes to the
+    /// dead-letter topic at once where one is declared, and is no outcome otherwise.
+    Undecodable,
 }
 
 impl Completion {
     /// A short name for logs and metric labels: the outcome's name (`ack`, `retry`, ...) for
-    /// [`Completion::Returned`], else `panicked`, `dead_lettered`, `rescheduled` or `rejected`.
+    /// [`Completion::Returned`], else `panicked`, `dead_lettered`, `rescheduled`, `rejected`,
+    /// `out_of_attempts` or `undecodable`.
     pub fn label(&self) -> &'static str {
         match self {
             Completion::Returned(outcome) => outcome.name(),
@@ -38,7 +46,34 @@ impl Completion {
             Completion::DeadLettered => "dead_lettered",
             Completion::Rescheduled => "rescheduled",
             Completion::Rejected => "rejected",
+            Completion::OutOfAttempts => "out_of_attempts",
+            Completion::Undecodable => "undecodable",
         }
+    }
+
+    /// Whether the registration's backoff policy decides what this end becomes
+    /// (`backoff()`, `backoff_later()`).
+    pub fn is_backoff(&self) -> bool {
+        matches!(
+            self,
+            Completion::Returned(HandlerOutcome::Backoff | HandlerOutcome::BackoffLater)
+        )
+    }
+
+    /// Whether the subscription machine may order a copy of the message for this end (to the
+    /// dead-letter or the retry topic): the driver then keeps the message's content until the
+    /// machine says. Whether it does depends on the topics the registration declared.
+    pub fn may_republish(&self) -> bool {
+        matches!(
+            self,
+            Completion::OutOfAttempts
+                | Completion::Undecodable
+                | Completion::Returned(
+                    HandlerOutcome::DeadLetter(_)
+                        | HandlerOutcome::RetryLater(_)
+                        | HandlerOutcome::BackoffLater
+                )
+        )
     }
 }
 

@@ -40,7 +40,7 @@ pub use backoff::{Backoff, BackoffError};
 pub use error::SettlementError;
 pub use input::Completion;
 pub use rules::SubscriptionRules;
-pub use settlement::Settlement;
+pub use settlement::{Republish, Settlement, OUT_OF_ATTEMPTS, UNDECODABLE};
 pub use settler::Settler;
 
 #[cfg(test)]

@@ -106,7 +106,11 @@ impl SubscriptionRules {
         let outcome = match completion {
             Completion::Returned(outcome) => outcome,
             Completion::DeadLettered | Completion::Rescheduled => return Ok(Settlement::Ack),
-            Completion::Panicked | Completion::Rejected => return Ok(Settlement::Leave),
+            // Reaching the table, these found no dead-letter topic: no outcome.
+            Completion::Panicked
+            | Completion::Rejected
+            | Completion::OutOfAttempts
+            | Completion::Undecodable => return Ok(Settlement::Leave),
         };
         Ok(match outcome {
             HandlerOutcome::Ack | HandlerOutcome::Drop => Settlement::Ack,

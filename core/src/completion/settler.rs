@@ -55,6 +55,16 @@ impl<Id> Settler<Id> {
         now: Instant,
     ) -> Result<Settlement, SettlementError> {
         let settlement = self.rules.settle(completion, now)?;
+        self.apply(id, settlement);
+        Ok(settlement)
+    }
+
+    /// Queue the calls of `settlement`, decided already, for delivery `id`: an
+    /// acknowledgement or a negative one now, one at a deadline, or none
+    /// ([`Settlement::Leave`]; a [`Settlement::Republish`] settles later, once its copy is
+    /// answered, and queues none now either).
+    #[inline]
+    pub fn apply(&mut self, id: Id, settlement: Settlement) {
         match settlement {
             Settlement::Ack => self.ready.push_back(Action::Ack(id)),
             Settlement::Nack => self.ready.push_back(Action::Nack(id)),
@@ -63,9 +73,8 @@ impl<Id> Settler<Id> {
                 self.next_seq = self.next_seq.wrapping_add(1);
                 self.waits.push(Wait { deadline, seq, id });
             }
-            Settlement::Leave => {}
+            Settlement::Leave | Settlement::Republish(_) => {}
         }
-        Ok(settlement)
     }
 
     /// The next call to make at `now`, if any: first the immediate ones in completion order,

@@ -3,21 +3,24 @@
 use alloc::sync::Arc;
 
 use super::{Extract, Rejection};
-use crate::message::{Incoming, IntoMessage, MessageId, Publish};
-use crate::publish_error::PublishError;
+use crate::message::{Incoming, IntoMessage, MessageId};
+use crate::publish::{Publish, PublishError, Receipt, Tracker};
 
-/// A handler parameter that publishes through the broker the handler runs on:
-/// `publisher: Publisher`, then `publisher.publish(&refund).await`, or with options
-/// `publisher.publish(Message::of(&refund)?.key("card-7")).await`.
+/// A handler parameter that publishes through the broker the handler runs on.
+///
+/// The delivery is acknowledged only once every message its handler published is confirmed
+/// by the broker; if one fails, the delivery is not acknowledged and comes back as `retry()`
+/// does. So a handler that forwards need not wait for its publishes:
+/// `publisher.send(&shipment).await?` hands the message to the producer (waiting only while
+/// the producer holds as many unanswered messages as it may), and the handler returns at
+/// once. `publisher.publish(&shipment).await` also waits for the broker's answer, for the
+/// message id. Options go with [`Message`](crate::message::Message):
+/// `publisher.send(Message::of(&refund)?.key("card-7")).await`.
 #[derive(Clone)]
 pub struct Publisher {
     port: Arc<dyn Publish>,
-}
-
-impl core::fmt::Debug for dyn Publish {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("dyn Publish")
-    }
+    /// The delivery's publishes, counted until its handler ends.
+    tracker: Option<Arc<Tracker>>,
 }
 
 impl core::fmt::Debug for Publisher {
@@ -27,16 +30,46 @@ impl core::fmt::Debug for Publisher {
 }
 
 impl Publisher {
-    /// A publisher over a broker's port.
+    /// A publisher over a broker's port, outside any delivery: nothing waits for its
+    /// publishes.
     pub fn new(port: Arc<dyn Publish>) -> Self {
-        Publisher { port }
+        Publisher {
+            port,
+            tracker: None,
+        }
     }
 
     /// Publish `message` (a [`Message`](crate::message::Message), or `&value` of an
-    /// `#[outgoing]` type, to its topic) and wait for the broker's receipt; the message id.
+    /// `#[outgoing]` type, to its topic) and wait for the broker's answer; the message id.
     pub async fn publish(&self, message: impl IntoMessage) -> Result<MessageId, PublishError> {
-        self.port.publish(message.into_message()?).await
+        let receipt = self.receipt();
+        match message.into_message() {
+            Ok(message) => self.port.publish(message, receipt).await,
+            Err(error) => Err(refuse(receipt, error.into())),
+        }
     }
+
+    /// Hand `message` to the producer and return: the delivery is acknowledged once the
+    /// broker confirmed it (and every other publish of the handler), and comes back if it
+    /// failed. Waits only while the producer holds as many unanswered messages as it may.
+    pub async fn send(&self, message: impl IntoMessage) -> Result<(), PublishError> {
+        let receipt = self.receipt();
+        match message.into_message() {
+            Ok(message) => self.port.send(message, receipt).await,
+            Err(error) => Err(refuse(receipt, error.into())),
+        }
+    }
+
+    /// Who is told the answer: the delivery, while its handler runs.
+    fn receipt(&self) -> Receipt {
+        Receipt::none().and(self.tracker.as_ref().and_then(|t| t.confirm()))
+    }
+}
+
+/// A message that could not be built: its receipt fails as the publish does.
+fn refuse(receipt: Receipt, error: PublishError) -> PublishError {
+    receipt.tell(Err(error.clone()));
+    error
 }
 
 impl<S> Extract<S> for Publisher {
@@ -46,7 +79,10 @@ impl<S> Extract<S> for Publisher {
         handler: &'static str,
     ) -> Result<Self, Rejection> {
         match message.publisher {
-            Some(port) => Ok(Publisher { port: port.clone() }),
+            Some(port) => Ok(Publisher {
+                port: port.clone(),
+                tracker: message.tracking.map(|tracking| tracking.tracker()),
+            }),
             None => Err(Rejection::Missing {
                 handler,
                 parameter: "Publisher",
@@ -73,9 +109,10 @@ mod tests {
     struct Keep(Mutex<Vec<Message>>);
 
     impl Publish for Keep {
-        fn publish(&self, message: Message) -> crate::message::Publishing<'_, MessageId> {
+        fn send(&self, message: Message, receipt: Receipt) -> crate::publish::Publishing<'_, ()> {
             self.0.lock().push(message);
-            crate::message::Publishing::done(Ok(MessageId::new(&[1, 0, -1])))
+            receipt.tell(Ok(MessageId::new(&[1, 0, -1])));
+            crate::publish::Publishing::done(Ok(()))
         }
     }
 

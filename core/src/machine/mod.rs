@@ -8,15 +8,19 @@
 //! | whether another delivery may be taken (concurrency, receiver queue) | [`SubscriptionMachine::wants_delivery`] |
 //! | whether a delivery is handled, dead-lettered, or let go (a batch sibling in hand or settled, a late copy) | [`SubscriptionMachine::arrive`] |
 //! | per-key order: a delivery waits while one of its key runs (and, with ordered retries, while one of its key waits for a retry) | [`SubscriptionMachine::start`], [`key_order`] |
-//! | what an outcome becomes (the completion table) and `retry_after` waits | [`SubscriptionMachine::finish`], [`crate::completion`] |
+//! | what an outcome becomes (the completion table), `retry_after` waits, the backoff's delay | [`SubscriptionMachine::finish`], [`crate::completion`] |
+//! | a copy to the dead-letter or the retry topic, ordered, then settled on its answer | [`SubscriptionMachine::finish`] ([`Settlement::Republish`]), [`SubscriptionMachine::answered`] |
+//! | an acknowledgement held until the handler's publishes are confirmed | [`publishes`] |
 //! | a batched entry's acknowledgement held until all of it is settled | [`entries`] |
 //! | which consumer calls to make, in which order | [`SubscriptionMachine::poll_call`] |
 //! | when the next wait ends | [`SubscriptionMachine::poll_timeout`] |
 //! | when a delivery stops counting as in flight | [`SubscriptionMachine::poll_release`] |
 //!
 //! The driver is the loop around it: it feeds deliveries ([`SubscriptionMachine::arrive`],
-//! [`SubscriptionMachine::start`]) and ended handlers ([`SubscriptionMachine::finish`]), then
-//! makes the calls [`SubscriptionMachine::poll_call`] yields at `now`, arms one timer for
+//! [`SubscriptionMachine::start`]), ended handlers ([`SubscriptionMachine::finish`]) and
+//! publish answers ([`SubscriptionMachine::answered`]), starts what
+//! [`SubscriptionMachine::poll_start`] lets start, publishes the copies `finish` orders,
+//! then makes the calls [`SubscriptionMachine::poll_call`] yields at `now`, arms one timer for
 //! [`SubscriptionMachine::poll_timeout`], and only then lets go of the deliveries
 //! [`SubscriptionMachine::poll_release`] names, so that "nothing in flight" implies every call
 //! was made and every deadline has its timer.
@@ -24,6 +28,7 @@
 mod call;
 pub mod entries;
 pub mod key_order;
+mod publishes;
 #[cfg(test)]
 mod tests;
 
@@ -36,9 +41,14 @@ pub use call::Call;
 pub use entries::{BatchPlace, BatchSlot, EntryPosition};
 pub use key_order::KeyOrder;
 
-use crate::completion::{Action, Completion, Settlement, SettlementError, Settler};
-use crate::{Instant, SubscriptionRules, SubscriptionType};
+use crate::completion::{
+    Action, Completion, Republish, Settlement, SettlementError, Settler, OUT_OF_ATTEMPTS,
+    UNDECODABLE,
+};
+use crate::publish::{Origin, Token};
+use crate::{HandlerOutcome, Instant, SubscriptionRules, SubscriptionType};
 use entries::{Arrival as EntryArrival, EntryLedger};
+use publishes::{Held, Ledger, Verdict};
 
 /// How a subscription runs, besides its completion rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +67,11 @@ pub struct MachineConfig {
     /// in order): the key's later deliveries are held until the retried message comes back
     /// and runs, or [`RETRY_RETURN_GRACE`] after it was due.
     pub ordered_retries: bool,
+    /// Whether the registration declared a dead-letter topic: `dead_letter(reason)`, a
+    /// payload that does not decode and a message out of attempts are copied there.
+    pub dead_letter_topic: bool,
+    /// Whether the registration declared a retry topic: `retry_later(d)` is copied there.
+    pub retry_topic: bool,
 }
 
 /// How long after a retried message was due back (at once for `retry`, after its delay for
@@ -79,6 +94,8 @@ impl MachineConfig {
             max_attempts: None,
             batch_index_acks: false,
             ordered_retries: false,
+            dead_letter_topic: false,
+            retry_topic: false,
         }
     }
 }
@@ -100,9 +117,9 @@ pub struct Arrival<'a, Id> {
 pub enum Admission {
     /// Hand it to the handler ([`SubscriptionMachine::start`]).
     Handle,
-    /// It is out of attempts: publish it to the dead-letter topic instead
-    /// ([`SubscriptionMachine::start`] it all the same; its end is
-    /// [`Completion::DeadLettered`], or no outcome if publishing failed).
+    /// It is out of attempts: do not call the handler ([`SubscriptionMachine::start`] it all
+    /// the same, for its key's order, and end it as [`Completion::OutOfAttempts`]: the
+    /// machine orders its copy to the dead-letter topic).
     DeadLetter,
     /// Let it go: a copy of a batched message already in hand or settled here. The machine
     /// releases it (and acknowledges a late copy of a finished entry again).
@@ -120,8 +137,30 @@ pub struct Delivered<Id> {
     pub batch: Option<BatchPlace>,
 }
 
+/// How a started delivery ended, for [`SubscriptionMachine::finish`].
+#[derive(Debug)]
+pub struct Ended<'k, Id> {
+    /// The delivery.
+    pub delivered: Delivered<Id>,
+    /// How its handler ended (a backoff is resolved here, by the registration's policy).
+    pub completion: Completion,
+    /// When it ended: a `retry_after` wait counts from it.
+    pub at: Instant,
+    /// Its key, where the subscription keeps per-key order.
+    pub key: Option<&'k str>,
+    /// Its token, which the answers of its publishes name.
+    pub token: Token,
+    /// How many messages its handler published (counted until it ended).
+    pub publishes: u32,
+    /// Its attempt count: the deliveries of its message before this one (the broker's count,
+    /// plus the copies it went through on a retry topic). The backoff's delay and a retry
+    /// copy's count are drawn from it.
+    pub attempt: u32,
+}
+
 /// One subscription's state: the completion table with its waits, the batch ledger, per-key
-/// order, admission and release (see the [module documentation](self)).
+/// order, the publishes a settlement waits for, admission and release (see the
+/// [module documentation](self)).
 ///
 /// `Id` is the transport's message id, `D` a delivery the driver hands to a handler: the
 /// machine holds deliveries only while their key is busy.
@@ -138,8 +177,14 @@ pub struct SubscriptionMachine<Id, D> {
     calls: VecDeque<Call<Id>>,
     /// Deliveries out of the handlers' hands, released after the calls due for them.
     releases: Vec<Id>,
+    /// Deliveries whose acknowledgement waits for their publishes' answers.
+    publishes: Ledger<Id>,
+    /// Deliveries to start now (their key was let go), with whether each was parked.
+    startable: VecDeque<(D, bool)>,
     /// Where a message id's entry is, as the transport knows it.
     entry_of: fn(&Id) -> EntryPosition,
+    /// A number drawn from a message id, the same for the same id: the backoff's jitter.
+    seed_of: fn(&Id) -> u64,
 }
 
 impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
@@ -162,8 +207,18 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             running: 0,
             calls: VecDeque::new(),
             releases: Vec::new(),
+            publishes: Ledger::new(),
+            startable: VecDeque::new(),
             entry_of,
+            seed_of: |_| 0,
         }
+    }
+
+    /// The same machine drawing the backoff's jitter from a message id with `seed_of` (the
+    /// same id, the same delay: a run repeats exactly). Without it every jitter draws 0.
+    pub fn with_seed(mut self, seed_of: fn(&Id) -> u64) -> Self {
+        self.seed_of = seed_of;
+        self
     }
 
     /// How it runs.
@@ -252,44 +307,85 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         }
     }
 
-    /// A started delivery ended at `at` with `completion`: settle it by the completion table.
-    /// Returns the decision (for logs and counters; on error the delivery is left unsettled).
-    /// The calls it implies come from [`SubscriptionMachine::poll_call`], at once or when
-    /// their wait ends; the delivery is released after them. Where the subscription keeps
-    /// per-key order, [`SubscriptionMachine::next_of_key`] then gives the delivery of the same
-    /// key to run next, if one waits.
+    /// A started delivery ended: settle it by the completion table. Returns the decision (for
+    /// logs and counters; on error the delivery is left unsettled).
     ///
-    /// With ordered retries, a delivery of `key` that ends in a retry (or in no outcome, on a
-    /// subscription with an ack timeout) keeps the key until it comes back.
+    /// - A backoff becomes `retry_after(d)` or `retry_later(d)`, `d` the registration's
+    ///   delay for the delivery's attempt.
+    /// - `dead_letter(reason)`, a payload that does not decode and a delivery out of attempts
+    ///   go to the dead-letter topic, `retry_later(d)` to the retry topic, where the
+    ///   registration declared one: the decision is [`Settlement::Republish`], and the caller
+    ///   publishes that copy with [`Outbox::copy`](crate::publish::Outbox::copy) of the
+    ///   delivery's token. It is acknowledged once [`SubscriptionMachine::answered`] says the
+    ///   copy is confirmed, and left unsettled if it failed.
+    /// - An acknowledgement waits until every message its handler published is confirmed
+    ///   ([`publishes`]); a publish that failed makes it a negative acknowledgement.
+    ///
+    /// The calls come from [`SubscriptionMachine::poll_call`], at once or when their wait
+    /// ends; the delivery is released after them. Where the subscription keeps per-key order,
+    /// the next delivery of its key is then startable ([`SubscriptionMachine::poll_start`]).
+    /// With ordered retries, a delivery that ends in a retry (or in no outcome, on a
+    /// subscription with an ack timeout), or waits for its publishes, keeps its key until it
+    /// comes back or is settled.
     #[inline]
-    pub fn finish(
-        &mut self,
-        delivered: Delivered<Id>,
-        completion: Completion,
-        at: Instant,
-        key: Option<&str>,
-    ) -> Result<Settlement, SettlementError> {
+    pub fn finish(&mut self, ended: Ended<'_, Id>) -> Result<Settlement, SettlementError> {
+        let Ended {
+            delivered,
+            completion,
+            at,
+            key,
+            token,
+            publishes,
+            attempt,
+        } = ended;
         self.running = self.running.saturating_sub(1);
+        let completion = self.resolve(completion, attempt, &delivered.id);
+        let at_end = self.publishes.ended(token, publishes);
+        // A publish of the handler failed: no copy, and no acknowledgement.
+        let republish = match at_end.failed {
+            false => self.republish(completion, attempt),
+            true => None,
+        };
+        let settlement = match republish {
+            Some(copy) => Ok(Settlement::Republish(copy)),
+            None => match self.settler.rules().settle(completion, at) {
+                Ok(Settlement::Ack) if at_end.failed => Ok(Settlement::Nack),
+                other => other,
+            },
+        };
+        let waits = match settlement {
+            Ok(Settlement::Republish(_)) => true,
+            Ok(Settlement::Ack) => at_end.unanswered,
+            _ => false,
+        };
+        if waits {
+            let keeps_key = self.config.ordered_retries && self.config.key_ordered;
+            let held = Held {
+                delivered,
+                key: key.filter(|_| keeps_key).map(String::from),
+            };
+            self.publishes.hold(token, held, republish);
+            if !keeps_key {
+                self.let_key_go(key);
+            }
+            return settlement;
+        }
         let id = delivered.id.clone();
         let batch = delivered.batch;
-        let settlement = self.settler.complete(delivered, completion, at);
+        self.settler.apply(
+            delivered,
+            *settlement.as_ref().unwrap_or(&Settlement::Leave),
+        );
         if let (true, true, Some(key)) = (self.config.ordered_retries, self.config.key_ordered, key)
         {
             let due = match &settlement {
                 Ok(Settlement::Nack) => Some(at),
                 Ok(Settlement::NackAt(deadline)) => Some(*deadline),
-                Ok(Settlement::Leave) | Err(_) => self
-                    .settler
-                    .rules()
-                    .ack_timeout()
-                    .map(|timeout| at.saturating_add(timeout)),
+                Ok(Settlement::Leave) | Err(_) => self.ack_timeout_from(at),
                 _ => None,
             };
             if let Some(due) = due {
-                let until = due.saturating_add(RETRY_RETURN_GRACE);
-                let releases = &mut self.releases;
-                self.keys
-                    .await_return(key, id.clone(), until, |held| releases.push(held.clone()));
+                self.await_return(key, id.clone(), due);
             }
         }
         // Let go of without a call: its batched entry's redelivery may hand it over again. (A
@@ -298,22 +394,123 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             self.entries.put_back(place.in_entry((self.entry_of)(&id)));
         }
         self.releases.push(id);
+        self.let_key_go(key);
         settlement
     }
 
-    /// The delivery of `key` to run next, now that the one before it finished (where the
-    /// subscription keeps per-key order): it counts as running from now. `true` with it says
-    /// it was parked: it counts as in flight again from now (acquire it).
+    /// `completion` with the registration's backoff policy applied: `backoff()` becomes
+    /// `retry_after(d)` and `backoff_later()` becomes `retry_later(d)`, `d` the policy's delay
+    /// for a delivery of message `id` at `attempt` (its jitter drawn from the id). What
+    /// [`SubscriptionMachine::finish`] settles by; asked beforehand, it tells what a delivery
+    /// ended as (for its record). Anything else is returned as it is.
     #[inline]
-    pub fn next_of_key(&mut self, key: Option<&str>) -> Option<(D, bool)> {
+    pub fn resolve(&self, completion: Completion, attempt: u32, id: &Id) -> Completion {
+        match completion {
+            Completion::Returned(
+                outcome @ (HandlerOutcome::Backoff | HandlerOutcome::BackoffLater),
+            ) => Completion::Returned(self.settler.rules().resolve(
+                outcome,
+                attempt,
+                (self.seed_of)(id),
+            )),
+            other => other,
+        }
+    }
+
+    /// The copy `completion` calls for, where the registration declared its topic.
+    fn republish(&self, completion: Completion, attempt: u32) -> Option<Republish> {
+        let dead_letter = self.config.dead_letter_topic;
+        match completion {
+            Completion::Returned(HandlerOutcome::DeadLetter(reason)) if dead_letter => {
+                Some(Republish::DeadLetter { reason })
+            }
+            Completion::OutOfAttempts if dead_letter => Some(Republish::DeadLetter {
+                reason: OUT_OF_ATTEMPTS,
+            }),
+            Completion::Undecodable if dead_letter => Some(Republish::DeadLetter {
+                reason: UNDECODABLE,
+            }),
+            Completion::Returned(HandlerOutcome::RetryLater(delay)) if self.config.retry_topic => {
+                Some(Republish::RetryTopic {
+                    delay,
+                    count: attempt.saturating_add(1),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// When the ack timeout brings back a message left unsettled at `at`, if there is one.
+    fn ack_timeout_from(&self, at: Instant) -> Option<Instant> {
+        self.settler
+            .rules()
+            .ack_timeout()
+            .map(|timeout| at.saturating_add(timeout))
+    }
+
+    /// With ordered retries, `key` stays with message `id` until it comes back (due at `due`,
+    /// plus the grace).
+    fn await_return(&mut self, key: &str, id: Id, due: Instant) {
+        let until = due.saturating_add(RETRY_RETURN_GRACE);
+        let releases = &mut self.releases;
+        self.keys
+            .await_return(key, id, until, |held| releases.push(held.clone()));
+    }
+
+    /// The delivery of `key` that ran is done with it: the next one held behind it becomes
+    /// startable (where the subscription keeps per-key order).
+    #[inline]
+    fn let_key_go(&mut self, key: Option<&str>) {
         if !self.config.key_ordered {
-            return None;
+            return;
         }
-        let next = self.keys.finish(key);
-        if next.is_some() {
+        if let Some(next) = self.keys.finish(key) {
             self.running += 1;
+            self.startable.push_back(next);
         }
-        next
+    }
+
+    /// A publish of delivery `token` was answered at `now`: confirmed (`ok`) or not; one of
+    /// its handler's (`origin`), or the copy [`SubscriptionMachine::finish`] ordered. The
+    /// delivery is settled once everything it waits for is answered (see [`publishes`]).
+    pub fn answered(&mut self, token: Token, origin: Origin, ok: bool, now: Instant) {
+        let Some((held, verdict)) = self.publishes.answered(token, origin, ok) else {
+            return;
+        };
+        let Held { delivered, key } = held;
+        let id = delivered.id.clone();
+        let batch = delivered.batch;
+        let settlement = match verdict {
+            Verdict::Ack(_) => Settlement::Ack,
+            Verdict::Nack => Settlement::Nack,
+            Verdict::Leave => Settlement::Leave,
+        };
+        self.settler.apply(delivered, settlement);
+        if let Some(key) = key.as_deref() {
+            // With ordered retries the key stayed with it: it keeps it until it comes back.
+            let due = match verdict {
+                Verdict::Ack(_) => None,
+                Verdict::Nack => Some(now),
+                Verdict::Leave => self.ack_timeout_from(now),
+            };
+            if let Some(due) = due {
+                self.await_return(key, id.clone(), due);
+            }
+        }
+        if let (Some(place), Verdict::Leave) = (batch, verdict) {
+            self.entries.put_back(place.in_entry((self.entry_of)(&id)));
+        }
+        self.releases.push(id);
+        self.let_key_go(key.as_deref());
+    }
+
+    /// A delivery to start now: its key was let go by the one before it (it counts as running
+    /// from now). `true` with it says it was parked: it counts as in flight again from now
+    /// (acquire it). Call until `None` after [`SubscriptionMachine::finish`] and
+    /// [`SubscriptionMachine::answered`].
+    #[inline]
+    pub fn poll_start(&mut self) -> Option<(D, bool)> {
+        self.startable.pop_front()
     }
 
     /// The next consumer call to make at `now`, if any: acknowledgements of late copies and of
@@ -409,6 +606,23 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// Deliveries in a `retry_after` wait.
     pub fn waiting(&self) -> usize {
         self.settler.waiting()
+    }
+
+    /// Deliveries whose settlement waits for their publishes' answers.
+    pub fn awaiting_publishes(&self) -> usize {
+        self.publishes.held()
+    }
+
+    /// The service is stopping: stop waiting for publishes' answers. The deliveries that
+    /// waited make no call and are released (they stay unacknowledged and come back); how
+    /// many.
+    pub fn abandon_publishes(&mut self) -> usize {
+        let mut count = 0;
+        for held in self.publishes.abandon() {
+            self.releases.push(held.delivered.id);
+            count += 1;
+        }
+        count
     }
 
     /// The service is stopping: the deliveries held for their key never start. They are

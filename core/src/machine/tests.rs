@@ -11,6 +11,7 @@ use core::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
+use crate::publish::Token;
 use crate::HandlerOutcome;
 
 /// A message id as a test transport makes it: its entry and its index in it.
@@ -68,7 +69,25 @@ fn finish(
         id,
         batch: slot(id, size).map(BatchSlot::place),
     };
-    m.finish(delivered, outcome.into(), now, None)
+    m.finish(ended(delivered, outcome.into(), now, None))
+}
+
+/// How `delivered` ended, with no publish, on its first attempt.
+fn ended(
+    delivered: Delivered<Msg>,
+    completion: Completion,
+    at: Instant,
+    key: Option<&str>,
+) -> Ended<'_, Msg> {
+    Ended {
+        delivered,
+        completion,
+        at,
+        key,
+        token: Token(0),
+        publishes: 0,
+        attempt: 0,
+    }
 }
 
 #[test]
@@ -91,7 +110,7 @@ fn a_retry_after_becomes_a_nack_when_its_wait_ends_and_is_released_after_its_cal
         at(0),
     );
     assert_eq!(settled, Ok(Settlement::NackAt(at(1000))));
-    assert_eq!(m.next_of_key(None), None);
+    assert_eq!(m.poll_start(), None);
     assert_eq!(calls(&mut m, at(999)), []);
     assert_eq!(m.poll_timeout(), Some(at(1000)));
     assert_eq!(m.poll_release(), Some(id), "released while it waits");
@@ -143,9 +162,18 @@ fn a_key_waits_for_the_delivery_of_its_key_and_the_concurrency_counts_both() {
         !m.wants_delivery(),
         "one running and one held fill a concurrency of 2"
     );
-    let _ = finish(&mut m, a1, 1, HandlerOutcome::ack(), at(0));
+    let delivered = Delivered {
+        id: a1,
+        batch: None,
+    };
+    let _ = m.finish(ended(
+        delivered,
+        HandlerOutcome::ack().into(),
+        at(0),
+        Some("a"),
+    ));
     assert_eq!(
-        m.next_of_key(Some("a")),
+        m.poll_start(),
         Some((a2, false)),
         "a2 runs once a1 is settled"
     );
@@ -376,8 +404,8 @@ proptest! {
                     *acked_by_handler.entry(id).or_default() += 1;
                 }
                 let size = broker.sizes[id.entry as usize];
-                let _ = m.finish(Delivered { id, batch: slot(id, size).map(BatchSlot::place) }, completion, at(now), None);
-                prop_assert!(m.next_of_key(None).is_none());
+                let _ = m.finish(ended(Delivered { id, batch: slot(id, size).map(BatchSlot::place) }, completion, at(now), None));
+                prop_assert!(m.poll_start().is_none());
             } else {
                 // Nothing runs: time moves to the next wait, or to the ack timeout.
                 now += 10;
@@ -448,12 +476,12 @@ fn ordered_retries_hold_a_key_until_its_retried_message_is_settled() {
     };
     let done = |m: &mut SubscriptionMachine<Msg, Msg>, id, outcome: HandlerOutcome, now| {
         let delivered = Delivered { id, batch: None };
-        m.finish(
+        m.finish(ended(
             delivered,
             outcome.into(),
             at(now),
             Some(if id == b1 { "b" } else { "a" }),
-        )
+        ))
         .unwrap()
     };
     assert!(key(&mut m, a1, "a"));
@@ -461,15 +489,15 @@ fn ordered_retries_hold_a_key_until_its_retried_message_is_settled() {
         done(&mut m, a1, HandlerOutcome::retry(), 0),
         Settlement::Nack
     );
-    assert_eq!(m.next_of_key(Some("a")), None, "the key stays with a1");
+    assert_eq!(m.poll_start(), None, "the key stays with a1");
     assert!(!key(&mut m, a2, "a"), "a2 held while a1 is away");
     assert!(key(&mut m, b1, "b"), "other keys flow");
     assert_eq!(done(&mut m, b1, HandlerOutcome::ack(), 0), Settlement::Ack);
-    assert_eq!(m.next_of_key(Some("b")), None);
+    assert_eq!(m.poll_start(), None);
     assert!(key(&mut m, a1, "a"), "a1 back: it takes its key again");
     let wait = HandlerOutcome::retry_after(Duration::from_secs(1));
     assert_eq!(done(&mut m, a1, wait, 5), Settlement::NackAt(at(1005)));
-    assert_eq!(m.next_of_key(Some("a")), None);
+    assert_eq!(m.poll_start(), None);
     assert!(!key(&mut m, a3, "a"), "a3 held too");
     assert!(
         m.wants_delivery(),
@@ -486,7 +514,7 @@ fn ordered_retries_hold_a_key_until_its_retried_message_is_settled() {
         Settlement::Ack
     );
     assert_eq!(
-        m.next_of_key(Some("a")),
+        m.poll_start(),
         Some((a2, true)),
         "then a2, parked meanwhile"
     );
@@ -494,12 +522,12 @@ fn ordered_retries_hold_a_key_until_its_retried_message_is_settled() {
         done(&mut m, a2, HandlerOutcome::ack(), 1005),
         Settlement::Ack
     );
-    assert_eq!(m.next_of_key(Some("a")), Some((a3, true)), "then a3");
+    assert_eq!(m.poll_start(), Some((a3, true)), "then a3");
     assert_eq!(
         done(&mut m, a3, HandlerOutcome::ack(), 1005),
         Settlement::Ack
     );
-    assert_eq!(m.next_of_key(Some("a")), None);
+    assert_eq!(m.poll_start(), None);
     assert!(!m.awaits_retries());
 }
 
@@ -518,7 +546,12 @@ fn ordered_retries_let_a_key_go_when_the_retried_message_does_not_come_back() {
         id: a1,
         batch: None,
     };
-    let _ = m.finish(delivered, HandlerOutcome::retry().into(), at(0), Some("a"));
+    let _ = m.finish(ended(
+        delivered,
+        HandlerOutcome::retry().into(),
+        at(0),
+        Some("a"),
+    ));
     assert!(!m.start(Admission::Handle, Some("a"), &a2));
     assert_eq!(m.hold("a", &a2, a2), None);
     let grace = super::RETRY_RETURN_GRACE.as_millis() as u64;

@@ -99,6 +99,10 @@ pub struct Message {
     pub num_chunks_from_msg: ::std::option::Option<i32>,
     /// chunked message: the size in bytes of the whole payload
     pub total_chunk_msg_size: ::std::option::Option<i32>,
+    /// a batch the application framed itself: `payload` holds this many messages, each a
+    /// `SingleMessageMetadata` (prefixed by its size, 4 bytes big-endian) and its payload, as
+    /// a batching producer writes them; sent as one entry by a producer that does not batch
+    pub num_messages_in_batch: ::std::option::Option<i32>,
 }
 
 /// internal message type carrying options that must be defined
@@ -156,6 +160,7 @@ impl From<Message> for ProducerMessage {
             chunk_id: m.chunk_id,
             num_chunks_from_msg: m.num_chunks_from_msg,
             total_chunk_msg_size: m.total_chunk_msg_size,
+            num_messages_in_batch: m.num_messages_in_batch,
             ..Default::default()
         }
     }

@@ -37,6 +37,10 @@ pub struct PulsarBroker<S> {
     key_hashing: HashingScheme,
     /// [`PulsarBroker::chunk_messages_over`].
     chunk_over: Option<usize>,
+    /// [`PulsarBroker::batching`].
+    batching: ruststream::publish::Batching,
+    /// [`PulsarBroker::max_pending_publishes`].
+    pending: (usize, usize),
 }
 
 /// How long a stopping service lets running handlers finish, unless
@@ -90,7 +94,33 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
             batch_index_acks: false,
             key_hashing: HashingScheme::default(),
             chunk_over: None,
+            batching: ruststream::publish::Batching::new(),
+            pending: (
+                crate::remote::MAX_PENDING_MESSAGES,
+                crate::remote::MAX_PENDING_BYTES,
+            ),
         }
+    }
+
+    /// How the producers batch the messages this service publishes (default
+    /// [`Batching::new`](ruststream::publish::Batching::new), the Java client's: at most 1,000
+    /// messages and 128 KiB an entry, and a message waits at most 1 ms for others to join its
+    /// entry). Handlers, the app's own publishes and the dead-letter and retry copies all go
+    /// through them; a message or an `#[outgoing(batching = "..")]` type may say otherwise for
+    /// itself. A message with a delivery time, and each chunk, is always an entry of its own.
+    /// No effect on the in-process broker, which stores each message at the call.
+    pub fn batching(mut self, batching: ruststream::publish::Batching) -> Self {
+        self.batching = batching;
+        self
+    }
+
+    /// How many messages (default 10,000) and payload bytes (default 64 MiB) the producers
+    /// hold, handed over and not yet answered by the broker, before a publish waits for room:
+    /// the backpressure a service that publishes faster than the broker stores feels, instead
+    /// of failing or holding ever more memory.
+    pub fn max_pending_publishes(mut self, messages: usize, bytes: usize) -> Self {
+        self.pending = (messages.max(1), bytes.max(1));
+        self
     }
 
     /// How long a stopping service lets running handlers finish (default

@@ -96,6 +96,8 @@ pub(super) fn remote_settings<S>(broker: PulsarBroker<S>) -> RemoteSettings {
         batch_index_acks: broker.batch_index_acks,
         key_hashing: broker.key_hashing,
         chunk_over: broker.chunk_over,
+        batching: broker.batching,
+        pending: broker.pending,
     }
 }
 

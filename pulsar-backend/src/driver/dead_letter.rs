@@ -1,17 +1,18 @@
-//! Moving a message to the dead-letter topic, one message at a time: out of attempts, not
-//! decodable, or dead-lettered by its handler (`HandlerOutcome::dead_letter`).
+//! The copy of a message for the dead-letter topic: out of attempts, not decodable, or
+//! dead-lettered by its handler (`HandlerOutcome::dead_letter`).
 //!
 //! pulsar-rs 6.9 has a dead-letter policy of its own, but it decides per entry: at the limit it
 //! publishes every message of a batched entry, siblings the handler acknowledged included
 //! (`consumer/engine.rs`, `process_payload`). So the framework does this step itself, with the
 //! same rule and the same copy, and settles the message like any other acknowledgement (a
 //! batched one through the entry ledger, so the entry is acknowledged only once all of it is
-//! settled):
+//! settled). The subscription machine decides when (`Settlement::Republish`); the driver
+//! publishes the copy built here, and the machine acknowledges the original once the broker
+//! confirmed the copy, or leaves it unsettled (it comes back) if publishing failed:
 //!
 //! - a delivery whose redelivery count is at least `max_attempts` is not handed to the handler
 //!   (pulsar-rs's rule `redelivery_count >= max_redeliver_count`, which lets the handler see a
-//!   message exactly `max_attempts` times): the subscription machine decides it
-//!   (`Admission::DeadLetter`);
+//!   message exactly `max_attempts` times): the machine decides it (`Admission::DeadLetter`);
 //! - a payload that does not decode, or a message the client cannot read
 //!   (`Rejection::Unreadable`), goes at once when a dead-letter topic is declared: no
 //!   retry can make it decode;
@@ -20,34 +21,22 @@
 //!   fully qualified) and `ORIGIN_MESSAGE_ID` (`ledger:entry:partition`, plus `:index` for a
 //!   message of a batch), unless already present, as pulsar-rs writes them; and
 //!   `DEAD_LETTER_REASON` (the handler's reason, or `out-of-attempts`, `undecodable`) with
-//!   `DEAD_LETTER_ERROR` (the error that came with it, if any), replacing earlier ones;
-//! - the original is acknowledged only after the broker confirmed the copy; if publishing
-//!   fails, the delivery is left unsettled and comes back (after the ack timeout, or when the
-//!   consumer reconnects), so nothing is lost.
+//!   `DEAD_LETTER_ERROR` (the error that came with it, if any), replacing earlier ones.
 
 use std::sync::Arc;
 
-use ruststream::completion::Completion;
-use ruststream::handler::Publish;
 use ruststream::message::Message;
-use ruststream::{MessageId, PublishError};
 use ruststream_pulsar_model::{DEAD_LETTER_ERROR, DEAD_LETTER_REASON};
 
-use super::{report, Received};
+use super::Received;
 
 /// Why a message is dead-lettered, as its copy says.
 pub(crate) struct Why<'a> {
     /// `DEAD_LETTER_REASON`.
     pub(crate) reason: &'static str,
     /// `DEAD_LETTER_ERROR`, when an error came with it.
-    pub(crate) error: Option<&'a (dyn std::error::Error + Send + Sync)>,
+    pub(crate) error: Option<&'a str>,
 }
-
-/// The reason of a message that came back once more than `max_attempts` allows.
-pub(crate) const OUT_OF_ATTEMPTS: &str = "out-of-attempts";
-
-/// The reason of a message whose payload does not decode, or that the client cannot read.
-pub(crate) const UNDECODABLE: &str = "undecodable";
 
 /// A subscription's dead-letter step: where to, and after how many attempts, if a limit was
 /// declared.
@@ -56,21 +45,20 @@ pub(crate) struct DeadLetter {
     pub(crate) max_attempts: Option<u32>,
     /// Fully qualified.
     pub(crate) topic: Arc<str>,
-    pub(crate) publisher: Arc<dyn Publish>,
 }
 
 impl DeadLetter {
-    /// Publish the copy of `received` and wait for the broker's receipt.
-    pub(crate) async fn publish<Id: std::fmt::Display>(
+    /// The copy of `received` for the dead-letter topic.
+    pub(crate) fn copy<Id: std::fmt::Display>(
         &self,
         received: &Received<Id>,
         why: &Why<'_>,
-    ) -> Result<MessageId, PublishError> {
+    ) -> Message {
         let mut copy = Message::new(self.topic.to_string(), received.payload.to_vec());
         copy.properties = copy_properties(received, why);
         copy.key = received.key.clone();
         copy.event_time = received.event_time;
-        self.publisher.publish(copy).await
+        copy
     }
 }
 
@@ -84,41 +72,9 @@ fn copy_properties<Id: std::fmt::Display>(
     let mut properties = received.copy_properties(&[DEAD_LETTER_REASON, DEAD_LETTER_ERROR]);
     properties.push((DEAD_LETTER_REASON.to_owned(), why.reason.to_owned()));
     if let Some(error) = why.error {
-        properties.push((DEAD_LETTER_ERROR.to_owned(), error.to_string()));
+        properties.push((DEAD_LETTER_ERROR.to_owned(), error.to_owned()));
     }
     properties
-}
-
-/// Publish `received` to the dead-letter topic; acknowledged once the broker confirmed the
-/// copy, left unsettled (it comes back) if publishing failed.
-pub(super) async fn move_out<Id: std::fmt::Display>(
-    dead_letter: &DeadLetter,
-    received: &Received<Id>,
-    why: Why<'_>,
-    (span, handler): (&tracing::Span, &'static str),
-) -> Completion {
-    let published = dead_letter.publish(received, &why).await;
-    let _context = report::context(span, handler, &received.topic, &received.id);
-    match published {
-        Ok(copy) => {
-            tracing::warn!(
-                reason = why.reason,
-                dead_letter_topic = %dead_letter.topic,
-                copy_id = %copy,
-                "moved to the dead-letter topic"
-            );
-            Completion::DeadLettered
-        }
-        Err(error) => {
-            tracing::error!(
-                %error,
-                dead_letter_topic = %dead_letter.topic,
-                "could not publish to the dead-letter topic; the delivery is left \
-                 unacknowledged and comes back"
-            );
-            Completion::Rejected
-        }
-    }
 }
 
 #[cfg(test)]
@@ -142,7 +98,7 @@ mod tests {
     }
 
     const OUT: Why<'static> = Why {
-        reason: OUT_OF_ATTEMPTS,
+        reason: ruststream::completion::OUT_OF_ATTEMPTS,
         error: None,
     };
 
@@ -169,10 +125,9 @@ mod tests {
             (DEAD_LETTER_REASON.to_owned(), "undecodable".to_owned()),
             (DEAD_LETTER_ERROR.to_owned(), "expected `,`".to_owned()),
         ];
-        let error = std::io::Error::other("card 4111 declined");
         let why = Why {
             reason: "card-declined",
-            error: Some(&error),
+            error: Some("card 4111 declined"),
         };
         let properties = copy_properties(&received(earlier), &why);
         assert_eq!(

@@ -28,6 +28,13 @@ pub mod metric {
     /// cannot undo, corrupt bytes, a batch that does not parse); each also ends as `rejected`
     /// or `dead_lettered` in [`OUTCOMES`].
     pub const UNREADABLE: &str = "ruststream_unreadable_messages_total";
+    /// Counter, label `handler`: messages a handler published that the broker did not store;
+    /// each delivery that published one is not acknowledged and comes back as `retry()`
+    /// does.
+    pub const PUBLISH_FAILURES: &str = "ruststream_publish_failures_total";
+    /// Gauge, label `handler`: deliveries whose handler ended and whose acknowledgement waits
+    /// for the broker to confirm what it published (or the copy the outcome called for).
+    pub const AWAITING_PUBLISHES: &str = "ruststream_awaiting_publishes";
     /// Gauge, label `handler`: deliveries in a `retry_after` wait.
     pub const WAITING: &str = "ruststream_retry_after_waiting";
     /// Gauge, label `handler`: deliveries whose handler is running now.
@@ -76,6 +83,8 @@ pub(crate) struct Instruments {
     commands: [Counter; CALL_LABELS.len()],
     pub(crate) refused: Counter,
     pub(crate) unreadable: Counter,
+    pub(crate) publish_failures: Counter,
+    pub(crate) awaiting: Gauge,
     pub(crate) waiting: Gauge,
     pub(crate) in_flight: Gauge,
     pub(crate) duration: Histogram,
@@ -104,6 +113,8 @@ impl Instruments {
             }),
             refused: metrics::counter!(metric::REFUSED, "handler" => handler),
             unreadable: metrics::counter!(metric::UNREADABLE, "handler" => handler),
+            publish_failures: metrics::counter!(metric::PUBLISH_FAILURES, "handler" => handler),
+            awaiting: metrics::gauge!(metric::AWAITING_PUBLISHES, "handler" => handler),
             waiting: metrics::gauge!(metric::WAITING, "handler" => handler),
             in_flight: metrics::gauge!(metric::IN_FLIGHT, "handler" => handler),
             duration: metrics::histogram!(metric::DURATION, "handler" => handler),

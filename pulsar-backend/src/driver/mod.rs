@@ -6,9 +6,11 @@
 //! completion table), when a `retry_after` wait ends, how a batched entry is acknowledged, and
 //! when a delivery stops counting as in flight. The driver receives, runs handlers, and makes
 //! the calls the machine yields on the consumer, those due together as one call: this is where
-//! an outcome becomes `ack_many_with_id` or `nack_many_with_id` (`run.rs`, `flush`). Moving a
-//! message to the dead-letter topic ([`dead_letter`]) and republishing it to the retry topic
-//! for `retry_later` ([`retry_letter`]) are publishes made before the acknowledgement.
+//! an outcome becomes `ack_many_with_id` or `nack_many_with_id` (`run.rs`, `flush`). The
+//! copies the machine orders, to the dead-letter topic ([`dead_letter`]) and to the retry topic
+//! for `retry_later` ([`retry_letter`]), are built here and published by the driver; the
+//! machine acknowledges the original once a copy is confirmed, and a delivery once every
+//! message its handler published is (their answers come back through the driver's outbox).
 
 mod dead_letter;
 mod handle;
@@ -21,7 +23,7 @@ mod retry_letter;
 mod run;
 mod slots;
 
-pub(crate) use dead_letter::{DeadLetter, Why, OUT_OF_ATTEMPTS, UNDECODABLE};
+pub(crate) use dead_letter::{DeadLetter, Why};
 pub(crate) use handle::DriverHandle;
 pub(crate) use handled::Handled;
 pub use instruments::metric;

@@ -22,36 +22,33 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ruststream::completion::Completion;
-use ruststream::handler::Publish;
 use ruststream::message::Message;
-use ruststream::{MessageId, PublishError};
 use ruststream_pulsar_model::{reconsume_times, DELAY_TIME, RECONSUMETIMES};
 
-use super::{report, Received};
+use super::Received;
 
 /// A subscription's retry topic.
 #[derive(Clone)]
 pub(crate) struct RetryLetter {
     /// Fully qualified.
     pub(crate) topic: Arc<str>,
-    pub(crate) publisher: Arc<dyn Publish>,
 }
 
 impl RetryLetter {
-    /// Publish the copy of `received`, to be delivered after `delay`, and wait for the
-    /// broker's receipt.
-    pub(crate) async fn publish<Id: std::fmt::Display>(
+    /// The copy of `received` for the retry topic, to be delivered after `delay`, counting
+    /// `count` deliveries before it (the machine's `Republish::RetryTopic`).
+    pub(crate) fn copy<Id: std::fmt::Display>(
         &self,
         received: &Received<Id>,
         delay: Duration,
-    ) -> Result<MessageId, PublishError> {
+        count: u32,
+    ) -> Message {
         let mut copy =
             Message::new(self.topic.to_string(), received.payload.to_vec()).deliver_after(delay);
-        copy.properties = copy_properties(received, delay);
+        copy.properties = copy_properties(received, delay, count);
         copy.key = received.key.clone();
         copy.event_time = received.event_time;
-        self.publisher.publish(copy).await
+        copy
     }
 }
 
@@ -66,47 +63,17 @@ pub(crate) fn republished<Id>(received: &Received<Id>) -> u32 {
 }
 
 /// The original properties with `REAL_TOPIC` and `ORIGIN_MESSAGE_ID` added unless present,
-/// and this copy's `RECONSUMETIMES` (the deliveries before it) and `DELAY_TIME` in place of
-/// earlier ones.
+/// and this copy's `RECONSUMETIMES` (`count`: the deliveries before it, the machine's one
+/// attempt count plus this one) and `DELAY_TIME` in place of earlier ones.
 fn copy_properties<Id: std::fmt::Display>(
     received: &Received<Id>,
     delay: Duration,
+    count: u32,
 ) -> Vec<(String, String)> {
-    // `redelivery_count` is already the one count (the driver added the copies to the
-    // broker's count when the delivery arrived): the copy is one delivery more.
-    let times = received.redelivery_count.unwrap_or(0).saturating_add(1);
     let mut properties = received.copy_properties(&[RECONSUMETIMES, DELAY_TIME]);
-    properties.push((RECONSUMETIMES.to_owned(), times.to_string()));
+    properties.push((RECONSUMETIMES.to_owned(), count.to_string()));
     properties.push((DELAY_TIME.to_owned(), delay.as_millis().to_string()));
     properties
-}
-
-/// Publish `received` to the retry topic, for the broker to deliver after `delay`;
-/// acknowledged once the broker confirmed the copy, left unsettled (it comes back) if
-/// publishing failed.
-pub(super) async fn republish<Id: std::fmt::Display>(
-    retry: &RetryLetter,
-    received: &Received<Id>,
-    delay: std::time::Duration,
-    (span, handler): (&tracing::Span, &'static str),
-) -> Completion {
-    let published = retry.publish(received, delay).await;
-    match published {
-        Ok(copy) => {
-            tracing::debug!(retry_topic = %retry.topic, copy_id = %copy, ?delay, "republished to the retry topic");
-            Completion::Rescheduled
-        }
-        Err(error) => {
-            let _context = report::context(span, handler, &received.topic, &received.id);
-            tracing::error!(
-                %error,
-                retry_topic = %retry.topic,
-                "could not publish to the retry topic; the delivery is left unacknowledged \
-                 and comes back"
-            );
-            Completion::Rejected
-        }
-    }
 }
 
 #[cfg(test)]
@@ -140,7 +107,7 @@ mod tests {
         let original = received(pairs(&[("trace", "t1")]), 0);
         assert_eq!(republished(&original), 0);
         assert_eq!(
-            copy_properties(&original, Duration::from_secs(3600)),
+            copy_properties(&original, Duration::from_secs(3600), 1),
             pairs(&[
                 ("trace", "t1"),
                 (REAL_TOPIC, "persistent://public/default/refunds"),
@@ -165,7 +132,7 @@ mod tests {
         );
         assert_eq!(republished(&copy), 2);
         assert_eq!(
-            copy_properties(&copy, Duration::from_millis(1500)),
+            copy_properties(&copy, Duration::from_millis(1500), 3),
             pairs(&[
                 (REAL_TOPIC, "persistent://public/default/first"),
                 (ORIGIN_MESSAGE_ID, "1:2:-1"),
@@ -178,7 +145,7 @@ mod tests {
     #[test]
     fn nacks_and_ack_timeouts_before_the_copy_count_too() {
         let nacked_twice = received(Vec::new(), 2);
-        let properties = copy_properties(&nacked_twice, Duration::from_secs(1));
+        let properties = copy_properties(&nacked_twice, Duration::from_secs(1), 3);
         assert_eq!(properties[2], (RECONSUMETIMES.to_owned(), "3".to_owned()));
     }
 }

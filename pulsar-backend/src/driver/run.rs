@@ -1,18 +1,21 @@
 //! The driver loop.
 
+use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::Poll;
 
 use futures::channel::oneshot;
-use futures::FutureExt;
-use ruststream::completion::{Completion, SubscriptionRules};
-use ruststream::handler::Rejection;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
+use ruststream::completion::{Completion, Republish, Settlement, SubscriptionRules};
+use ruststream::handler::{BoxFuture, Publish, Rejection};
 use ruststream::machine::{
-    Admission, Arrival, Call, Delivered, MachineConfig, SubscriptionMachine,
+    Admission, Arrival, Call, Delivered, Ended, MachineConfig, SubscriptionMachine,
 };
 use ruststream::message::Incoming;
+use ruststream::publish::{Answered, Origin, Outbox, Receipt, Token, Tracking};
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Handler, Instant};
 use tracing::Instrument;
@@ -20,10 +23,7 @@ use tracing::Instrument;
 use super::instruments::{Instruments, SettlementCall};
 use super::report;
 use super::slots::Slots;
-use super::{
-    dead_letter, retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why,
-    OUT_OF_ATTEMPTS, UNDECODABLE,
-};
+use super::{retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why};
 use crate::observe::{Call as ObservedCall, Observer};
 
 /// How many events a driver handles before it yields to its executor once.
@@ -38,8 +38,11 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) observer: Option<Arc<dyn Observer>>,
     /// Counts every delivery handed to the handler, for the broker's `handled`.
     pub(crate) handled: Arc<super::Handled>,
-    /// The broker's publishing port, for handlers' `Publisher` parameters.
-    pub(crate) publisher: Option<Arc<dyn ruststream::handler::Publish>>,
+    /// The broker's publishing port, for handlers' `Publisher` parameters (with the
+    /// registration's compression).
+    pub(crate) publisher: Option<Arc<dyn Publish>>,
+    /// The broker's publishing port as it is, for the copies the machine orders.
+    pub(crate) copies: Arc<dyn Publish>,
     /// How long a stopping driver lets running handlers finish.
     pub(crate) shutdown_grace: std::time::Duration,
     /// Where messages out of attempts go, when the registration declared it.
@@ -61,43 +64,69 @@ struct Invocation<S, H> {
     state: Arc<S>,
     runtime: Arc<dyn Runtime>,
     observer: Option<Arc<dyn Observer>>,
-    publisher: Option<Arc<dyn ruststream::handler::Publish>>,
-    dead_letter: Option<DeadLetter>,
-    retry: Option<RetryLetter>,
-    /// The completion rules, for the backoff policy's delays.
-    rules: SubscriptionRules,
+    publisher: Option<Arc<dyn Publish>>,
+    /// Where the answers of the handlers' publishes go.
+    outbox: Arc<Outbox>,
+    /// The dead-letter topic, if declared, for the line that says a message goes there.
+    dead_letter: Option<Arc<str>>,
     subscription: Arc<str>,
     key_ordered: bool,
     /// How long each handler call took (the driver's [`Instruments::duration`]).
     duration: metrics::Histogram,
 }
 
-/// A held delivery to start now, with its admission, and whether it was parked (see
-/// `SubscriptionMachine::next_of_key`).
-type NextOfKey<Id> = ((Received<Id>, Admission), bool);
-
 /// A handler invocation that ended.
 struct Finished<Id> {
-    id: Id,
-    /// Its key where the subscription keeps per-key order: the delivery's own `String`, moved
-    /// into a box (one pointer, 16 bytes less to move than the `String`, which keeps the whole
-    /// under the size below).
-    #[expect(
-        clippy::box_collection,
-        reason = "one pointer to move, and the delivery's own `String` boxed as it is (no copy)"
-    )]
-    key: Option<Box<String>>,
+    id: Delivered<Id>,
     completion: Completion,
-    /// The delivery's span, to log its settlement in.
-    span: tracing::Span,
     /// When the handler ended: the time its outcome is settled at (a `retry_after` wait
     /// counts from it), read once for the duration metric and the settlement.
     ended: Instant,
+    token: Token,
+    /// How many messages the handler published.
+    publishes: u32,
+    /// The delivery's attempt count (its redelivery count, copies included).
+    attempt: u32,
+    /// What only some deliveries carry: the key of a key-ordered one, the content of one the
+    /// machine may copy. One pointer, so that what every delivery carries stays small.
+    tail: Option<Box<Tail<Id>>>,
+}
+
+/// What only some finished invocations carry.
+struct Tail<Id> {
+    /// Its key where the subscription keeps per-key order.
+    key: Option<String>,
+    /// The delivery's span, to log its settlement in, where it is enabled (DEBUG): at the
+    /// default level it is off, and lines about the delivery make their own context
+    /// (`report::context`).
+    span: Option<tracing::Span>,
+    /// The delivery, where its end may call for a copy (`Completion::may_republish`).
+    copy: Option<CopySource<Id>>,
+}
+
+/// A delivery kept for the copy the machine may order, with what its copy and its record say.
+struct CopySource<Id> {
+    received: Received<Id>,
+    /// The error that came with it (`DEAD_LETTER_ERROR`).
+    error: Option<String>,
+    /// Its handler call, recorded once the copy is answered (test harnesses).
+    observed: Option<ObservedCall>,
+}
+
+/// A copy the machine ordered, until its answer comes.
+struct CopyInFlight {
+    republish: Republish,
+    /// The topic it goes to.
+    to: Arc<str>,
+    span: tracing::Span,
+    topic: Arc<str>,
+    message_id: String,
+    observed: Option<ObservedCall>,
 }
 
 /// A number drawn from a message id, the same for the same id: what the backoff's jitter is
 /// drawn from, so that a run repeats exactly (FNV-1a over the id as it prints).
-fn seed_of(id: &impl std::fmt::Display) -> u64 {
+fn seed_of<Id: std::fmt::Display>(id: &Id) -> u64 {
     struct Fnv(u64);
     impl std::fmt::Write for Fnv {
         fn write_str(&mut self, s: &str) -> std::fmt::Result {
@@ -113,7 +142,8 @@ fn seed_of(id: &impl std::fmt::Display) -> u64 {
 }
 
 /// Runs one subscription until told to stop: the I/O loop around its
-/// [`SubscriptionMachine`], which decides everything (what to take, start, call and release).
+/// [`SubscriptionMachine`], which decides everything (what to take, start, call, copy and
+/// release).
 pub(crate) struct Driver<C: ConsumerPort, S, H> {
     consumer: C,
     config: DriverConfig<S>,
@@ -135,6 +165,15 @@ pub(crate) struct Driver<C: ConsumerPort, S, H> {
     acks: Vec<C::Id>,
     /// The negative acknowledgements of the flush under way (empty between flushes).
     nacks: Vec<C::Id>,
+    /// The next delivery's token.
+    next_token: u32,
+    /// The answers taken from the outbox, being handed to the machine (empty between turns).
+    answers: Vec<Answered>,
+    /// The copies ordered and not answered yet.
+    copies: HashMap<Token, CopyInFlight>,
+    /// The copies being handed to the producer (waiting for room, or for the topic's
+    /// partitions); each is answered through the outbox either way.
+    sending: FuturesUnordered<BoxFuture<'static, ()>>,
 }
 
 impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
@@ -145,9 +184,12 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             ordered_retries: config.ordered_retries,
             max_attempts: config.dead_letter.as_ref().and_then(|d| d.max_attempts),
             batch_index_acks: consumer.acks_batch_index(),
+            dead_letter_topic: config.dead_letter.is_some(),
+            retry_topic: config.retry.is_some(),
             ..MachineConfig::new(config.concurrency)
         };
-        let machine = SubscriptionMachine::new(rules.clone(), machine_config, C::entry);
+        let machine =
+            SubscriptionMachine::new(rules.clone(), machine_config, C::entry).with_seed(seed_of);
         let instruments = Instruments::new(handler.name());
         let invocation = Arc::new(Invocation {
             handler,
@@ -155,9 +197,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             runtime: config.runtime.clone(),
             observer: config.observer.clone(),
             publisher: config.publisher.clone(),
-            dead_letter: config.dead_letter.clone(),
-            retry: config.retry.clone(),
-            rules: rules.clone(),
+            outbox: Outbox::new(),
+            dead_letter: config.dead_letter.as_ref().map(|d| d.topic.clone()),
             subscription: rules.subscription_name(),
             key_ordered: machine.config().key_ordered,
             duration: instruments.duration.clone(),
@@ -172,18 +213,23 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             read_at: None,
             acks: Vec::new(),
             nacks: Vec::new(),
+            next_token: 0,
+            answers: Vec::new(),
+            copies: HashMap::new(),
+            sending: FuturesUnordered::new(),
         }
     }
 
     /// Run until `stop` fires (or the consumer closes), then shut down gracefully: stop
-    /// pulling, let running handlers finish, flush settlements, abandon `retry_after` waits,
-    /// close the consumer.
+    /// pulling, let running handlers finish and their publishes be answered, flush
+    /// settlements, abandon `retry_after` waits, close the consumer.
     pub(crate) async fn run(mut self, mut stop: oneshot::Receiver<()>) {
         enum Event {
             Stop,
             Closed,
-            /// A delivery arrived or a handler finished, and was dealt with where it was
-            /// polled (a delivery is not moved through an event: each move is a copy).
+            /// A delivery arrived, a handler finished or publishes were answered, and it was
+            /// dealt with where it was polled (a delivery is not moved through an event: each
+            /// move is a copy).
             Handled,
             Timer,
             /// Nothing is ready, and something happened since the last flush.
@@ -198,7 +244,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         // waits for time to pass (a sleep starts only after a flush).
         let mut unflushed = false;
         let mut flush_now = true;
-        // Start `$next` and what it lets start: a handler that finishes as it starts is
+        // Start `$received` and what it lets start: a handler that finishes as it starts is
         // settled at once, and may let the next delivery of its key start. A macro, as the
         // invocations' future type has no name to write a method over.
         // (A delivery is moved as little as can be: each move is a copy of 192 bytes.)
@@ -206,20 +252,19 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             ($received:expr, $admission:expr) => {{
                 let finished = running.start(self.begin($received, $admission));
                 self.instruments.in_flight.set(running.len() as f64);
-                match finished {
-                    Some(done) => self.finish(done, running.len()),
-                    None => None,
+                if let Some(done) = finished {
+                    self.finish(done, running.len());
                 }
             }};
         }
-        macro_rules! start {
-            ($next:expr) => {{
-                let mut next = $next;
-                while let Some(((received, admission), parked)) = next {
+        // Start every delivery the machine lets start now.
+        macro_rules! start_ready {
+            () => {{
+                while let Some(((received, admission), parked)) = self.machine.poll_start() {
                     if parked {
                         self.consumer.acquire(&received.id);
                     }
-                    next = start_one!(received, admission);
+                    start_one!(received, admission);
                 }
             }};
         }
@@ -247,7 +292,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                              (another consumer may have its key now): the messages held \
                              behind it go on without it"
                         );
-                        start!(start_one!(received, admission));
+                        start_one!(received, admission);
+                        start_ready!();
                     }
                 }
                 self.flush().await;
@@ -262,13 +308,22 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     return Poll::Ready(Event::Stop);
                 }
                 if let Poll::Ready(Some(done)) = running.poll_next(cx) {
-                    start!(self.finish(done, running.len()));
+                    self.finish(done, running.len());
+                    start_ready!();
                     return Poll::Ready(Event::Handled);
+                }
+                if self.invocation.outbox.poll_answers(cx).is_ready() {
+                    self.take_answers();
+                    start_ready!();
+                    return Poll::Ready(Event::Handled);
+                }
+                if !self.sending.is_empty() {
+                    while let Poll::Ready(Some(())) = self.sending.poll_next_unpin(cx) {}
                 }
                 if self.machine.wants_delivery() {
                     match self.consumer.poll_receive(cx) {
                         Poll::Ready(Some(mut received)) => {
-                            if self.invocation.retry.is_some() {
+                            if self.config.retry.is_some() {
                                 // One attempt count: the copies it went through on the
                                 // retry topic, plus the broker's count of this one.
                                 let copies = retry_letter::republished(&received);
@@ -292,7 +347,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                                 received.key.as_deref(),
                                 &received.id,
                             ) {
-                                start!(start_one!(received, admission));
+                                start_one!(received, admission);
+                                start_ready!();
                             } else {
                                 // Waits for the delivery of its key that runs.
                                 let key = received.key.clone().unwrap_or_default();
@@ -342,12 +398,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         &mut self,
         received: Received<C::Id>,
         admission: Admission,
-    ) -> impl Future<Output = Finished<Delivered<C::Id>>> + Send + 'static {
+    ) -> impl Future<Output = Finished<C::Id>> + Send + 'static {
         self.instruments.deliveries.increment(1);
         if received.unreadable().is_some() {
             self.instruments.unreadable.increment(1);
         }
         self.config.handled.bump();
+        let token = Token(self.next_token);
+        self.next_token = self.next_token.wrapping_add(1);
         let invocation = self.invocation.clone();
         let handler = &self.invocation.handler;
         // DEBUG: at the default level a successful delivery creates no span at all. Error
@@ -368,9 +426,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 runtime,
                 observer,
                 publisher,
+                outbox,
                 dead_letter,
-                retry,
-                rules,
                 subscription,
                 key_ordered,
                 duration,
@@ -379,30 +436,51 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             // What the machine gets back, moved out of the delivery once nothing else needs
             // it: nothing of it is kept across the handler's call, so the future is smaller.
             macro_rules! finished {
-                ($completion:expr, $ended:expr) => {
+                ($received:expr, $completion:expr, $ended:expr, $publishes:expr, $copy:expr) => {{
+                    let received = $received;
+                    let batch = received.batch.map(|slot| slot.place());
+                    let attempt = received.redelivery_count.unwrap_or(0);
+                    let span = (!own.is_disabled()).then_some(own);
+                    let (id, tail) = match $copy {
+                        // Kept whole for the copy the machine may order.
+                        Some((error, observed)) => {
+                            let id = received.id.clone();
+                            let key = if key_ordered { received.key.clone() } else { None };
+                            let copy = CopySource { received, error, observed };
+                            (id, Some(Box::new(Tail { key, span, copy: Some(copy) })))
+                        }
+                        // Only the id and the key are moved out of it.
+                        None => {
+                            let key = if key_ordered { received.key } else { None };
+                            let tail = match (key, span) {
+                                (None, None) => None,
+                                (key, span) => Some(Box::new(Tail { key, span, copy: None })),
+                            };
+                            (received.id, tail)
+                        }
+                    };
                     Finished {
-                        id: Delivered {
-                            batch: received.batch.map(|slot| slot.place()),
-                            id: received.id,
-                        },
-                        key: if key_ordered { received.key.map(Box::new) } else { None },
+                        id: Delivered { batch, id },
                         completion: $completion,
-                        span: own,
                         ended: $ended,
+                        token,
+                        publishes: $publishes,
+                        attempt,
+                        tail,
                     }
-                };
+                }};
             }
-            if let (Admission::DeadLetter, Some(dead_letter)) = (admission, dead_letter.as_ref()) {
-                // Boxed: a rare path, whose publish would otherwise enlarge every delivery's
-                // future (and each copy of it).
-                let why = Why { reason: OUT_OF_ATTEMPTS, error: None };
-                let completion = Box::pin(dead_letter::move_out(dead_letter, &received, why, (&own, handler.name()))).await;
-                return finished!(completion, runtime.now());
+            if admission == Admission::DeadLetter {
+                // Out of attempts: the handler is not called; the machine orders the copy.
+                let keep: Option<(Option<String>, Option<ObservedCall>)> = Some((None, None));
+                return finished!(received, Completion::OutOfAttempts, runtime.now(), 0, keep);
             }
+            let tracking = Tracking::new(outbox, token);
             let incoming = Incoming::new(&received.payload, &received.properties, &received.topic)
                 .with_key(received.key.as_deref())
                 .with_redelivery_count(received.redelivery_count)
                 .with_publisher(publisher.as_ref())
+                .with_tracking(&tracking)
                 .with_message_id(C::message_id(&received.id))
                 .with_times(received.publish_time, received.event_time);
             let at = runtime.now();
@@ -411,20 +489,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 // Nothing to hand over: the client could not read the message.
                 Some(reason) => Ok(Err(Rejection::Unreadable { handler: handler.name(), reason: reason.to_owned() })),
             };
+            let publishes = tracking.seal();
             // Recorded here rather than carried out: what a finished invocation carries is
             // moved several times, and stays small enough to move without a `memcpy` call.
-            let mut ended = runtime.now();
+            let ended = runtime.now();
             duration.record(ended.saturating_duration_since(at).as_secs_f64());
-            let mut completion = match &result {
+            let completion = match &result {
                 Ok(Ok(answer)) => {
-                    let outcome = match answer.outcome {
-                        // The policy's delay for this attempt; the jitter drawn from the id.
-                        outcome @ (ruststream::HandlerOutcome::Backoff | ruststream::HandlerOutcome::BackoffLater) => {
-                            let attempt = received.redelivery_count.unwrap_or(0);
-                            rules.resolve(outcome, attempt, seed_of(&received.id))
-                        }
-                        outcome => outcome,
-                    };
+                    let outcome = answer.outcome;
                     match (&answer.error, outcome) {
                         (Some(error), _) => {
                             let _context = report::context(&own, handler.name(), &received.topic, &received.id);
@@ -439,16 +511,17 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 }
                 Ok(Err(rejection)) => {
                     let _context = report::context(&own, handler.name(), &received.topic, &received.id);
-                    match (rejection, dead_letter) {
-                        (Rejection::Decode { .. } | Rejection::Unreadable { .. }, Some(dead_letter)) => tracing::error!(
+                    let undecodable = matches!(rejection, Rejection::Decode { .. } | Rejection::Unreadable { .. });
+                    match (undecodable, dead_letter) {
+                        (true, Some(dead_letter)) => tracing::error!(
                             error = %rejection,
-                            dead_letter_topic = %dead_letter.topic,
+                            dead_letter_topic = %dead_letter,
                             "the message cannot be read or decoded; it goes to the dead-letter \
                              topic now, as no retry can change that"
                         ),
                         _ => tracing::error!(error = %rejection, "handler could not run; the delivery is left unacknowledged"),
                     }
-                    Completion::Rejected
+                    if undecodable { Completion::Undecodable } else { Completion::Rejected }
                 }
                 Err(_) => {
                     let _context = report::context(&own, handler.name(), &received.topic, &received.id);
@@ -456,88 +529,259 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     Completion::Panicked
                 }
             };
-            match (&result, dead_letter) {
-                (Ok(Err(rejection @ (Rejection::Decode { .. } | Rejection::Unreadable { .. }))), Some(dead_letter)) => {
-                    let why = Why { reason: UNDECODABLE, error: Some(rejection) };
-                    completion = Box::pin(dead_letter::move_out(dead_letter, &received, why, (&own, handler.name()))).await;
-                    ended = runtime.now();
-                }
-                // The handler's own verdict: the copy carries its reason and error.
-                (Ok(Ok(answer)), Some(dead_letter)) => {
-                    if let ruststream::HandlerOutcome::DeadLetter(reason) = answer.outcome {
-                        let why = Why { reason, error: answer.error.as_deref().map(|e| e as _) };
-                        completion = Box::pin(dead_letter::move_out(dead_letter, &received, why, (&own, handler.name()))).await;
-                        ended = runtime.now();
-                    }
-                }
-                _ => {}
+            let error = match result {
+                Ok(Err(rejection)) => Some(rejection.to_string()),
+                Ok(Ok(answer)) => answer.error.map(|e| e.to_string()),
+                Err(_) => None,
+            };
+            let observed = observer.as_ref().map(|_| ObservedCall {
+                handler: handler.name(),
+                subscription: subscription.clone(),
+                topic: received.topic.to_string(),
+                message_id: C::message_id(&received.id),
+                payload: received.payload.to_vec(),
+                properties: received.properties.to_vec(),
+                redelivery_count: received.redelivery_count,
+                at,
+                completion: shown(completion),
+                error: error.clone(),
+            });
+            if completion.may_republish() || completion.is_backoff() {
+                // The machine may order a copy, or decides the backoff's delay: the record
+                // waits for it (and for the copy's answer).
+                return finished!(received, completion, ended, publishes, Some((error, observed)));
             }
-            if let (Completion::Returned(ruststream::HandlerOutcome::RetryLater(delay)), Some(retry)) = (completion, retry) {
-                completion = Box::pin(retry_letter::republish(retry, &received, delay, (&own, handler.name()))).await;
-                ended = runtime.now();
-            }
-            if let Some(observer) = observer {
-                observer.called(ObservedCall {
-                    handler: handler.name(),
-                    subscription: subscription.clone(),
-                    topic: received.topic.to_string(),
-                    message_id: C::message_id(&received.id),
-                    payload: received.payload.to_vec(),
-                    properties: received.properties.to_vec(),
-                    redelivery_count: received.redelivery_count,
-                    at,
-                    completion,
-                    error: match result {
-                        Ok(Err(rejection)) => Some(rejection.to_string()),
-                        Ok(Ok(answer)) => answer.error.map(|e| e.to_string()),
-                        Err(_) => None,
-                    },
-                });
+            if let (Some(observer), Some(observed)) = (observer, observed) {
+                observer.called(observed);
             }
             // The delivery's own span goes with it (what `Span::current()` is in here, without
             // the thread-local look-up).
-            finished!(completion, ended)
+            finished!(received, completion, ended, publishes, None::<(Option<String>, Option<ObservedCall>)>)
         }
         .instrument(span)
     }
 
-    /// Hand a handler invocation that ended to the machine; the next delivery of its key, if
-    /// one was held back, is what to start now.
-    fn finish(
-        &mut self,
-        done: Finished<Delivered<C::Id>>,
-        running: usize,
-    ) -> Option<NextOfKey<C::Id>> {
+    /// Hand a handler invocation that ended to the machine, and publish the copy it orders.
+    /// Deliveries it lets start are left for `SubscriptionMachine::poll_start`.
+    fn finish(&mut self, done: Finished<C::Id>, running: usize) {
         let now = done.ended;
         self.read_at = Some(self.read_at.map_or(now, |read| read.max(now)));
         self.instruments.in_flight.set(running as f64);
-        self.instruments.outcome(&done.completion).increment(1);
+        // Answers that came while the handler ran: a delivery whose publishes are all
+        // confirmed by now is settled at once, not held.
+        if self.invocation.outbox.has_answers() {
+            self.take_answers();
+        }
+        let Finished {
+            id,
+            completion,
+            ended: _,
+            token,
+            publishes,
+            attempt,
+            tail,
+        } = done;
+        let (key, span, mut copy) = match tail {
+            Some(tail) => {
+                let Tail { key, span, copy } = *tail;
+                (key, span.unwrap_or_else(tracing::Span::none), copy)
+            }
+            None => (None, tracing::Span::none(), None),
+        };
+        // What the registration's backoff policy makes of a backoff, asked of the machine
+        // first, for the record and the counters.
+        let completion = match completion.is_backoff() {
+            true => self.machine.resolve(completion, attempt, &id.id),
+            false => completion,
+        };
         // Logged in the delivery's span, so that a refusal names its topic and message id.
-        let span_guard = done.span.enter();
-        let message_id = done.id.id.clone();
-        let settlement = self.machine.finish(
-            done.id,
-            done.completion,
-            now,
-            done.key.as_deref().map(String::as_str),
-        );
-        match settlement {
-            Ok(settlement) => tracing::debug!(?settlement, "settled"),
+        let span_guard = span.enter();
+        let message_id = id.id.clone();
+        let settlement = self.machine.finish(Ended {
+            delivered: id,
+            completion,
+            at: now,
+            key: key.as_deref(),
+            token,
+            publishes,
+            attempt,
+        });
+        match &settlement {
+            Ok(Settlement::Republish(republish)) => {
+                let source = copy.take().expect("a copy is ordered only where kept");
+                drop(span_guard);
+                self.send_copy(token, *republish, source, span);
+            }
+            Ok(settlement) => {
+                tracing::debug!(?settlement, "settled");
+                self.instruments.outcome(&shown(completion)).increment(1);
+            }
             Err(error) => {
                 let _context = report::context(
-                    &done.span,
+                    &span,
                     self.invocation.handler.name(),
                     &self.config.topic,
                     &message_id,
                 );
                 tracing::error!(%error, "outcome refused");
                 self.instruments.refused.increment(1);
+                self.instruments.outcome(&shown(completion)).increment(1);
             }
         }
-        drop(span_guard);
+        // No copy ordered: a call kept for one is recorded now, as it ended.
+        if let Some(CopySource {
+            observed: Some(mut observed),
+            ..
+        }) = copy
+        {
+            if let Some(observer) = &self.invocation.observer {
+                observed.completion = shown(completion);
+                observer.called(observed);
+            }
+        }
         self.instruments.waiting.set(self.machine.waiting() as f64);
-        self.machine
-            .next_of_key(done.key.as_deref().map(String::as_str))
+        self.instruments
+            .awaiting
+            .set(self.machine.awaiting_publishes() as f64);
+    }
+
+    /// Publish the copy of `source` the machine ordered for delivery `token`; its answer
+    /// settles the delivery (`take_answers`).
+    fn send_copy(
+        &mut self,
+        token: Token,
+        republish: Republish,
+        source: CopySource<C::Id>,
+        span: tracing::Span,
+    ) {
+        let CopySource {
+            received,
+            error,
+            observed,
+        } = source;
+        let (message, to) = match republish {
+            Republish::DeadLetter { reason } => {
+                let dead_letter = self
+                    .config
+                    .dead_letter
+                    .as_ref()
+                    .expect("a dead-letter copy is ordered only where one is declared");
+                let why = Why {
+                    reason,
+                    error: error.as_deref(),
+                };
+                (dead_letter.copy(&received, &why), dead_letter.topic.clone())
+            }
+            Republish::RetryTopic { delay, count } => {
+                let retry = self
+                    .config
+                    .retry
+                    .as_ref()
+                    .expect("a retry copy is ordered only where a retry topic is declared");
+                (retry.copy(&received, delay, count), retry.topic.clone())
+            }
+            _ => unreachable!("the machine orders no other copy"),
+        };
+        self.copies.insert(
+            token,
+            CopyInFlight {
+                republish,
+                to,
+                span,
+                topic: received.topic.clone(),
+                message_id: received.id.to_string(),
+                observed,
+            },
+        );
+        let receipt = Receipt::to(self.invocation.outbox.copy(token));
+        let port = self.config.copies.clone();
+        // The port tells the receipt whatever becomes of the send: its result is not needed.
+        self.sending.push(Box::pin(async move {
+            let _ = port.send(message, receipt).await;
+        }));
+    }
+
+    /// Hand the publish answers waiting in the outbox to the machine: a delivery whose last
+    /// answer came is settled now.
+    fn take_answers(&mut self) {
+        let mut answers = std::mem::take(&mut self.answers);
+        self.invocation.outbox.take(&mut answers);
+        if answers.is_empty() {
+            self.answers = answers;
+            return;
+        }
+        let now = self.config.runtime.now();
+        self.read_at = Some(self.read_at.map_or(now, |read| read.max(now)));
+        for answer in answers.drain(..) {
+            match answer.origin {
+                Origin::Copy => self.copy_answered(answer.token, &answer.result),
+                _ => {
+                    if let Err(error) = &answer.result {
+                        tracing::warn!(
+                            %error,
+                            handler = self.invocation.handler.name(),
+                            subscription = %self.invocation.subscription,
+                            "a message the handler published was not stored; the delivery is \
+                             not acknowledged and comes back"
+                        );
+                        self.instruments.publish_failures.increment(1);
+                    }
+                }
+            }
+            self.machine
+                .answered(answer.token, answer.origin, answer.result.is_ok(), now);
+        }
+        self.answers = answers;
+        self.instruments
+            .awaiting
+            .set(self.machine.awaiting_publishes() as f64);
+    }
+
+    /// The copy of delivery `token` was answered: say so, count it, record its call.
+    fn copy_answered(
+        &mut self,
+        token: Token,
+        result: &Result<ruststream::MessageId, ruststream::PublishError>,
+    ) {
+        let Some(copy) = self.copies.remove(&token) else {
+            return;
+        };
+        let handler = self.invocation.handler.name();
+        let _context = report::context(&copy.span, handler, &copy.topic, &copy.message_id);
+        let _entered = copy.span.enter();
+        let completion = match (result, copy.republish) {
+            (Ok(copy_id), Republish::DeadLetter { reason }) => {
+                tracing::warn!(
+                    reason,
+                    dead_letter_topic = %copy.to,
+                    copy_id = %copy_id,
+                    "moved to the dead-letter topic"
+                );
+                Completion::DeadLettered
+            }
+            (Ok(copy_id), _) => {
+                tracing::debug!(retry_topic = %copy.to, copy_id = %copy_id, "republished to the retry topic");
+                Completion::Rescheduled
+            }
+            (Err(error), republish) => {
+                let which = match republish {
+                    Republish::DeadLetter { .. } => "dead-letter",
+                    _ => "retry",
+                };
+                tracing::error!(
+                    %error,
+                    topic = %copy.to,
+                    "could not publish to the {which} topic; the delivery is left \
+                     unacknowledged and comes back"
+                );
+                Completion::Rejected
+            }
+        };
+        self.instruments.outcome(&completion).increment(1);
+        if let (Some(observer), Some(mut observed)) = (&self.invocation.observer, copy.observed) {
+            observed.completion = completion;
+            observer.called(observed);
+        }
     }
 
     /// Make every call the machine says is due: the acknowledgements together, and the
@@ -559,7 +803,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     self.count_call(SettlementCall::AckIndex, 1, &result);
                 }
                 Call::Nack(id) => nacks.push(id),
-                _ => {}
+                _ => unreachable!("the machine makes no other call"),
             }
         }
         if !acks.is_empty() {
@@ -610,7 +854,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
 
     async fn shutdown<F>(mut self, mut running: Slots<F>)
     where
-        F: Future<Output = Finished<Delivered<C::Id>>>,
+        F: Future<Output = Finished<C::Id>>,
     {
         // Held deliveries (same key as a running one) never started: no outcome.
         let held: Vec<_> = self.machine.drain_held().collect();
@@ -619,7 +863,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 self.consumer.release(&r.id);
             }
         }
-        // Running handlers get the grace period to finish; their outcomes are still settled.
+        // Running handlers get the grace period to finish, and their publishes and copies to
+        // be answered; their outcomes are still settled.
         let deadline = self
             .config
             .runtime
@@ -627,36 +872,48 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             .saturating_add(self.config.shutdown_grace);
         let mut grace = self.config.runtime.sleep_until(deadline);
         loop {
+            if running.len() == 0 && self.machine.awaiting_publishes() == 0 {
+                break;
+            }
             let next = poll_fn(|cx| {
-                if let Poll::Ready(done) = running.poll_next(cx) {
-                    return Poll::Ready(done.map(Ok));
+                if let Poll::Ready(Some(done)) = running.poll_next(cx) {
+                    return Poll::Ready(Some(Ok(done)));
+                }
+                if self.invocation.outbox.poll_answers(cx).is_ready() {
+                    return Poll::Ready(None);
+                }
+                if !self.sending.is_empty() {
+                    while let Poll::Ready(Some(())) = self.sending.poll_next_unpin(cx) {}
                 }
                 grace.as_mut().poll(cx).map(|()| Some(Err(())))
             })
             .await;
             match next {
-                Some(Ok(done)) => {
-                    // Held deliveries were let go above: nothing of the key waits to start.
-                    if let Some(((held, _), false)) = self.finish(done, running.len()) {
-                        self.consumer.release(&held.id);
-                    }
-                    self.flush().await;
-                }
+                Some(Ok(done)) => self.finish(done, running.len()),
+                None => self.take_answers(),
                 Some(Err(())) => {
                     tracing::warn!(
                         count = running.len(),
+                        awaiting_publishes = self.machine.awaiting_publishes(),
                         grace = ?self.config.shutdown_grace,
-                        "stopping: handlers still running after the grace period were \
-                         cancelled; their messages stay unacknowledged and come back"
+                        "stopping: handlers still running, or publishes not answered, after the \
+                         grace period; their messages stay unacknowledged and come back"
                     );
                     // Dropped: cancelled, no outcome. Closing the consumer below releases them.
                     running.clear();
                     break;
                 }
-                None => break,
             }
+            // Held deliveries were let go above: what finishing lets start is let go too.
+            while let Some(((held, _), parked)) = self.machine.poll_start() {
+                if !parked {
+                    self.consumer.release(&held.id);
+                }
+            }
+            self.flush().await;
         }
         drop(grace);
+        self.machine.abandon_publishes();
         self.flush().await;
         while let Some(id) = self.machine.poll_release() {
             self.consumer.release(&id);
@@ -672,6 +929,16 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.consumer.close().await;
     }
 }
+
+/// A completion as logs, counters and the call record show it: a payload that does not
+/// decode, where no copy was made of it, is a rejection, as before the machine copied.
+fn shown(completion: Completion) -> Completion {
+    match completion {
+        Completion::Undecodable => Completion::Rejected,
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// A finished invocation is moved three times on its way to the machine; at 128 bytes or
@@ -680,7 +947,7 @@ mod tests {
     #[test]
     fn a_finished_invocation_moves_without_memcpy() {
         type Id = crate::chunked::ChunkedId<ruststream_pulsar_model::MessageId>;
-        let size = std::mem::size_of::<super::Finished<super::Delivered<Id>>>();
+        let size = std::mem::size_of::<super::Finished<Id>>();
         assert!(
             size <= 128,
             "`Finished` is {size} bytes, over 128: keep what it carries small"

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use ruststream::app::{Health, HealthCheck, StartError};
-use ruststream::handler::{BoxFuture, Publish, Publishing};
+use ruststream::handler::BoxFuture;
 use ruststream::message::Message;
+use ruststream::publish::{Publish, Publishing, Receipt};
 use ruststream::runtime::Runtime;
 use ruststream::MessageId;
 use ruststream::PublishError;
@@ -79,9 +80,22 @@ impl InProcessPublisher {
     }
 }
 
+/// The in-process Pulsar stores a message at the call: its answer is known at once, and
+/// told at once.
 impl Publish for InProcessPublisher {
-    fn publish(&self, message: Message) -> Publishing<'_, MessageId> {
-        Publishing::done(self.store(message))
+    fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
+        let stored = self.store(message);
+        let sent = stored.as_ref().map(drop).map_err(Clone::clone);
+        receipt.tell(stored);
+        Publishing::done(sent)
+    }
+
+    fn publish(&self, message: Message, receipt: Receipt) -> Publishing<'_, MessageId> {
+        let stored = self.store(message);
+        if !receipt.is_empty() {
+            receipt.tell(stored.clone());
+        }
+        Publishing::done(stored)
     }
 }
 

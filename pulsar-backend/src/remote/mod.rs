@@ -1,8 +1,8 @@
 //! The Pulsar server transport: pulsar-rs on the app's runtime.
 //!
 //! Connecting, one consumer per subscription (type, ack timeout as pulsar-rs's unacked-message
-//! resend delay, receiver queue sized to the concurrency), and one producer per topic for
-//! publishing, each publish awaiting its receipt.
+//! resend delay, receiver queue sized to the concurrency), and one producer per topic
+//! partition for publishing, batched and pipelined ([`publish`]).
 
 mod connect;
 mod consumer;
@@ -10,7 +10,7 @@ mod consumer;
 mod executor;
 mod in_flight;
 mod probe;
-mod publisher;
+mod publish;
 mod redrive;
 
 use std::sync::Arc;
@@ -28,7 +28,8 @@ use crate::chunked::Chunked;
 use consumer::RemoteConsumer;
 use in_flight::InFlight;
 use probe::Probe;
-use publisher::Publisher;
+use publish::Publisher;
+pub(crate) use publish::{MAX_PENDING_BYTES, MAX_PENDING_MESSAGES};
 pub(crate) use redrive::replay;
 
 use crate::driver::Mount;
@@ -67,6 +68,10 @@ pub(crate) struct RemoteSettings {
     pub(crate) key_hashing: ruststream_pulsar_model::HashingScheme,
     /// Publish messages larger than this many bytes as chunks, if set.
     pub(crate) chunk_over: Option<usize>,
+    /// How messages that name no setting of their own are batched.
+    pub(crate) batching: ruststream::publish::Batching,
+    /// The most messages, and payload bytes, handed to the producers and not answered.
+    pub(crate) pending: (usize, usize),
 }
 
 /// Connect with pulsar-rs on the runtime the app started on and start the drivers.
@@ -213,10 +218,13 @@ impl<Exe: Executor> RemoteTransport<Exe> {
             publisher: Arc::new(
                 Publisher::new(
                     pulsar.clone(),
+                    launch.runtime.clone(),
                     settings.namespace.clone(),
                     settings.key_hashing,
                 )
-                .chunking(settings.chunk_over),
+                .chunking(settings.chunk_over)
+                .batching(settings.batching)
+                .pending(settings.pending.0, settings.pending.1),
             ),
             probe,
             pulsar,

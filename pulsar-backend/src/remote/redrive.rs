@@ -39,10 +39,11 @@ use ruststream::redrive::{Replay, ReplayEnd, ReplayError, ReplaySummary};
 use ruststream::runtime::{Flavor, Runtime};
 use ruststream::{MessageId, PublishError};
 
-use super::publisher::Publisher;
+use super::publish::Publisher;
 use super::{connect, RemoteSettings};
 use crate::relay::{Dead, DeadLetters, EntryKey, Next};
 use crate::url::BrokerUrl;
+use ruststream::publish::Receipt;
 
 /// How many messages the replay's consumer asks the broker for ahead, and its queue holds:
 /// pulsar-rs's default.
@@ -150,8 +151,15 @@ async fn replay_with<Exe: Executor>(
         .await
         .map_err(connect_failed)?;
     let source = RemoteDeadLetters {
-        publisher: Publisher::new(pulsar, settings.namespace.clone(), settings.key_hashing)
-            .chunking(settings.chunk_over),
+        publisher: Publisher::new(
+            pulsar,
+            runtime.clone(),
+            settings.namespace.clone(),
+            settings.key_hashing,
+        )
+        .chunking(settings.chunk_over)
+        .batching(settings.batching)
+        .pending(settings.pending.0, settings.pending.1),
         consumer,
         ahead,
         from,
@@ -362,7 +370,7 @@ impl<Exe: Executor> DeadLetters for RemoteDeadLetters<Exe> {
     }
 
     async fn publish(&mut self, copy: Message) -> Result<MessageId, PublishError> {
-        self.publisher.publish(copy).await
+        ruststream::publish::Publish::publish(&self.publisher, copy, Receipt::none()).await
     }
 
     async fn ack(&mut self, id: &AckId, index: Option<(u32, u32)>) -> Result<(), BoxError> {

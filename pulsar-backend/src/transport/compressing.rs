@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use ruststream::handler::Publish;
-use ruststream::message::{Message, Publishing};
+use ruststream::message::Message;
+use ruststream::publish::{Publish, Publishing, Receipt};
 use ruststream::{Compression, MessageId};
 
 /// Publishes through the transport's publisher, giving `codec` to every message that names no
@@ -20,9 +20,14 @@ impl Compressing {
 }
 
 impl Publish for Compressing {
-    fn publish(&self, mut message: Message) -> Publishing<'_, MessageId> {
+    fn send(&self, mut message: Message, receipt: Receipt) -> Publishing<'_, ()> {
         message.compression.get_or_insert(self.codec);
-        self.inner.publish(message)
+        self.inner.send(message, receipt)
+    }
+
+    fn publish(&self, mut message: Message, receipt: Receipt) -> Publishing<'_, MessageId> {
+        message.compression.get_or_insert(self.codec);
+        self.inner.publish(message, receipt)
     }
 }
 
@@ -36,9 +41,10 @@ mod tests {
     struct Seen(Mutex<Vec<Option<Compression>>>);
 
     impl Publish for Seen {
-        fn publish(&self, message: Message) -> Publishing<'_, MessageId> {
+        fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
             self.0.lock().unwrap().push(message.compression);
-            Publishing::done(Ok(MessageId::new(&[1, 2, -1])))
+            receipt.tell(Ok(MessageId::new(&[1, 2, -1])));
+            Publishing::done(Ok(()))
         }
     }
 
@@ -46,9 +52,16 @@ mod tests {
     fn a_message_without_a_codec_takes_the_registrations_and_one_with_its_own_keeps_it() {
         let seen = Arc::new(Seen::default());
         let publisher = Compressing::new(seen.clone(), Compression::Lz4);
-        drop(publisher.publish(Message::new("t", b"a".to_vec())));
-        drop(publisher.publish(Message::new("t", b"b".to_vec()).compression(Compression::None)));
-        drop(publisher.publish(Message::new("t", b"c".to_vec()).compression(Compression::Zstd)));
+        let none = || Receipt::none();
+        drop(publisher.send(Message::new("t", b"a".to_vec()), none()));
+        drop(publisher.send(
+            Message::new("t", b"b".to_vec()).compression(Compression::None),
+            none(),
+        ));
+        drop(publisher.publish(
+            Message::new("t", b"c".to_vec()).compression(Compression::Zstd),
+            none(),
+        ));
         assert_eq!(
             *seen.0.lock().unwrap(),
             [

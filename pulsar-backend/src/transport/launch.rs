@@ -78,11 +78,9 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
         .map(|(max_attempts, topic)| DeadLetter {
             max_attempts: max_attempts.map(|n| n.get()),
             topic: topic.as_str().into(),
-            publisher: publisher.clone(),
         });
     let retry = subscription.retry_topic.as_ref().map(|topic| RetryLetter {
         topic: topic.as_str().into(),
-        publisher: publisher.clone(),
     });
     subscription.handler.launch(
         consumer,
@@ -95,9 +93,10 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             handled: handled.clone(),
             shutdown_grace: settings.shutdown_grace,
             publisher: Some(match subscription.compression {
-                Some(codec) => Arc::new(Compressing::new(publisher, codec)),
-                None => publisher,
+                Some(codec) => Arc::new(Compressing::new(publisher.clone(), codec)),
+                None => publisher.clone(),
             }),
+            copies: publisher,
             dead_letter,
             retry,
             topic: subscription.topics.to_string().into(),

@@ -6,6 +6,7 @@ use std::task::Waker;
 use ruststream::app::{HealthCheck, RunningBroker};
 use ruststream::handler::{BoxFuture, Publishing};
 use ruststream::message::{Message, MessageId};
+use ruststream::publish::Receipt;
 use ruststream::PublishError;
 
 use super::Transport;
@@ -26,7 +27,13 @@ impl<T: Transport> RunningPulsar<T> {
 
 impl<T: Transport> RunningBroker for RunningPulsar<T> {
     fn publish(&self, message: Message) -> Publishing<'_, MessageId> {
-        self.transport.publish_port().publish(message)
+        self.transport
+            .publish_port()
+            .publish(message, Receipt::none())
+    }
+
+    fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
+        self.transport.publish_port().send(message, receipt)
     }
 
     fn publish_batch(

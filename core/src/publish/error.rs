@@ -48,6 +48,14 @@ pub enum PublishError {
     /// The app has no broker to publish through.
     #[error("the app has no broker to publish through: add one with `with_broker`")]
     NoBroker,
+    /// The publish ended before the broker answered: the app stopped or was killed, or the
+    /// publish was dropped midway. The message may or may not be stored: a retry can publish it
+    /// twice.
+    #[error(
+        "a publish ended before the broker answered (the app stopped, or the publish was \
+         dropped); the message may or may not be stored"
+    )]
+    Abandoned,
     /// A batch named more than one topic; nothing was sent. A batch is one entry of one
     /// topic.
     #[error(
@@ -84,10 +92,39 @@ impl PublishError {
         PublishError::InvalidTopic(source.into())
     }
 
-    /// Whether publishing the same message again may succeed: only a broker failure is
-    /// worth retrying; the rest fail the same way every time.
+    /// Whether publishing the same message again may succeed: only a broker failure (or a
+    /// publish that ended before its answer) is worth retrying; the rest fail the same way
+    /// every time.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, PublishError::Broker { .. })
+        matches!(self, PublishError::Broker { .. } | PublishError::Abandoned)
+    }
+}
+
+/// A copy keeps every field and each source error's text, not its type: one failed batch is
+/// reported to each of its messages' waiters, and a source (`Box<dyn Error>`) cannot be
+/// cloned.
+impl Clone for PublishError {
+    fn clone(&self) -> Self {
+        use alloc::string::ToString;
+        let text = |source: &BoxError| -> BoxError { source.to_string().into() };
+        match self {
+            PublishError::Encode(e) => PublishError::Encode(e.clone()),
+            PublishError::InvalidTopic(source) => PublishError::InvalidTopic(text(source)),
+            PublishError::Broker { topic, source } => PublishError::Broker {
+                topic: topic.clone(),
+                source: text(source),
+            },
+            PublishError::Schema { topic, source } => PublishError::Schema {
+                topic: topic.clone(),
+                source: text(source),
+            },
+            PublishError::NoBroker => PublishError::NoBroker,
+            PublishError::Abandoned => PublishError::Abandoned,
+            PublishError::MixedBatch { first, other } => PublishError::MixedBatch {
+                first: first.clone(),
+                other: other.clone(),
+            },
+        }
     }
 }
 
@@ -106,6 +143,15 @@ mod tests {
         );
         assert!(e.is_retryable());
         assert!(core::error::Error::source(&e).is_some());
+    }
+
+    #[test]
+    fn a_copy_reads_as_the_original() {
+        let e = PublishError::broker("refunds", "connection closed");
+        assert_eq!(e.clone().to_string(), e.to_string());
+        let abandoned = PublishError::Abandoned;
+        assert!(abandoned.is_retryable());
+        assert_eq!(abandoned.clone().to_string(), abandoned.to_string());
     }
 
     #[test]

@@ -4,10 +4,10 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use super::PublishError;
 use crate::boxed::BoxFuture;
-use crate::publish_error::PublishError;
 
-/// A publish in progress, as [`Publish`](crate::handler::Publish) and
+/// A publish in progress, as [`Publish`](super::Publish) and
 /// [`RunningBroker`](crate::app::RunningBroker) return it.
 ///
 /// A broker that stores a message at the call (the in-process Pulsar) returns it

@@ -1,0 +1,253 @@
+//! A delivery's publishes: its acknowledgement waits until every message its handler published,
+//! and the copy the machine ordered for it, is answered.
+//!
+//! A handler need not wait for what it publishes. Its publishes are answered later, on the
+//! producer's side, and reach the machine one by one (`SubscriptionMachine::answered`), before
+//! or after the handler ends; the handler's end says how many it made. A delivery whose
+//! settlement is an acknowledgement is held here until all of them are answered:
+//!
+//! | answered | the delivery |
+//! |---|---|
+//! | every publish confirmed (and the copy, if one was ordered) | acknowledged |
+//! | a publish of the handler failed | negatively acknowledged, as `retry()`: it comes back, and its handler publishes again |
+//! | the copy failed (its handler's publishes confirmed) | left unsettled: it comes back after the ack timeout, as before the copy |
+//!
+//! A publish that failed before the handler ended turns its acknowledgement into the negative
+//! one at once, and no copy is ordered. Nothing is acknowledged before it is answered, so a
+//! crash between a publish and its answer leaves the delivery unacknowledged: it comes back,
+//! and its copies may be published twice, never lost.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+
+use super::Delivered;
+use crate::completion::Republish;
+use crate::publish::{Origin, Token};
+
+/// A delivery held for its publishes' answers.
+#[derive(Debug)]
+pub(super) struct Held<Id> {
+    pub(super) delivered: Delivered<Id>,
+    /// Its key, where it keeps the key until it is settled (ordered retries).
+    pub(super) key: Option<String>,
+}
+
+/// How a held delivery is settled once everything it waited for is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// Everything confirmed: acknowledge (a copy, if one was ordered, is where it went).
+    Ack(Option<Republish>),
+    /// A publish of its handler failed: ask for it again.
+    Nack,
+    /// Its copy failed: leave it to come back.
+    Leave,
+}
+
+/// What a delivery still waits for.
+#[derive(Debug)]
+struct Entry<Id> {
+    /// How many publishes its handler made, once it ended.
+    issued: Option<u32>,
+    /// How many of them were answered.
+    answered: u32,
+    /// Whether one of them failed.
+    failed: bool,
+    /// The copy ordered for it, and its answer once it came.
+    copy: Option<(Republish, Option<bool>)>,
+    /// The delivery, once its handler ended and it waits.
+    held: Option<Held<Id>>,
+}
+
+impl<Id> Entry<Id> {
+    fn new() -> Self {
+        Entry {
+            issued: None,
+            answered: 0,
+            failed: false,
+            copy: None,
+            held: None,
+        }
+    }
+
+    /// Its verdict, if nothing it waits for is unanswered.
+    fn verdict(&self) -> Option<Verdict> {
+        if self.issued != Some(self.answered) {
+            return None;
+        }
+        match self.copy {
+            Some((_, None)) => None,
+            _ if self.failed => Some(Verdict::Nack),
+            Some((_, Some(false))) => Some(Verdict::Leave),
+            Some((copy, Some(true))) => Some(Verdict::Ack(Some(copy))),
+            None => Some(Verdict::Ack(None)),
+        }
+    }
+}
+
+/// The deliveries whose publishes are not all answered (see the [module documentation](self)).
+#[derive(Debug)]
+pub(super) struct Ledger<Id> {
+    entries: BTreeMap<Token, Entry<Id>>,
+}
+
+/// A delivery's publishes as its handler ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct AtEnd {
+    /// One failed already.
+    pub(super) failed: bool,
+    /// Some are not answered yet.
+    pub(super) unanswered: bool,
+}
+
+impl<Id> Ledger<Id> {
+    pub(super) fn new() -> Self {
+        Ledger {
+            entries: BTreeMap::new(),
+        }
+    }
+
+    /// Deliveries held for answers.
+    pub(super) fn held(&self) -> usize {
+        self.entries.values().filter(|e| e.held.is_some()).count()
+    }
+
+    /// Delivery `token`'s handler ended, having made `publishes`. What they are now; a
+    /// delivery with nothing unanswered is forgotten.
+    #[inline]
+    pub(super) fn ended(&mut self, token: Token, publishes: u32) -> AtEnd {
+        // No publish, no answer to wait for (a copy is ordered only after this).
+        if publishes == 0 {
+            return AtEnd {
+                failed: false,
+                unanswered: false,
+            };
+        }
+        let entry = self.entries.entry(token).or_insert_with(Entry::new);
+        entry.issued = Some(publishes);
+        let at_end = AtEnd {
+            failed: entry.failed,
+            unanswered: entry.answered < publishes,
+        };
+        if !at_end.unanswered {
+            self.entries.remove(&token);
+        }
+        at_end
+    }
+
+    /// Hold `held` until its handler's publishes are answered, and `copy`, ordered now, too.
+    pub(super) fn hold(&mut self, token: Token, held: Held<Id>, copy: Option<Republish>) {
+        let entry = self.entries.entry(token).or_insert_with(Entry::new);
+        // A handler that published nothing left no entry: it waits for the copy alone.
+        entry.issued.get_or_insert(0);
+        entry.copy = copy.map(|copy| (copy, None));
+        entry.held = Some(held);
+    }
+
+    /// A publish of delivery `token` was answered: confirmed (`ok`) or not. The delivery it
+    /// settles, if it was the last it waited for, with how.
+    pub(super) fn answered(
+        &mut self,
+        token: Token,
+        origin: Origin,
+        ok: bool,
+    ) -> Option<(Held<Id>, Verdict)> {
+        let entry = self.entries.entry(token).or_insert_with(Entry::new);
+        match (origin, &mut entry.copy) {
+            (Origin::Copy, Some((_, answer @ None))) => *answer = Some(ok),
+            // A copy's answer for a delivery that ordered none (it cannot be): ignored.
+            (Origin::Copy, _) => {}
+            _ => {
+                entry.answered += 1;
+                entry.failed |= !ok;
+            }
+        }
+        let verdict = entry.verdict()?;
+        if entry.held.is_none() {
+            // Its handler runs still, or ended with nothing to hold.
+            if entry.issued.is_some() {
+                self.entries.remove(&token);
+            }
+            return None;
+        }
+        let entry = self.entries.remove(&token)?;
+        entry.held.map(|held| (held, verdict))
+    }
+
+    /// The service is stopping: give up waiting. The deliveries held are returned (they stay
+    /// unacknowledged, and come back).
+    pub(super) fn abandon(&mut self) -> impl Iterator<Item = Held<Id>> + '_ {
+        core::mem::take(&mut self.entries)
+            .into_values()
+            .filter_map(|entry| entry.held)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::time::Duration;
+
+    fn held(id: u32) -> Held<u32> {
+        Held {
+            delivered: Delivered { id, batch: None },
+            key: None,
+        }
+    }
+
+    #[test]
+    fn answers_before_the_end_need_no_hold_and_a_failure_is_remembered() {
+        let mut ledger: Ledger<u32> = Ledger::new();
+        assert!(ledger.answered(Token(1), Origin::Handler, true).is_none());
+        let at_end = ledger.ended(Token(1), 1);
+        assert_eq!(
+            at_end,
+            AtEnd {
+                failed: false,
+                unanswered: false
+            }
+        );
+        assert!(ledger.answered(Token(2), Origin::Handler, false).is_none());
+        assert!(ledger.ended(Token(2), 2).failed);
+        assert_eq!(ledger.held(), 0);
+    }
+
+    #[test]
+    fn a_held_delivery_is_settled_by_its_last_answer() {
+        let mut ledger: Ledger<u32> = Ledger::new();
+        assert!(ledger.ended(Token(3), 2).unanswered);
+        ledger.hold(Token(3), held(3), None);
+        assert_eq!(ledger.held(), 1);
+        assert!(ledger.answered(Token(3), Origin::Handler, true).is_none());
+        let (settled, verdict) = ledger
+            .answered(Token(3), Origin::Handler, true)
+            .expect("the last answer");
+        assert_eq!((settled.delivered.id, verdict), (3, Verdict::Ack(None)));
+        assert_eq!(ledger.held(), 0);
+    }
+
+    #[test]
+    fn a_copy_is_waited_for_and_a_handler_failure_wins_over_it() {
+        let copy = Republish::RetryTopic {
+            delay: Duration::from_secs(1),
+            count: 1,
+        };
+        let mut ledger: Ledger<u32> = Ledger::new();
+        ledger.ended(Token(4), 0);
+        ledger.hold(Token(4), held(4), Some(copy));
+        let (_, verdict) = ledger
+            .answered(Token(4), Origin::Copy, true)
+            .expect("settled");
+        assert_eq!(verdict, Verdict::Ack(Some(copy)));
+
+        ledger.ended(Token(5), 0);
+        ledger.hold(Token(5), held(5), Some(copy));
+        let (_, verdict) = ledger.answered(Token(5), Origin::Copy, false).unwrap();
+        assert_eq!(verdict, Verdict::Leave);
+
+        assert!(ledger.ended(Token(6), 1).unanswered);
+        ledger.hold(Token(6), held(6), Some(copy));
+        assert!(ledger.answered(Token(6), Origin::Copy, true).is_none());
+        let (_, verdict) = ledger.answered(Token(6), Origin::Handler, false).unwrap();
+        assert_eq!(verdict, Verdict::Nack);
+    }
+}

@@ -1,0 +1,31 @@
+//! Publishing: the port a broker offers, and how each publish's answer reaches whoever waits
+//! for it.
+//!
+//! A producer batches and keeps many messages in flight, so a publish is handed over at once
+//! and answered later. [`Publish`] is the port: [`Publish::send`] hands a message over with a
+//! [`Receipt`] naming who to tell the answer; [`Publish::publish`] also waits for it. Who
+//! waits:
+//!
+//! | who | told through | for |
+//! |---|---|---|
+//! | a caller that needs the message id | [`Reply`] | `publish(..).await` |
+//! | the delivery whose handler published it | [`Outbox`], counted by a [`Tracker`] | acknowledging the delivery only once its publishes are confirmed |
+//! | a file or a tool publishing many messages | [`Pipeline`] | the first failure, and the end |
+
+mod batching;
+mod error;
+mod outbox;
+mod pipeline;
+mod port;
+mod publishing;
+mod receipt;
+mod reply;
+
+pub use batching::Batching;
+pub use error::PublishError;
+pub use outbox::{Answered, Origin, Outbox, Token, Tracker, Tracking};
+pub use pipeline::Pipeline;
+pub use port::Publish;
+pub use publishing::Publishing;
+pub use receipt::{Confirm, Receipt, Tell};
+pub use reply::Reply;

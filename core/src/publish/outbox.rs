@@ -1,0 +1,245 @@
+//! How a subscription's publishes report to its driver: the answer to each publish a handler
+//! made, and to each copy the subscription machine ordered.
+//!
+//! A handler does not have to wait for its publishes: the subscription machine acknowledges a
+//! delivery only once every message its handler published is confirmed. The publishes are
+//! answered on whatever task the producer runs, at any time; each answer lands in the
+//! driver's [`Outbox`], which wakes the driver, and the driver hands it to the machine
+//! (`SubscriptionMachine::answered`).
+//!
+//! Which publishes a delivery waits for is counted by its [`Tracker`]: made when the handler
+//! takes a `Publisher`, counting each publish until the handler ends and the driver seals it.
+//! A publish after that (through a `Publisher` kept past the handler's end) is not waited for.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::task::{Context, Poll, Waker};
+
+use spin::Mutex;
+
+use super::{Confirm, PublishError, Tell};
+use crate::MessageId;
+
+/// A delivery's number in its subscription's driver: what the answers of its publishes name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Token(pub u32);
+
+/// Whose publish was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Origin {
+    /// One the handler made.
+    Handler,
+    /// The copy the subscription machine ordered (to the dead-letter or the retry topic).
+    Copy,
+}
+
+/// One publish answered, for the driver to hand to its machine.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Answered {
+    /// The delivery it was made for.
+    pub token: Token,
+    /// Whose publish it was.
+    pub origin: Origin,
+    /// Stored, with its id, or why not.
+    pub result: Result<MessageId, PublishError>,
+}
+
+/// A subscription's mailbox of publish answers (see the [module documentation](self)).
+#[derive(Debug, Default)]
+pub struct Outbox {
+    state: Mutex<State>,
+    /// How many answers wait in `state`: read without the lock on every driver turn.
+    waiting: AtomicUsize,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    answers: Vec<Answered>,
+    waker: Option<Waker>,
+}
+
+/// The bit of a confirm's number that says it is a copy's.
+const COPY: u64 = 1 << 32;
+
+impl Tell for Outbox {
+    fn tell(&self, token: u64, result: Result<MessageId, PublishError>) {
+        let origin = if token & COPY == 0 {
+            Origin::Handler
+        } else {
+            Origin::Copy
+        };
+        let answer = Answered {
+            token: Token(token as u32),
+            origin,
+            result,
+        };
+        let waker = {
+            let mut state = self.state.lock();
+            state.answers.push(answer);
+            self.waiting.fetch_add(1, Ordering::Release);
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl Outbox {
+    /// An empty mailbox.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Outbox::default())
+    }
+
+    /// The confirm of the copy the machine ordered for delivery `token`.
+    pub fn copy(self: &Arc<Self>, token: Token) -> Confirm {
+        Confirm::new(self.clone(), u64::from(token.0) | COPY)
+    }
+
+    /// Whether answers wait; if none does, `cx` is woken when one arrives.
+    pub fn poll_answers(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.waiting.load(Ordering::Acquire) > 0 {
+            return Poll::Ready(());
+        }
+        let mut state = self.state.lock();
+        if state.answers.is_empty() {
+            state.waker = Some(cx.waker().clone());
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+
+    /// Whether answers wait, without the lock.
+    #[inline]
+    pub fn has_answers(&self) -> bool {
+        self.waiting.load(Ordering::Acquire) > 0
+    }
+
+    /// Move the answers waiting into `into` (whose room is reused), in the order they came.
+    pub fn take(&self, into: &mut Vec<Answered>) {
+        let mut state = self.state.lock();
+        self.waiting.store(0, Ordering::Release);
+        core::mem::swap(&mut state.answers, into);
+    }
+}
+
+/// The publishes of one delivery, counted until its handler ends (see the
+/// [module documentation](self)).
+#[derive(Debug)]
+pub struct Tracker {
+    outbox: Arc<Outbox>,
+    token: Token,
+    /// Publishes made so far; [`SEALED`] once the handler ended.
+    issued: AtomicU32,
+}
+
+/// Set in [`Tracker::issued`] once the handler ended.
+const SEALED: u32 = 1 << 31;
+
+impl Tracker {
+    /// The confirm of one more publish of the delivery, or `None` once the handler ended (a
+    /// publish nobody waits for).
+    pub fn confirm(&self) -> Option<Confirm> {
+        self.issued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |issued| {
+                (issued & SEALED == 0).then_some(issued + 1)
+            })
+            .ok()
+            .map(|_| Confirm::new(self.outbox.clone(), u64::from(self.token.0)))
+    }
+
+    /// The handler ended: how many publishes it made. Later ones are not counted.
+    pub fn seal(&self) -> u32 {
+        self.issued.fetch_or(SEALED, Ordering::AcqRel) & !SEALED
+    }
+}
+
+/// What an invocation lends its handler's parameters so that a `Publisher` can count its
+/// publishes: the driver's outbox and the delivery's token. The [`Tracker`] is made on first
+/// use, so a handler that does not publish costs nothing more.
+#[derive(Debug)]
+pub struct Tracking<'a> {
+    outbox: &'a Arc<Outbox>,
+    token: Token,
+    tracker: Mutex<Option<Arc<Tracker>>>,
+}
+
+impl<'a> Tracking<'a> {
+    /// The tracking of delivery `token`, reporting to `outbox`.
+    #[inline]
+    pub fn new(outbox: &'a Arc<Outbox>, token: Token) -> Self {
+        Tracking {
+            outbox,
+            token,
+            tracker: Mutex::new(None),
+        }
+    }
+
+    /// The delivery's tracker, made on first use.
+    pub fn tracker(&self) -> Arc<Tracker> {
+        self.tracker
+            .lock()
+            .get_or_insert_with(|| {
+                Arc::new(Tracker {
+                    outbox: self.outbox.clone(),
+                    token: self.token,
+                    issued: AtomicU32::new(0),
+                })
+            })
+            .clone()
+    }
+
+    /// The handler ended: how many publishes it made (0 if it took no `Publisher`).
+    #[inline]
+    pub fn seal(&self) -> u32 {
+        match &*self.tracker.lock() {
+            Some(tracker) => tracker.seal(),
+            None => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_name_their_delivery_and_origin_and_a_sealed_tracker_counts_no_more() {
+        let outbox = Outbox::new();
+        let tracking = Tracking::new(&outbox, Token(7));
+        let tracker = tracking.tracker();
+        let first = tracker.confirm().expect("counted");
+        let second = tracker.confirm().expect("counted");
+        assert_eq!(tracking.seal(), 2);
+        assert!(tracker.confirm().is_none(), "after the handler ended");
+        assert!(!outbox.has_answers());
+        first.tell(Ok(MessageId::new(&[1, 0, -1])));
+        drop(second);
+        outbox.copy(Token(7)).tell(Ok(MessageId::new(&[2, 0, -1])));
+        let mut answers = Vec::new();
+        outbox.take(&mut answers);
+        let seen: Vec<_> = answers
+            .iter()
+            .map(|a| (a.token, a.origin, a.result.is_ok()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (Token(7), Origin::Handler, true),
+                (Token(7), Origin::Handler, false),
+                (Token(7), Origin::Copy, true),
+            ]
+        );
+        assert!(!outbox.has_answers());
+    }
+
+    #[test]
+    fn a_delivery_whose_handler_took_no_publisher_made_none() {
+        let outbox = Outbox::new();
+        assert_eq!(Tracking::new(&outbox, Token(1)).seal(), 0);
+    }
+}

@@ -12,6 +12,7 @@ use ruststream::app::{
     App, AppParts, RunningApp, SettingSpec, Settings, StartContext, VirtualTime,
 };
 use ruststream::message::Message;
+use ruststream::publish::{Pipeline, Receipt};
 use ruststream::runtime::{Runtime, Spawn, WithClock};
 use ruststream::ManualClock;
 
@@ -249,8 +250,12 @@ pub const PUBLISH_WINDOW: usize = 1_000;
 /// The file is read as it is published, a line at a time. With `time` (`--embedded`), every
 /// [`PUBLISH_WINDOW`] lines it waits until the app has handled what it can at this instant, so
 /// handlers run while the file is published and the in-process Pulsar holds at most a window
-/// of unhandled messages (plus those waiting for a deadline). On a real broker each publish
-/// waits for the broker's receipt, and the backlog is the broker's.
+/// of unhandled messages (plus those waiting for a deadline); each publish is stored at the
+/// call. On a real broker the publishes are pipelined: each line is handed to the producer
+/// (which batches) without waiting for the broker's receipt, as many in flight as the
+/// producers hold, and the receipts are counted as they come (a [`Pipeline`]); the first
+/// failure stops the file and is reported with its line, and the file ends once every line
+/// is answered.
 async fn publish_file(
     app: &RunningApp,
     topic: &str,
@@ -271,6 +276,8 @@ async fn publish_file(
     // Unicode whitespace) cost more than the rest of reading it (docs/performance.md).
     let mut line = Vec::new();
     let mut n = 0usize;
+    // On a real broker, the receipts of the lines in flight.
+    let pipeline = time.is_none().then(Pipeline::new);
     loop {
         line.clear();
         let read = std::io::BufRead::read_until(&mut reader, b'\n', &mut line).map_err(|e| {
@@ -295,9 +302,21 @@ async fn publish_file(
         };
         let mut message = Message::new(topic, text.to_vec());
         message.properties = properties;
-        app.publish(message)
-            .await
-            .map_err(|e| format!("{file}:{n}: cannot publish to `{topic}`: {e}"))?;
+        match &pipeline {
+            // Stored at the call: nothing to pipeline.
+            None => {
+                app.publish(message)
+                    .await
+                    .map_err(|e| format!("{file}:{n}: cannot publish to `{topic}`: {e}"))?;
+            }
+            Some(pipeline) => {
+                let receipt = Receipt::to(pipeline.confirm(n as u64));
+                let sent = app.send(message, receipt).await;
+                if sent.is_err() || pipeline.failure().is_some() {
+                    break;
+                }
+            }
+        }
         tracing::debug!(%topic, payload = %String::from_utf8_lossy(text), "published");
         published += 1;
         if let Some(time) = time {
@@ -306,6 +325,12 @@ async fn publish_file(
                     format!("{stalled} (while publishing `{file}`, after line {n})")
                 })?;
             }
+        }
+    }
+    if let Some(pipeline) = &pipeline {
+        pipeline.drained().await;
+        if let Some((line, e)) = pipeline.failure() {
+            return Err(format!("{file}:{line}: cannot publish to `{topic}`: {e}"));
         }
     }
     // One line per file, not per message: a file may hold thousands.

@@ -82,6 +82,7 @@ cases!(
     bare_topic_on_the_default_subscription: Brokers::Both,
     key_shared_keeps_per_key_order: Brokers::Both,
     handler_publishes_through_the_broker: Brokers::Both,
+    a_failed_send_brings_the_delivery_back: Brokers::Both,
     message_parts_reach_the_handler: Brokers::Both,
     raw_payload_reaches_the_handler_undecoded: Brokers::Both,
     msgpack_payload_round_trips: Brokers::Both,
@@ -986,6 +987,52 @@ pub async fn handler_publishes_through_the_broker(env: Env) {
         app.calls_of("forwarder")[0].outcome(),
         Some(HandlerOutcome::ack())
     );
+    app.stop().await;
+}
+
+/// A handler that sends without waiting and acknowledges at once: each delivery is
+/// acknowledged once what it sent is confirmed; the one whose send failed (to a name that is
+/// not a topic, the error ignored by the handler) is not, and comes back as `retry()` does,
+/// counted.
+pub async fn a_failed_send_brings_the_delivery_back(env: Env) {
+    let app = env
+        .start(
+            app(|b| {
+                b.include(sender);
+                b.include(outbox);
+            }),
+            Script::always(ret(HandlerOutcome::ack())),
+        )
+        .await;
+    app.publish("jobs-send", job(1), vec![], None).await;
+    app.publish("jobs-send", job(2), vec![], None).await;
+    let out = app.until_calls("outbox", 2, SOON).await;
+    let mut ids: Vec<u64> = out
+        .iter()
+        .map(|c| c.payload::<Forwarded>().expect("a Forwarded").id)
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        [1, 2],
+        "each job forwarded once, job 1 on its second delivery"
+    );
+    let calls = app.calls_of("sender");
+    let of = |id: u64| -> Vec<u32> {
+        calls
+            .iter()
+            .filter(|c| c.payload::<Job>().ok().map(|j| j.id) == Some(id))
+            .map(|c| c.redelivery_count())
+            .collect()
+    };
+    assert_eq!(of(1), [0, 1], "job 1 back once, counted: {calls:?}");
+    assert_eq!(of(2), [0], "job 2 acknowledged: {calls:?}");
+    app.pass(QUIET).await;
+    assert_eq!(app.calls_of("sender").len(), 3, "none back again");
+    assert_eq!(app.calls_of("outbox").len(), 2);
+    if let Some(backlog) = app.backlog("jobs-send", "sender").await {
+        assert_eq!(backlog, 0, "both acknowledged");
+    }
     app.stop().await;
 }
 

@@ -404,6 +404,26 @@ pub async fn forwarder(job: &Job, publisher: Publisher) -> HandlerOutcome {
     }
 }
 
+/// Sends each job on to `jobs-out` without waiting for the broker's answer, and acknowledges
+/// at once: the acknowledgement waits for the send. Job 1's first delivery sends to a name
+/// that is not a topic (the error ignored): that delivery is not acknowledged, and comes
+/// back.
+#[subscriber(PulsarSubscription::new("jobs-send", "sender"))]
+pub async fn sender(
+    job: &Job,
+    publisher: Publisher,
+    RedeliveryCount(count): RedeliveryCount,
+) -> HandlerOutcome {
+    let to = match (job.id, count) {
+        (1, Some(0) | None) => "not/a-topic",
+        _ => "jobs-out",
+    };
+    let forwarded = ruststream::message::Message::json(to, &Forwarded { id: job.id })
+        .expect("a Forwarded encodes");
+    let _ = publisher.send(forwarded).await;
+    HandlerOutcome::ack()
+}
+
 /// What [`forwarder`] publishes, to its `#[outgoing]` topic.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ruststream::Outgoing)]
 #[outgoing(name = "jobs-out")]

@@ -346,10 +346,17 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             false => self.republish(completion, attempt),
             true => None,
         };
-        let settlement = match republish {
-            Some(copy) => Ok(Settlement::Republish(copy)),
-            None => match self.settler.rules().settle(completion, at) {
-                Ok(Settlement::Ack) if at_end.failed => Ok(Settlement::Nack),
+        let settlement = match (republish, at_end.failed, completion) {
+            (Some(copy), _, _) => Ok(Settlement::Republish(copy)),
+            // What would have ended the message here (an acknowledgement, a copy) asks for it
+            // again instead.
+            (
+                None,
+                true,
+                Completion::Returned(HandlerOutcome::DeadLetter(_) | HandlerOutcome::RetryLater(_)),
+            ) => Ok(Settlement::Nack),
+            (None, failed, _) => match self.settler.rules().settle(completion, at) {
+                Ok(Settlement::Ack) if failed => Ok(Settlement::Nack),
                 other => other,
             },
         };

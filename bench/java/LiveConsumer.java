@@ -38,6 +38,22 @@
 //     count, S when the command was read, L when the last message was acknowledged.
 //   While a background run goes: `subscribed` once subscribed, then `progress messages=N` at
 //   most every 50 ms while the count changes.
+//   forward URL SUBSCRIPTION TO MESSAGES
+//     The forwarding pipeline: subscribes to TOPIC (Shared, receiver queue 1000), and for each
+//     of MESSAGES orders decodes it (Jackson), publishes a shipment keyed by the order id to TO
+//     with `sendAsync` through a producer at its defaults (created before the span: batching
+//     on, 1 ms, 1,000 messages or 128 KiB an entry), and acknowledges the order in the send's
+//     callback. Answers `acked ...` at the last acknowledgement, then
+//     `result messages=N cpu_ns=C wall_ns=W`, both from just after `subscribe()` returned.
+//   publish URL TO MESSAGES
+//     MESSAGES 128-byte JSON orders (encoded with Jackson, each as it is sent) with
+//     `sendAsync` through a producer at its defaults; `acked ...` once every receipt came, then
+//     `result ...`, from the first send.
+//   send-latency URL TO RATE SECONDS FILE
+//     One order every 1/RATE s for SECONDS s through a producer at its defaults, each timed
+//     from `sendAsync` to its receipt (ns), the first second's not counted; written to FILE,
+//     one a line; then `result messages=N`.
+// Each consumed order is decoded from JSON (Jackson), as the Rust contenders decode theirs.
 // Before the first command it prints `ready`. It exits 0 when stdin closes, 1 on any failure
 // (with `error message=...` on stdout and the stack trace on stderr).
 //
@@ -61,7 +77,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.pulsar.client.api.Consumer;
 import org.apache.pulsar.client.api.ConsumerBuilder;
 import org.apache.pulsar.client.api.Message;
+import org.apache.pulsar.client.api.Producer;
 import org.apache.pulsar.client.api.PulsarClient;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.pulsar.client.api.SubscriptionType;
 
 public class LiveConsumer {
@@ -70,6 +89,31 @@ public class LiveConsumer {
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
 
     private static PrintStream out;
+
+    // Decodes the orders and encodes the shipments, as serde_json does for the Rust contenders.
+    private static final ObjectMapper MAPPER =
+            new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+
+    // The benchmark's order (bench/src/order.rs), as JSON names it.
+    public static final class Order {
+        public long id;
+        public String customer;
+        public long amount_cents;
+        public String currency;
+    }
+
+    // What the forwarding pipeline publishes for each order.
+    public static final class Shipment {
+        public long order;
+        public String customer;
+        public long amount_cents;
+
+        Shipment(long order, String customer, long amountCents) {
+            this.order = order;
+            this.customer = customer;
+            this.amount_cents = amountCents;
+        }
+    }
 
     public static void main(String[] args) throws Exception {
         // Logging backends bind their console appenders to System.out when they start: send
@@ -113,6 +157,19 @@ public class LiveConsumer {
                 if (words[0].equals("latency") && words.length == 7 && words[1].equals("receive")) {
                     background = new Background(client(clients, words[2]), words[3], words[4], startUnixNs,
                             startCpu, Long.parseLong(words[5]), words[6]);
+                    continue;
+                }
+                if (words[0].equals("forward") && words.length == 5) {
+                    forward(client(clients, words[1]), topic, words[2], words[3], Long.parseLong(words[4]));
+                    continue;
+                }
+                if (words[0].equals("publish") && words.length == 4) {
+                    publish(client(clients, words[1]), words[2], Long.parseLong(words[3]));
+                    continue;
+                }
+                if (words[0].equals("send-latency") && words.length == 6) {
+                    sendLatency(client(clients, words[1]), words[2], Long.parseLong(words[3]),
+                            Long.parseLong(words[4]), words[5]);
                     continue;
                 }
                 if (words.length != 5 || !words[0].equals("run")) {
@@ -344,9 +401,146 @@ public class LiveConsumer {
                 + " cpu_ns=" + cpu + " wall_ns=" + wall + " sink=" + sink);
     }
 
-    // What each contender does with a payload: read it.
-    private static long checksum(byte[] payload) {
-        return payload.length + (payload.length > 0 ? payload[0] : 0);
+    // What each contender does with a payload: decode the order it holds.
+    private static long checksum(byte[] payload) throws java.io.IOException {
+        return MAPPER.readValue(payload, Order.class).id;
+    }
+
+    // The forwarding pipeline (see `forward` above).
+    private static void forward(PulsarClient client, String topic, String subscription, String to, long messages)
+            throws Exception {
+        Producer<byte[]> producer = client.newProducer().topic(to).create();
+        CountDownLatch done = new CountDownLatch(1);
+        AtomicLong acked = new AtomicLong();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Consumer<byte[]> consumer = client.newConsumer()
+                .topic(topic)
+                .subscriptionName(subscription)
+                .subscriptionType(SubscriptionType.Shared)
+                .receiverQueueSize(1000)
+                .subscribe();
+        long cpuStart = OS.getProcessCpuTime();
+        long wallStart = System.nanoTime();
+        for (long n = 0; n < messages && failure.get() == null; n++) {
+            Message<byte[]> message = consumer.receive();
+            Order order = MAPPER.readValue(message.getData(), Order.class);
+            byte[] shipment = MAPPER.writeValueAsBytes(new Shipment(order.id, order.customer, order.amount_cents));
+            producer.newMessage()
+                    .key(Long.toString(order.id))
+                    .value(shipment)
+                    .sendAsync()
+                    .whenComplete((id, e) -> {
+                        if (e != null) {
+                            failure.compareAndSet(null, e);
+                            done.countDown();
+                            return;
+                        }
+                        consumer.acknowledgeAsync(message.getMessageId());
+                        if (acked.incrementAndGet() == messages) {
+                            done.countDown();
+                        }
+                    });
+        }
+        if (!done.await(600, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("forwarded " + acked.get() + " of " + messages + " in 600 s");
+        }
+        long cpu = OS.getProcessCpuTime() - cpuStart;
+        long wall = System.nanoTime() - wallStart;
+        if (failure.get() != null) {
+            throw new IllegalStateException("a send failed", failure.get());
+        }
+        answer("acked mode=forward subscription=" + subscription);
+        consumer.close();
+        producer.close();
+        answer("result mode=forward subscription=" + subscription + " messages=" + messages + " cpu_ns=" + cpu
+                + " wall_ns=" + wall);
+    }
+
+    // The `n`-th order as 128 bytes of JSON (bench/src/order.rs pads its customer the same way).
+    private static Order order(long n, int padding) {
+        Order order = new Order();
+        order.id = n;
+        order.customer = String.format("customer-%06d", n % 1000) + "x".repeat(padding);
+        order.amount_cents = 1000 + n % 9000;
+        order.currency = "EUR";
+        return order;
+    }
+
+    // How many characters the customer of order `n` takes to make it 128 bytes of JSON.
+    private static int padding(long n) throws Exception {
+        return Math.max(0, 128 - MAPPER.writeValueAsBytes(order(n, 0)).length);
+    }
+
+    // Publishing alone (see `publish` above).
+    private static void publish(PulsarClient client, String to, long messages) throws Exception {
+        Producer<byte[]> producer = client.newProducer().topic(to).create();
+        CountDownLatch done = new CountDownLatch(1);
+        AtomicLong confirmed = new AtomicLong();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        long cpuStart = OS.getProcessCpuTime();
+        long wallStart = System.nanoTime();
+        for (long n = 0; n < messages && failure.get() == null; n++) {
+            byte[] payload = MAPPER.writeValueAsBytes(order(n, padding(0)));
+            producer.sendAsync(payload).whenComplete((id, e) -> {
+                if (e != null) {
+                    failure.compareAndSet(null, e);
+                    done.countDown();
+                } else if (confirmed.incrementAndGet() == messages) {
+                    done.countDown();
+                }
+            });
+        }
+        if (!done.await(600, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("confirmed " + confirmed.get() + " of " + messages + " in 600 s");
+        }
+        long cpu = OS.getProcessCpuTime() - cpuStart;
+        long wall = System.nanoTime() - wallStart;
+        if (failure.get() != null) {
+            throw new IllegalStateException("a send failed", failure.get());
+        }
+        answer("acked mode=publish");
+        producer.close();
+        answer("result mode=publish messages=" + messages + " cpu_ns=" + cpu + " wall_ns=" + wall);
+    }
+
+    // Publish latency (see `send-latency` above).
+    private static void sendLatency(PulsarClient client, String to, long rate, long seconds, String file)
+            throws Exception {
+        Producer<byte[]> producer = client.newProducer().topic(to).create();
+        long total = rate * seconds;
+        long[] taken = new long[(int) total];
+        CountDownLatch done = new CountDownLatch((int) total);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        long every = 1_000_000_000L / rate;
+        int pad = padding(0);
+        long start = System.nanoTime();
+        for (int n = 0; n < total; n++) {
+            long due = start + n * every;
+            for (long now = System.nanoTime(); now < due; now = System.nanoTime()) {
+                java.util.concurrent.locks.LockSupport.parkNanos(due - now);
+            }
+            byte[] payload = MAPPER.writeValueAsBytes(order(n, pad));
+            long sent = System.nanoTime();
+            final int index = n;
+            producer.sendAsync(payload).whenComplete((id, e) -> {
+                if (e != null) {
+                    failure.compareAndSet(null, e);
+                } else {
+                    taken[index] = System.nanoTime() - sent;
+                }
+                done.countDown();
+            });
+        }
+        if (!done.await(600, TimeUnit.SECONDS) || failure.get() != null) {
+            throw new IllegalStateException("sends failed", failure.get());
+        }
+        StringBuilder text = new StringBuilder();
+        for (long n = rate; n < total; n++) {
+            text.append(taken[(int) n]).append('\n');
+        }
+        java.nio.file.Files.writeString(java.nio.file.Path.of(file), text);
+        producer.close();
+        answer("result mode=send-latency messages=" + (total - rate));
     }
 
     private static synchronized void answer(String line) {

@@ -101,18 +101,95 @@ impl JavaConsumer {
         messages: u64,
         at_last_ack: impl FnOnce(),
     ) -> Result<JavaRun, String> {
+        self.timed(
+            &format!("run {} {url} {subscription} {messages}", mode.word()),
+            messages,
+            at_last_ack,
+        )
+    }
+
+    /// The forwarding pipeline on `subscription`: each order decoded, its shipment published
+    /// to `to` with `sendAsync` (a producer at its defaults), the order acknowledged in the
+    /// send's callback. `at_last_ack` as for [`JavaConsumer::run`].
+    pub fn forward(
+        &mut self,
+        url: &str,
+        subscription: &str,
+        to: &str,
+        messages: u64,
+        at_last_ack: impl FnOnce(),
+    ) -> Result<JavaRun, String> {
+        self.timed(
+            &format!("forward {url} {subscription} {to} {messages}"),
+            messages,
+            at_last_ack,
+        )
+    }
+
+    /// `messages` JSON orders published to `to` with `sendAsync`, from the first send to the
+    /// last receipt. `at_last` is called at the last receipt.
+    pub fn publish(
+        &mut self,
+        url: &str,
+        to: &str,
+        messages: u64,
+        at_last: impl FnOnce(),
+    ) -> Result<JavaRun, String> {
+        self.timed(&format!("publish {url} {to} {messages}"), messages, at_last)
+    }
+
+    /// One order every `1 / rate` s for `seconds` s to `to`, each timed from its send to its
+    /// receipt, the first second's left out: the latencies in nanoseconds.
+    pub fn send_latency(
+        &mut self,
+        url: &str,
+        to: &str,
+        rate: u64,
+        seconds: u64,
+    ) -> Result<Vec<u64>, String> {
+        let file = std::env::temp_dir().join(format!(
+            "ruststream-java-latency-{}-{}.txt",
+            std::process::id(),
+            self.child.id()
+        ));
         writeln!(
             self.stdin,
-            "run {} {url} {subscription} {messages}",
-            mode.word()
+            "send-latency {url} {to} {rate} {seconds} {}",
+            file.display()
         )
         .and_then(|()| self.stdin.flush())
         .map_err(|e| format!("cannot write to the JVM: {e}"))?;
+        let result = self.line()?;
+        if !result.starts_with("result ") {
+            return Err(format!("the JVM answered {result:?}"));
+        }
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let _ = std::fs::remove_file(&file);
+        text.lines()
+            .map(|line| {
+                line.parse()
+                    .map_err(|e| format!("{line:?} in {}: {e}", file.display()))
+            })
+            .collect()
+    }
+
+    /// Send `command`, wait for `acked ...` (calling `at_last`), then read its `result ...`
+    /// for `messages` messages.
+    fn timed(
+        &mut self,
+        command: &str,
+        messages: u64,
+        at_last: impl FnOnce(),
+    ) -> Result<JavaRun, String> {
+        writeln!(self.stdin, "{command}")
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| format!("cannot write to the JVM: {e}"))?;
         let acked = self.line()?;
         if !acked.starts_with("acked ") {
             return Err(format!("the JVM answered {acked:?}"));
         }
-        at_last_ack();
+        at_last();
         let result = self.line()?;
         let field = |key: &str| -> Result<u64, String> {
             result

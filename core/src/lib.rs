@@ -29,6 +29,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod app;
+mod batching;
 mod boxed;
 pub mod codec;
 pub mod completion;

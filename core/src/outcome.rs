@@ -230,8 +230,9 @@ impl Answer {
     message = "a handler cannot return `{Self}`",
     label = "the handler's return type",
     note = "return a `HandlerOutcome`, or `Result<HandlerOutcome, E>` where `E` implements \
-            `IntoOutcome` (`Box<dyn Error + Send + Sync>` does: an error becomes `retry()`), \
-            or implement `ruststream::outcome::IntoOutcome` for your own error type"
+            `IntoOutcome` (`Box<dyn Error + Send + Sync>` and `PublishError` do: an error \
+            becomes `retry()`), or implement `ruststream::outcome::IntoOutcome` for your own \
+            error type"
 )]
 pub trait IntoOutcome {
     /// The outcome, and the error behind it if any.
@@ -268,6 +269,16 @@ impl IntoOutcome for alloc::boxed::Box<dyn core::error::Error + Send + Sync> {
             outcome: HandlerOutcome::retry(),
             error: Some(self),
         }
+    }
+}
+
+/// A publish that failed ([`Publisher::send`](crate::Publisher::send) or `publish` with `?`):
+/// [`HandlerOutcome::retry`], the error logged, as the machine does with a delivery whose
+/// publish failed after its handler returned. A message that cannot be sent the same way
+/// every time (encoding, topic name) then reaches the dead-letter topic at the attempt limit.
+impl IntoOutcome for crate::publish::PublishError {
+    fn into_outcome(self) -> Answer {
+        Answer::new(HandlerOutcome::retry()).because(self)
     }
 }
 

@@ -16,7 +16,7 @@ pub trait Outgoing: serde::Serialize {
 
     /// How its messages are batched (`#[outgoing(batching = "off")]`, `"key_based"`); `None`
     /// leaves it to the broker.
-    const BATCHING: Option<crate::publish::Batching> = None;
+    const BATCHING: Option<crate::batching::Batching> = None;
 
     /// The payload: the value as JSON by default. [`Publisher::publish`](crate::Publisher::publish)
     /// sends what this returns, so a type that overrides it is published in its own encoding.

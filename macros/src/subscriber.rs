@@ -205,7 +205,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
 
             fn call<'a>(
                 &'a self,
-                message: ::ruststream::message::Incoming<'a>,
+                message: ::ruststream::handler::Incoming<'a>,
                 state: &'a __S,
             ) -> impl ::core::future::Future<
                 Output = ::core::result::Result<::ruststream::Answer, ::ruststream::Rejection>,

@@ -7,8 +7,9 @@ use alloc::vec::Vec;
 
 use super::{AppInfo, BoxError, Broker, RunningBroker, StartContext, StartError};
 use crate::boxed::BoxFuture;
-use crate::message::{IntoMessage, MessageId, Publishing};
+use crate::message::{IntoMessage, MessageId};
 use crate::publish::PublishError;
+use crate::publish::Publishing;
 
 /// Builds the app state at startup.
 pub type Startup<S> = Box<dyn FnOnce() -> BoxFuture<'static, Result<S, BoxError>> + Send>;

@@ -1,7 +1,7 @@
 //! Handler parameters after the payload.
 
+use super::Incoming;
 use super::Rejection;
-use crate::message::Incoming;
 use crate::state::{FromRef, State};
 
 /// A handler parameter taken from the delivery or from the app state `S`.

@@ -2,8 +2,8 @@
 
 use core::future::Future;
 
+use super::Incoming;
 use super::Rejection;
-use crate::message::Incoming;
 use crate::outcome::Answer;
 
 /// A message handler for an app whose state is `S`.

@@ -8,14 +8,16 @@
 mod extract;
 #[allow(clippy::module_inception)]
 mod handler;
+mod incoming;
 mod payload;
 mod publisher;
 mod rejection;
 
 pub use crate::boxed::BoxFuture;
-pub use crate::message::{Publish, Publishing};
+pub use crate::publish::{Publish, Publishing};
 pub use extract::Extract;
 pub use handler::{Described, Handler};
+pub use incoming::Incoming;
 pub use payload::Payload;
 pub use publisher::Publisher;
 pub use rejection::{DecodeError, Rejection};

@@ -2,8 +2,9 @@
 
 use alloc::sync::Arc;
 
+use super::Incoming;
 use super::{Extract, Rejection};
-use crate::message::{Incoming, IntoMessage, MessageId};
+use crate::message::{IntoMessage, MessageId};
 use crate::publish::{Publish, PublishError, Receipt, Tracker};
 
 /// A handler parameter that publishes through the broker the handler runs on.

@@ -10,7 +10,7 @@
 //! | per-key order: a delivery waits while one of its key runs (and, with ordered retries, while one of its key waits for a retry) | [`SubscriptionMachine::start`], [`key_order`] |
 //! | what an outcome becomes (the completion table), `retry_after` waits, the backoff's delay | [`SubscriptionMachine::finish`], [`crate::completion`] |
 //! | a copy to the dead-letter or the retry topic, ordered, then settled on its answer | [`SubscriptionMachine::finish`] ([`Settlement::Republish`]), [`SubscriptionMachine::answered`] |
-//! | an acknowledgement held until the handler's publishes are confirmed | [`publishes`] |
+//! | an acknowledgement held until the handler's publishes are confirmed | `publishes` |
 //! | a batched entry's acknowledgement held until all of it is settled | [`entries`] |
 //! | which consumer calls to make, in which order | [`SubscriptionMachine::poll_call`] |
 //! | when the next wait ends | [`SubscriptionMachine::poll_timeout`] |
@@ -319,7 +319,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     ///   delivery's token. It is acknowledged once [`SubscriptionMachine::answered`] says the
     ///   copy is confirmed, and left unsettled if it failed.
     /// - An acknowledgement waits until every message its handler published is confirmed
-    ///   ([`publishes`]); a publish that failed makes it a negative acknowledgement.
+    ///   (`publishes.rs`); a publish that failed makes it a negative acknowledgement.
     ///
     /// The calls come from [`SubscriptionMachine::poll_call`], at once or when their wait
     /// ends; the delivery is released after them. Where the subscription keeps per-key order,
@@ -479,7 +479,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
 
     /// A publish of delivery `token` was answered at `now`: confirmed (`ok`) or not; one of
     /// its handler's (`origin`), or the copy [`SubscriptionMachine::finish`] ordered. The
-    /// delivery is settled once everything it waits for is answered (see [`publishes`]).
+    /// delivery is settled once everything it waits for is answered (`publishes.rs`).
     pub fn answered(&mut self, token: Token, origin: Origin, ok: bool, now: Instant) {
         let Some((held, verdict)) = self.publishes.answered(token, origin, ok) else {
             return;

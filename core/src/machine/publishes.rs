@@ -17,8 +17,10 @@
 //! crash between a publish and its answer leaves the delivery unacknowledged: it comes back,
 //! and its copies may be published twice, never lost.
 
-use alloc::collections::BTreeMap;
 use alloc::string::String;
+
+use foldhash::fast::FixedState;
+use hashbrown::HashMap;
 
 use super::Delivered;
 use crate::completion::Republish;
@@ -87,7 +89,11 @@ impl<Id> Entry<Id> {
 /// The deliveries whose publishes are not all answered (see the [module documentation](self)).
 #[derive(Debug)]
 pub(super) struct Ledger<Id> {
-    entries: BTreeMap<Token, Entry<Id>>,
+    /// By token, with a fixed seed: tokens are the driver's own numbers, nothing to defend
+    /// against, and a run repeats.
+    entries: HashMap<Token, Entry<Id>, FixedState>,
+    /// How many entries hold their delivery.
+    held: usize,
 }
 
 /// A delivery's publishes as its handler ended.
@@ -102,13 +108,15 @@ pub(super) struct AtEnd {
 impl<Id> Ledger<Id> {
     pub(super) fn new() -> Self {
         Ledger {
-            entries: BTreeMap::new(),
+            entries: HashMap::with_hasher(FixedState::default()),
+            held: 0,
         }
     }
 
     /// Deliveries held for answers.
+    #[inline]
     pub(super) fn held(&self) -> usize {
-        self.entries.values().filter(|e| e.held.is_some()).count()
+        self.held
     }
 
     /// Delivery `token`'s handler ended, having made `publishes`. What they are now; a
@@ -140,7 +148,9 @@ impl<Id> Ledger<Id> {
         // A handler that published nothing left no entry: it waits for the copy alone.
         entry.issued.get_or_insert(0);
         entry.copy = copy.map(|copy| (copy, None));
-        entry.held = Some(held);
+        if entry.held.replace(held).is_none() {
+            self.held += 1;
+        }
     }
 
     /// A publish of delivery `token` was answered: confirmed (`ok`) or not. The delivery it
@@ -170,12 +180,14 @@ impl<Id> Ledger<Id> {
             return None;
         }
         let entry = self.entries.remove(&token)?;
+        self.held -= 1;
         entry.held.map(|held| (held, verdict))
     }
 
     /// The service is stopping: give up waiting. The deliveries held are returned (they stay
     /// unacknowledged, and come back).
     pub(super) fn abandon(&mut self) -> impl Iterator<Item = Held<Id>> + '_ {
+        self.held = 0;
         core::mem::take(&mut self.entries)
             .into_values()
             .filter_map(|entry| entry.held)

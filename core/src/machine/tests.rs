@@ -965,7 +965,7 @@ proptest! {
                 }
                 // The service crashes: its machine, handlers and unanswered publishes go;
                 // the broker sends again what was not acknowledged.
-                6 if pick % 5 == 0 && crashes < 3 => {
+                6 if pick.is_multiple_of(5) && crashes < 3 => {
                     crashes += 1;
                     m = SubscriptionMachine::new(rules(), config, entry_of);
                     running.clear();

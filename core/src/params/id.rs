@@ -1,7 +1,7 @@
 //! `MessageId`: the broker's id of the message.
 
+use crate::handler::Incoming;
 use crate::handler::{Extract, Rejection};
-use crate::message::Incoming;
 
 pub use crate::message_id::MessageId;
 

@@ -2,8 +2,8 @@
 
 use alloc::string::String;
 
+use crate::handler::Incoming;
 use crate::handler::{Extract, Rejection};
-use crate::message::Incoming;
 
 /// The partitioning / ordering key of the delivered message, if it has one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

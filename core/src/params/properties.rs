@@ -3,8 +3,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::handler::Incoming;
 use crate::handler::{Extract, Rejection};
-use crate::message::Incoming;
 
 /// All properties of the delivered message, in the order the message carries them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! `RedeliveryCount`: how many times the message was delivered before.
 
+use crate::handler::Incoming;
 use crate::handler::{Extract, Rejection};
-use crate::message::Incoming;
 
 /// How many times the broker delivered this message before this delivery: 0 on the first, and
 /// always 0 on subscription types that keep no count (Exclusive, Failover). `None` only where

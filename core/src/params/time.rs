@@ -2,8 +2,8 @@
 
 use core::time::Duration;
 
+use crate::handler::Incoming;
 use crate::handler::{Extract, Rejection};
-use crate::message::Incoming;
 
 /// When the broker stored the message, since the Unix epoch (`UNIX_EPOCH + d` is a
 /// `SystemTime`). On the in-process Pulsar's virtual clock, the time since the app started.

@@ -2,8 +2,8 @@
 
 use alloc::string::String;
 
+use crate::handler::Incoming;
 use crate::handler::{Extract, Rejection};
-use crate::message::Incoming;
 
 /// The fully qualified topic the delivered message came from (for a partitioned topic, the
 /// partition's).

@@ -12,7 +12,6 @@
 //! | the delivery whose handler published it | [`Outbox`], counted by a [`Tracker`] | acknowledging the delivery only once its publishes are confirmed |
 //! | a file or a tool publishing many messages | [`Pipeline`] | the first failure, and the end |
 
-mod batching;
 mod error;
 mod outbox;
 mod pipeline;
@@ -21,7 +20,7 @@ mod publishing;
 mod receipt;
 mod reply;
 
-pub use batching::Batching;
+pub use crate::batching::Batching;
 pub use error::PublishError;
 pub use outbox::{Answered, Origin, Outbox, Token, Tracker, Tracking};
 pub use pipeline::Pipeline;

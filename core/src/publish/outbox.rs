@@ -47,7 +47,8 @@ pub struct Answered {
     pub result: Result<MessageId, PublishError>,
 }
 
-/// A subscription's mailbox of publish answers (see the [module documentation](self)).
+/// A subscription's mailbox of publish answers: each answer of a handler's publish, and of a
+/// copy the machine ordered, for the driver to hand to its machine ([`crate::publish`]).
 #[derive(Debug, Default)]
 pub struct Outbox {
     state: Mutex<State>,
@@ -127,8 +128,8 @@ impl Outbox {
     }
 }
 
-/// The publishes of one delivery, counted until its handler ends (see the
-/// [module documentation](self)).
+/// The publishes of one delivery, counted until its handler ends: made when the handler takes
+/// a `Publisher`; a publish after the handler ended is not counted (nobody waits for it).
 #[derive(Debug)]
 pub struct Tracker {
     outbox: Arc<Outbox>,
@@ -137,7 +138,7 @@ pub struct Tracker {
     issued: AtomicU32,
 }
 
-/// Set in [`Tracker::issued`] once the handler ended.
+/// Set in a tracker's count once the handler ended.
 const SEALED: u32 = 1 << 31;
 
 impl Tracker {

@@ -52,6 +52,14 @@ pub trait Timer: Send + Sync {
     fn reset(&self, sleep: &mut Sleep, deadline: Instant) {
         sleep.as_mut().reset(deadline);
     }
+
+    /// How far past its deadline a sleep fires by design: the tick of a timer wheel that
+    /// rounds deadlines up to it (tokio's: 1 ms). A caller that must not wait much longer than
+    /// a bound (a producer's batching delay) aims this much earlier. Zero (the default) for a
+    /// precise timer, and for a virtual clock, which fires exactly at the deadline.
+    fn granularity(&self) -> Duration {
+        Duration::ZERO
+    }
 }
 
 impl<T: Timer + ?Sized> Timer for alloc::sync::Arc<T> {
@@ -65,5 +73,9 @@ impl<T: Timer + ?Sized> Timer for alloc::sync::Arc<T> {
 
     fn reset(&self, sleep: &mut Sleep, deadline: Instant) {
         (**self).reset(sleep, deadline)
+    }
+
+    fn granularity(&self) -> Duration {
+        (**self).granularity()
     }
 }

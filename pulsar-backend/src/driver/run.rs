@@ -10,11 +10,10 @@ use futures::channel::oneshot;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use ruststream::completion::{Completion, Republish, Settlement, SubscriptionRules};
-use ruststream::handler::{BoxFuture, Publish, Rejection};
+use ruststream::handler::{BoxFuture, Incoming, Publish, Rejection};
 use ruststream::machine::{
     Admission, Arrival, Call, Delivered, Ended, MachineConfig, SubscriptionMachine,
 };
-use ruststream::message::Incoming;
 use ruststream::publish::{Answered, Origin, Outbox, Receipt, Token, Tracking};
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Handler, Instant};

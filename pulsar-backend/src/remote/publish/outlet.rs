@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Poll;
 
@@ -43,6 +44,9 @@ struct Shared {
     task: AtomicWaker,
     /// Who waits for the task to end ([`Outlet::close`]).
     closer: AtomicWaker,
+    /// It takes no more messages (failed, closing or ended): read on every publish's way to
+    /// it, without the lock.
+    done: AtomicBool,
     batching: Batching,
     /// The partition the producer writes, `-1` for a topic that is not partitioned.
     partition: i64,
@@ -179,6 +183,7 @@ impl Outlet {
             }),
             task: AtomicWaker::new(),
             closer: AtomicWaker::new(),
+            done: AtomicBool::new(false),
             batching,
             partition,
             topic,
@@ -191,9 +196,9 @@ impl Outlet {
 
     /// Whether it takes no more messages: its producer could not be opened, or it ended (a
     /// later publish opens another).
+    #[inline]
     pub(super) fn is_done(&self) -> bool {
-        let state = self.shared.lock();
-        state.failed.is_some() || state.ended || state.closing
+        self.shared.done.load(Ordering::Acquire)
     }
 
     /// Add `item` to the open batch (sent when full, or once its first message waited the
@@ -298,6 +303,7 @@ impl Outlet {
     /// Completes once the task has ended.
     pub(super) async fn close(&self) {
         self.shared.lock().closing = true;
+        self.shared.done.store(true, Ordering::Release);
         self.shared.task.wake();
         poll_fn(|cx| {
             self.shared.closer.register(cx.waker());
@@ -362,6 +368,7 @@ impl Shared {
 
     /// The producer could not be opened: every message taken, and every later one, fails so.
     fn fail(&self, error: PublishError) {
+        self.done.store(true, Ordering::Release);
         let (batches, entries) = {
             let mut state = self.lock();
             state.failed = Some(error.clone());
@@ -379,9 +386,29 @@ impl Shared {
 
     /// The task ended: tell whoever waits.
     fn end(&self) {
+        self.done.store(true, Ordering::Release);
         self.lock().ended = true;
         self.closer.wake();
     }
+}
+
+/// When what was opened at `opened` is sent: the next beat of a clock beating every `delay`,
+/// as the Java client's batch timer beats, so that a message waits at most `delay`, half of it
+/// on average (not `delay` after the first message, which would make every message wait at
+/// least that long). On a timer that fires up to `granularity` late by design (tokio's wheel
+/// rounds up to its next 1 ms tick), the beat is aimed that much earlier, no earlier than
+/// `opened`: a 1 ms delay on tokio then sends at its next tick, about 1.1 ms later, instead of
+/// about 2.1 ms.
+fn next_tick(
+    opened: Instant,
+    delay: std::time::Duration,
+    granularity: std::time::Duration,
+) -> Instant {
+    let every = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX).max(1);
+    let ticks = opened.as_nanos() / every + 1;
+    let beat = Instant::from_nanos(ticks.saturating_mul(every));
+    let early = u64::try_from(granularity.as_nanos()).unwrap_or(u64::MAX);
+    Instant::from_nanos(beat.as_nanos().saturating_sub(early)).max(opened)
 }
 
 /// The outlet's task: open the producer, then send what is sealed and hand out the receipts,
@@ -435,7 +462,11 @@ async fn run<Exe: Executor>(shared: Arc<Shared>, open: Open<Exe>) {
                 return Poll::Pending;
             };
             drop(state);
-            let deadline = opened.saturating_add(shared.batching.delay());
+            let deadline = next_tick(
+                opened,
+                shared.batching.delay(),
+                shared.runtime.granularity(),
+            );
             let sleep = match &mut timer {
                 Some((at, sleep)) if *at == deadline => sleep,
                 Some((at, sleep)) => {
@@ -470,4 +501,35 @@ async fn run<Exe: Executor>(shared: Arc<Shared>, open: Open<Exe>) {
         tracing::warn!(topic = %shared.topic, %error, "closing a producer failed");
     }
     shared.end();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_batch_is_sent_at_the_next_tick_of_its_delay() {
+        let ms = |n: u64| Instant::from_nanos(n * 1_000_000);
+        let delay = Duration::from_millis(1);
+        let precise = Duration::ZERO;
+        assert_eq!(
+            next_tick(ms(5), delay, precise),
+            ms(6),
+            "on a beat: the next one"
+        );
+        let just_after = Instant::from_nanos(5_000_001);
+        assert_eq!(next_tick(just_after, delay, precise), ms(6));
+        assert_eq!(
+            next_tick(ms(5), Duration::ZERO, precise),
+            Instant::from_nanos(5_000_001)
+        );
+        let wheel = Duration::from_millis(1);
+        assert_eq!(
+            next_tick(just_after, delay, wheel),
+            just_after,
+            "a wheel that fires a tick late is aimed a tick early, not before the batch opened"
+        );
+        assert_eq!(next_tick(ms(5), Duration::from_millis(4), wheel), ms(7));
+    }
 }

@@ -45,7 +45,8 @@ pub use live_broker::{LiveBroker, EXTERNAL_URL_ENV};
 pub use live_broker_error::BrokerError;
 pub use other_clients::{
     java_keyed_partitions, python_chunked_publish, python_consume, python_keyed_partitions,
-    python_produce, python_receive, python_typed, ChunkedMessage, ReceivedByPython,
+    python_orders, python_produce, python_receive, python_snapshot, python_typed, ChunkedMessage,
+    ReceivedByPython,
 };
 pub use policy::require_broker;
 pub use pulsar_lite::PulsarLite;

@@ -127,6 +127,50 @@ pub fn python_consume(
     })
 }
 
+/// Publish `count` orders, `{"id":0}` to `{"id":count-1}`, to `topic` on the broker at `url`
+/// with the official Python client at its default producer settings (batching on); how many
+/// entries they went into. Runs `python3 tests/brokers/python/forwarding.py produce ..`.
+pub fn python_orders(url: &str, topic: &str, count: usize) -> Result<usize, BrokerError> {
+    let count = count.to_string();
+    let stdout = python_script(
+        "forwarding.py",
+        &["produce", url, topic, &count],
+        Vec::new(),
+        |_| None,
+    )?;
+    stdout
+        .trim()
+        .parse()
+        .map_err(|error| BrokerError::OtherClient {
+            client: PYTHON_CLIENT,
+            detail: format!("forwarding.py produce printed {stdout:?}, not a count ({error})"),
+        })
+}
+
+/// Read topics and peek at a subscription with the official Python client, as
+/// `tests/brokers/python/forwarding.py snapshot` does (its docstring says `spec` and the
+/// answer): what is on each topic to read, and what the subscription has not acknowledged,
+/// each read until nothing came for `quiet`.
+pub fn python_snapshot(
+    url: &str,
+    quiet: std::time::Duration,
+    spec: &serde_json::Value,
+) -> Result<serde_json::Value, BrokerError> {
+    let input = serde_json::to_vec(spec).map_err(|error| BrokerError::OtherClient {
+        client: PYTHON_CLIENT,
+        detail: format!("cannot write the snapshot's spec as JSON ({error})"),
+    })?;
+    let quiet = format!("{:.3}", quiet.as_secs_f64());
+    let stdout = python_script("forwarding.py", &["snapshot", url, &quiet], input, |_| None)?;
+    serde_json::from_str(stdout.trim()).map_err(|error| BrokerError::OtherClient {
+        client: PYTHON_CLIENT,
+        detail: format!(
+            "forwarding.py snapshot printed {:?}, not JSON ({error})",
+            stdout.chars().take(300).collect::<String>()
+        ),
+    })
+}
+
 /// Run `tests/brokers/python/interop.py` with `args`; its stdout.
 fn python_interop(url: &str, topic: &str, args: &[String]) -> Result<String, BrokerError> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

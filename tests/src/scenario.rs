@@ -424,6 +424,25 @@ pub async fn sender(
     HandlerOutcome::ack()
 }
 
+/// The forwarding service of the live crash tests (`tests/tests/live_instances.rs`): the
+/// script decides each delivery's outcome (and prints it); where it is `ack`, the job is first
+/// sent on to `jobs-forwarded` without waiting (the delivery is acknowledged once the copy is
+/// confirmed). Mounted with a dead-letter and a retry topic.
+#[subscriber(PulsarSubscription::new("jobs-fwd-in", "forwarder").ack_timeout(ACK_TIMEOUT))]
+pub async fn forward_jobs(
+    job: &Job,
+    publisher: Publisher,
+    State(script): State<Arc<Script>>,
+) -> Result<HandlerOutcome, ruststream::PublishError> {
+    let outcome = script.for_job(job);
+    if outcome == HandlerOutcome::ack() {
+        let copy = ruststream::message::Message::json("jobs-forwarded", &Forwarded { id: job.id })?
+            .key(job.id.to_string());
+        publisher.send(copy).await?;
+    }
+    Ok(outcome)
+}
+
 /// What [`forwarder`] publishes, to its `#[outgoing]` topic.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ruststream::Outgoing)]
 #[outgoing(name = "jobs-out")]

@@ -634,6 +634,195 @@ fn batch_index_acks_survive_a_restart(
 
 type CaseFn = fn(&ApacheStandalone, &str) -> Result<(), Failed>;
 
+/// What the Python client reads back after a kill: the ids on the forwarded, dead-letter and
+/// retry topics, and those the service's subscription has not acknowledged, by topic.
+struct Snapshot {
+    forwarded: Vec<u64>,
+    dead: BTreeSet<u64>,
+    retried: BTreeSet<u64>,
+    unacked_in: BTreeSet<u64>,
+    unacked_retry: BTreeSet<u64>,
+}
+
+/// Read the forwarding topics of namespace `ns` back with the Python client.
+fn snapshot(url: &str, ns: &str) -> Result<Snapshot, Failed> {
+    let topic = |name: &str| format!("persistent://{ns}/{name}");
+    let spec = serde_json::json!({
+        "read": {
+            "forwarded": topic("jobs-forwarded"),
+            "dead": topic("jobs-fwd-dlq"),
+            "retried": topic("jobs-fwd-retry"),
+        },
+        "peek": {
+            "topics": [topic("jobs-fwd-in"), topic("jobs-fwd-retry")],
+            "subscription": "forwarder",
+        },
+    });
+    let answer = ruststream_test_brokers::python_snapshot(url, Duration::from_secs(2), &spec)
+        .map_err(|e| Failed::from(e.to_string()))?;
+    let ids = |value: &serde_json::Value| -> Vec<u64> {
+        value
+            .as_array()
+            .map(|a| a.iter().filter_map(serde_json::Value::as_u64).collect())
+            .unwrap_or_default()
+    };
+    Ok(Snapshot {
+        forwarded: ids(&answer["read"]["forwarded"]),
+        dead: ids(&answer["read"]["dead"]).into_iter().collect(),
+        retried: ids(&answer["read"]["retried"]).into_iter().collect(),
+        unacked_in: ids(&answer["unacked"][topic("jobs-fwd-in")])
+            .into_iter()
+            .collect(),
+        unacked_retry: ids(&answer["unacked"][topic("jobs-fwd-retry")])
+            .into_iter()
+            .collect(),
+    })
+}
+
+/// No order the service acknowledged lacks its copy: an order acknowledged on the input topic
+/// is forwarded, dead-lettered or on the retry topic; a retry copy acknowledged is forwarded
+/// or dead-lettered. The number of orders acknowledged so far.
+fn nothing_acknowledged_without_its_copy(
+    snapshot: &Snapshot,
+    published: u64,
+    after: &str,
+) -> Result<usize, Failed> {
+    let forwarded: BTreeSet<u64> = snapshot.forwarded.iter().copied().collect();
+    let copied = |id: &u64| forwarded.contains(id) || snapshot.dead.contains(id);
+    let acked_in: Vec<u64> = (0..published)
+        .filter(|id| !snapshot.unacked_in.contains(id))
+        .collect();
+    let missing: Vec<u64> = acked_in
+        .iter()
+        .filter(|id| !copied(id) && !snapshot.retried.contains(id))
+        .copied()
+        .collect();
+    let missing_retried: Vec<u64> = snapshot
+        .retried
+        .iter()
+        .filter(|id| !snapshot.unacked_retry.contains(id) && !copied(id))
+        .copied()
+        .collect();
+    if !missing.is_empty() || !missing_retried.is_empty() {
+        return Err(format!(
+            "{after}: acknowledged without its copy: {} orders {:?}, {} retry copies {:?}",
+            missing.len(),
+            &missing[..missing.len().min(20)],
+            missing_retried.len(),
+            &missing_retried[..missing_retried.len().min(20)]
+        )
+        .into());
+    }
+    Ok(acked_in.len())
+}
+
+/// A forwarding service (`forward_jobs`: each order sent on without waiting, acknowledged once
+/// the copy is confirmed) on 10,000 orders the Python client published batched, SIGKILLed three
+/// times mid-stream and restarted. After each kill the Python client reads back the copies and
+/// what the subscription has not acknowledged: nothing acknowledged lacks its copy. At the end
+/// every order is acknowledged and forwarded at least once (with `rule`
+/// `dead-letter-and-retry`, orders ending in 3 are on the dead-letter topic instead, and those
+/// ending in 7 went through the retry topic first).
+fn forwarding_survives_sigkills(
+    broker: &ApacheStandalone,
+    ns: &str,
+    rule: &str,
+) -> Result<(), Failed> {
+    let url = &broker.url();
+    const N: u64 = 10_000;
+    let start_one = || Instance::start(url, ns, "forward", rule, 1);
+    let mut instances = vec![start_one()];
+    instances[0].wait_ready()?;
+    let entries = ruststream_test_brokers::python_orders(
+        url,
+        &format!("persistent://{ns}/jobs-fwd-in"),
+        N as usize,
+    )
+    .map_err(|e| Failed::from(e.to_string()))?;
+    if entries as u64 >= N {
+        return Err(
+            format!("the Python client put {N} orders in {entries} entries: not batched").into(),
+        );
+    }
+    let handled =
+        |instances: &[Instance]| -> usize { instances.iter().map(|i| i.calls().len()).sum() };
+    let mut checked = Vec::new();
+    for kill in 1..=3 {
+        let so_far = handled(&instances);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while handled(&instances) < so_far + 2_000 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        instances.last_mut().expect("one").kill();
+        let after = format!("after kill {kill}");
+        let acked = nothing_acknowledged_without_its_copy(&snapshot(url, ns)?, N, &after)?;
+        checked.push(acked);
+        instances.push(start_one());
+        instances.last().expect("one").wait_ready()?;
+    }
+    // The last instance finishes: every order acknowledged (retry copies included).
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let finished = loop {
+        let s = snapshot(url, ns)?;
+        if s.unacked_in.is_empty() && s.unacked_retry.is_empty() || Instant::now() > deadline {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    instances.last_mut().expect("one").terminate()?;
+    let acked = nothing_acknowledged_without_its_copy(&finished, N, "at the end")?;
+    let forwarded: BTreeSet<u64> = finished.forwarded.iter().copied().collect();
+    let expected_dead: BTreeSet<u64> = match rule {
+        "dead-letter-and-retry" => (0..N).filter(|id| id % 10 == 3).collect(),
+        _ => BTreeSet::new(),
+    };
+    let not_forwarded: Vec<u64> = (0..N)
+        .filter(|id| !forwarded.contains(id) && !expected_dead.contains(id))
+        .collect();
+    eprintln!(
+        "live_instances forwarding ({rule}): {N} orders in {entries} entries; acknowledged with          their copies after each kill: {checked:?}; at the end {acked}; forwarded {} distinct          ({} copies, {} duplicates), dead-lettered {}, through the retry topic {}",
+        forwarded.len(),
+        finished.forwarded.len(),
+        finished.forwarded.len() - forwarded.len(),
+        finished.dead.len(),
+        finished.retried.len()
+    );
+    if acked as u64 != N {
+        return Err(format!("only {acked} of {N} orders acknowledged at the end").into());
+    }
+    if !not_forwarded.is_empty() {
+        return Err(format!(
+            "{} orders never forwarded: {:?}",
+            not_forwarded.len(),
+            &not_forwarded[..not_forwarded.len().min(20)]
+        )
+        .into());
+    }
+    if finished.dead != expected_dead {
+        return Err(format!(
+            "the dead-letter topic holds {} orders, {} expected",
+            finished.dead.len(),
+            expected_dead.len()
+        )
+        .into());
+    }
+    if rule == "dead-letter-and-retry" && finished.retried.is_empty() {
+        return Err("no order went through the retry topic: the case tested nothing".into());
+    }
+    Ok(())
+}
+
+fn forwarding_survives_three_sigkills(broker: &ApacheStandalone, ns: &str) -> Result<(), Failed> {
+    forwarding_survives_sigkills(broker, ns, "ack")
+}
+
+fn forwarding_with_dead_letters_and_retries_survives_three_sigkills(
+    broker: &ApacheStandalone,
+    ns: &str,
+) -> Result<(), Failed> {
+    forwarding_survives_sigkills(broker, ns, "dead-letter-and-retry")
+}
+
 const CASES: &[(&str, CaseFn)] = &[
     ("shared_sigkill_mid_stream", shared_sigkill_mid_stream),
     (
@@ -657,6 +846,14 @@ const CASES: &[(&str, CaseFn)] = &[
         shared_restart_after_sigkill_during_waits,
     ),
     ("fault_suite", fault_suite),
+    (
+        "forwarding_survives_three_sigkills",
+        forwarding_survives_three_sigkills,
+    ),
+    (
+        "forwarding_with_dead_letters_and_retries_survives_three_sigkills",
+        forwarding_with_dead_letters_and_retries_survives_three_sigkills,
+    ),
     (
         "batch_index_acks_survive_a_restart",
         batch_index_acks_survive_a_restart,

@@ -3,12 +3,16 @@
 //!
 //! Configured by environment variables (all required but `INSTANCE_HOLD_MS`):
 //! - `INSTANCE_URL`, `INSTANCE_NAMESPACE`: the broker and the namespace of short topic names;
-//! - `INSTANCE_HANDLER`: `shared`, `failover`, `exclusive`, `key_shared` or `later` (which
-//!   scripted subscription it mounts; `later` with the retry topic `jobs-later-retry`);
+//! - `INSTANCE_HANDLER`: `shared`, `failover`, `exclusive`, `key_shared`, `later` or `forward`
+//!   (which scripted subscription it mounts; `later` with the retry topic `jobs-later-retry`;
+//!   `forward` sends each job it acknowledges on to `jobs-forwarded`, with the dead-letter topic
+//!   `jobs-fwd-dlq` and the retry topic `jobs-fwd-retry`);
 //! - `INSTANCE_RULE`: `ack` (every delivery), `odd-retry-after-once` (odd ids return
 //!   `retry_after(1 s)` on their first delivery, then `ack`), `odd-retry-later-once` (odd ids
-//!   return the durable `retry_later(3 s)` on their first delivery, then `ack`), or
-//!   `odd-never` (odd ids always return `retry_after(2 s)`, even ids `ack`);
+//!   return the durable `retry_later(3 s)` on their first delivery, then `ack`),
+//!   `odd-never` (odd ids always return `retry_after(2 s)`, even ids `ack`), or
+//!   `dead-letter-and-retry` (ids ending in 3 return `dead_letter("poison")`, ids ending in 7
+//!   `retry_later(1 s)` on their first delivery to the process, the rest `ack`);
 //! - `INSTANCE_HOLD_MS`: how long each handler call takes (a blocking pause), default 0;
 //! - `INSTANCE_BATCH_INDEX_ACK=1`: acknowledge at batch-index level too.
 //!
@@ -25,7 +29,7 @@ use std::time::Duration;
 use ruststream::HandlerOutcome;
 use ruststream_pulsar::testing::LiveApp;
 use ruststream_tests::scenario::{
-    app, exclusive, failover, key_shared, later, shared, Plan, Script,
+    app, exclusive, failover, forward_jobs, key_shared, later, shared, Plan, Script,
 };
 
 fn var(name: &str) -> String {
@@ -46,8 +50,9 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
     );
+    let poison = rule == "dead-letter-and-retry";
     let (odd_once, odd_never) = match rule.as_str() {
-        "ack" => (None, false),
+        "ack" | "dead-letter-and-retry" => (None, false),
         "odd-retry-after-once" => (
             Some(HandlerOutcome::retry_after(Duration::from_secs(1))),
             false,
@@ -66,7 +71,11 @@ fn main() {
         if !hold.is_zero() {
             std::thread::sleep(hold);
         }
-        let outcome = if let (Some(first), 1, 0) = (odd_once, id % 2, attempt) {
+        let outcome = if poison && id % 10 == 3 {
+            HandlerOutcome::dead_letter("poison")
+        } else if poison && id % 10 == 7 && attempt == 0 {
+            HandlerOutcome::retry_later(Duration::from_secs(1))
+        } else if let (Some(first), 1, 0) = (odd_once, id % 2, attempt) {
             first
         } else if odd_never && id % 2 == 1 {
             HandlerOutcome::retry_after(Duration::from_secs(2))
@@ -104,6 +113,11 @@ fn main() {
             }
             "later" => {
                 b.include(later).retry_topic("jobs-later-retry");
+            }
+            "forward" => {
+                b.include(forward_jobs)
+                    .dead_letter("jobs-fwd-dlq")
+                    .retry_topic("jobs-fwd-retry");
             }
             other => {
                 println!("error unknown INSTANCE_HANDLER {other}");

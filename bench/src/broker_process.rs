@@ -19,6 +19,14 @@ pub struct BrokerProcess {
 }
 
 impl BrokerProcess {
+    /// The standalone `start.sh` started on this machine that serves `url`
+    /// (`pulsar://127.0.0.1:PORT`), if there is one: an outside broker given by
+    /// `RUSTSTREAM_BENCH_URL` may be one, whose CPU can then be read too.
+    pub fn serving(url: &str) -> Option<Self> {
+        let port = url.trim_end_matches('/').rsplit(':').next()?.parse().ok()?;
+        Self::standalone_on_port(port).ok()
+    }
+
     /// The standalone started by `start.sh` that serves the binary protocol on `port` of this
     /// machine, or why it was not found.
     pub fn standalone_on_port(port: u16) -> Result<Self, String> {

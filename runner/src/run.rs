@@ -278,6 +278,7 @@ async fn publish_file(
     let mut n = 0usize;
     // On a real broker, the receipts of the lines in flight.
     let pipeline = time.is_none().then(Pipeline::new);
+    let started = std::time::Instant::now();
     loop {
         line.clear();
         let read = std::io::BufRead::read_until(&mut reader, b'\n', &mut line).map_err(|e| {
@@ -333,8 +334,10 @@ async fn publish_file(
             return Err(format!("{file}:{line}: cannot publish to `{topic}`: {e}"));
         }
     }
-    // One line per file, not per message: a file may hold thousands.
-    tracing::info!(%topic, file, messages = published, "published");
+    // One line per file, not per message: a file may hold thousands. The seconds are the
+    // wall clock's, from the first line read to the last receipt.
+    let seconds = started.elapsed().as_secs_f64();
+    tracing::info!(%topic, file, messages = published, seconds, "published");
     Ok(())
 }
 

@@ -9,6 +9,11 @@
 //!   partitioned topic `bench-partitioned` (TOPIC must name it), joining SUBSCRIPTION (Shared);
 //!   the handler reads the payload, counts it and notes the time, then acknowledges, as
 //!   `live`'s framework contender does.
+//! - `share-forward URL TOPIC SUBSCRIPTION OUT`: as `share`, but the handler decodes each order
+//!   (JSON), `send`s a shipment keyed by the order id to OUT and returns `ack`: the framework
+//!   acknowledges the order once the shipment is confirmed. Its count is of the messages
+//!   acknowledged (the framework's `ruststream_settlement_calls_total{call="ack"}`, through a
+//!   metrics recorder of this process), not of the handler's calls.
 //! - `latency MODE URL TOPIC SUBSCRIPTION WARMUP FILE`: MODE `framework` (a handler on
 //!   `bench-latency`), `raw` (a pulsar-rs receive/acknowledge loop on TOPIC, as `live`'s raw
 //!   contender) or `retry-<ms>` (a handler on `bench-retry` that returns `retry_after(<ms>)` on
@@ -37,6 +42,9 @@ use futures::future::Either;
 use futures::StreamExt;
 use pulsar::{Pulsar, SubType, TokioExecutor};
 use ruststream::app::{App, RunningApp, StartContext};
+use ruststream::message::Message;
+use ruststream::PublishError;
+use ruststream_bench::order::Order;
 use ruststream_bench::stamp::{read_stamp, unix_ns};
 use ruststream_pulsar::prelude::*;
 
@@ -54,6 +62,28 @@ struct Tally {
     values: Mutex<Vec<i64>>,
     /// `retry-*`: when the handler asked for the wait, by sequence number.
     first: Mutex<HashMap<u64, u64>>,
+    /// `share-forward`: where the shipments go, and [`ACKED`] when the run began (its count is
+    /// of acknowledgements since).
+    to: &'static str,
+    acked_from: Option<u64>,
+}
+
+impl Tally {
+    /// The run's count: the handler's, or the acknowledgements since it began.
+    fn count(&self) -> u64 {
+        match self.acked_from {
+            Some(from) => ACKED.load(Ordering::Acquire) - from,
+            None => self.handled.load(Ordering::Acquire),
+        }
+    }
+
+    /// When the run's last message was handled (or acknowledged).
+    fn last(&self) -> u64 {
+        match self.acked_from {
+            Some(_) => LAST_ACK_NS.load(Ordering::Acquire),
+            None => self.last_ns.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl Tally {
@@ -111,6 +141,106 @@ async fn share(payload: &[u8], State(tally): State<Arc<Tally>>) -> HandlerOutcom
     HandlerOutcome::ack()
 }
 
+/// Decodes the order, sends its shipment keyed by the order id, returns `ack` (acknowledged
+/// once the shipment is confirmed).
+#[subscriber("bench-partitioned")]
+async fn forward_share(
+    order: &Order,
+    publisher: Publisher,
+    State(tally): State<Arc<Tally>>,
+) -> Result<HandlerOutcome, PublishError> {
+    let shipment = Shipment {
+        order: order.id,
+        customer: order.customer.clone(),
+        amount_cents: order.amount_cents,
+    };
+    publisher
+        .send(Message::json(tally.to, &shipment)?.key(order.id.to_string()))
+        .await?;
+    Ok(HandlerOutcome::ack())
+}
+
+/// What the forwarding handler publishes for each order.
+#[derive(serde::Serialize)]
+struct Shipment {
+    order: u64,
+    customer: String,
+    amount_cents: u64,
+}
+
+/// The messages the framework acknowledged in this process, and when it last did, counted by
+/// [`Acks`].
+static ACKED: AtomicU64 = AtomicU64::new(0);
+static LAST_ACK_NS: AtomicU64 = AtomicU64::new(0);
+
+/// A metrics recorder that counts the framework's acknowledged messages
+/// (`ruststream_settlement_calls_total{call="ack",result="ok"}`) and ignores the rest.
+struct Acks;
+
+/// The counter [`Acks`] hands out for acknowledgements.
+struct AckCounter;
+
+impl metrics::CounterFn for AckCounter {
+    fn increment(&self, value: u64) {
+        ACKED.fetch_add(value, Ordering::AcqRel);
+        LAST_ACK_NS.store(unix_ns(), Ordering::Release);
+    }
+
+    fn absolute(&self, _value: u64) {}
+}
+
+impl metrics::Recorder for Acks {
+    fn describe_counter(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_gauge(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+    fn describe_histogram(
+        &self,
+        _: metrics::KeyName,
+        _: Option<metrics::Unit>,
+        _: metrics::SharedString,
+    ) {
+    }
+
+    fn register_counter(&self, key: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Counter {
+        let label = |name: &str| {
+            key.labels()
+                .find(|l| l.key() == name)
+                .map(|l| l.value().to_owned())
+        };
+        let acks = key.name() == ruststream_pulsar::metric::CALLS
+            && label("call").as_deref() == Some("ack")
+            && label("result").as_deref() == Some("ok");
+        if acks {
+            metrics::Counter::from_arc(Arc::new(AckCounter))
+        } else {
+            metrics::Counter::noop()
+        }
+    }
+
+    fn register_gauge(&self, _: &metrics::Key, _: &metrics::Metadata<'_>) -> metrics::Gauge {
+        metrics::Gauge::noop()
+    }
+
+    fn register_histogram(
+        &self,
+        _: &metrics::Key,
+        _: &metrics::Metadata<'_>,
+    ) -> metrics::Histogram {
+        metrics::Histogram::noop()
+    }
+}
+
 /// Records publish→handler latency, acknowledges.
 #[subscriber("bench-latency")]
 async fn latency(payload: &[u8], State(tally): State<Arc<Tally>>) -> HandlerOutcome {
@@ -131,6 +261,7 @@ async fn retry(payload: &[u8], State(tally): State<Arc<Tally>>) -> HandlerOutcom
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Handler {
     Share,
+    Forward,
     Latency,
     Retry,
 }
@@ -139,7 +270,7 @@ impl Handler {
     /// The topic its `#[subscriber]` names.
     fn topic(self) -> &'static str {
         match self {
-            Handler::Share => "bench-partitioned",
+            Handler::Share | Handler::Forward => "bench-partitioned",
             Handler::Latency => "bench-latency",
             Handler::Retry => "bench-retry",
         }
@@ -158,6 +289,9 @@ fn app(
         .with_broker(broker, move |b| match handler {
             Handler::Share => {
                 b.include(share);
+            }
+            Handler::Forward => {
+                b.include(forward_share);
             }
             Handler::Latency => {
                 b.include(latency);
@@ -198,7 +332,7 @@ fn reporter(
         let (mut seen, mut cpu) = (0, Duration::ZERO);
         while running.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(50));
-            let now = tally.handled.load(Ordering::Acquire);
+            let now = tally.count();
             if now != seen {
                 seen = now;
                 cpu = start.elapsed();
@@ -221,9 +355,22 @@ fn start_run(
     start_ns: u64,
     start_cpu: ProcessTime,
 ) -> Result<Active, String> {
+    let mut to = "";
     let (handler, raw, url, topic, subscription, warmup, file) = match words {
         ["share", url, topic, subscription] => {
             (Handler::Share, false, *url, *topic, *subscription, 0, None)
+        }
+        ["share-forward", url, topic, subscription, out] => {
+            to = Box::leak((*out).to_owned().into_boxed_str());
+            (
+                Handler::Forward,
+                false,
+                *url,
+                *topic,
+                *subscription,
+                0,
+                None,
+            )
         }
         ["latency", mode, url, topic, subscription, warmup, file] => {
             let warmup = warmup
@@ -253,6 +400,8 @@ fn start_run(
     let tally = Arc::new(Tally {
         warmup,
         delay,
+        to,
+        acked_from: (handler == Handler::Forward).then(|| ACKED.load(Ordering::Acquire)),
         ..Tally::default()
     });
     let consuming = if raw {
@@ -348,15 +497,16 @@ fn stop_run(tokio: &tokio::runtime::Runtime, active: Active) -> Result<(), Strin
     }
     answer(&format!(
         "result messages={} cpu_ns={} start_unix_ns={start_ns} last_unix_ns={} recorded={}",
-        tally.handled.load(Ordering::Acquire),
+        tally.count(),
         cpu.as_nanos(),
-        tally.last_ns.load(Ordering::Relaxed),
+        tally.last(),
         values.len()
     ));
     Ok(())
 }
 
 fn main() {
+    metrics::set_global_recorder(Acks).expect("the first recorder");
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

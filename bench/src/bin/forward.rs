@@ -22,6 +22,10 @@
 //!   Java: `sendAsync` then `flush`.
 //! - **latency**: one message every `1 / latency-rate` s for `latency-seconds` s, each timed
 //!   from its send to its receipt (the first second not counted); p50, p99, max.
+//! - **file**: `messages` lines of 128-byte JSON published from a file by `ack_service run
+//!   --publish TOPIC=FILE` (the runner's pipelined publish) and by the official Python client
+//!   (`bench/python/publish_file.py`, batching on), each from its first line read to its last
+//!   receipt.
 //!
 //! Prints `key=value` lines, one per round, then a summary.
 
@@ -438,7 +442,7 @@ fn main() {
     for (index, round) in rounds_named.iter().enumerate().filter(|_| !latency_only) {
         // The order turns each round, so that no contender always runs first.
         let mut order = contenders.to_vec();
-        order.rotate_left(index % contenders.len());
+        order.rotate_left(index % contenders.len().max(1));
         for contender in order {
             let subscription = name(contender, round);
             let to: &'static str = Box::leak(
@@ -528,7 +532,7 @@ fn main() {
     let mut publish_runs: Vec<(&str, Run)> = Vec::new();
     for (index, round) in rounds_named.iter().enumerate().filter(|_| !skip_publish) {
         let mut order = contenders.to_vec();
-        order.rotate_left(index % contenders.len());
+        order.rotate_left(index % contenders.len().max(1));
         for contender in order {
             let to: &'static str = Box::leak(
                 format!(
@@ -588,7 +592,7 @@ fn main() {
     let mut latency: Vec<(&str, Vec<u64>)> = Vec::new();
     for round in 0..rounds.max(1) {
         let mut order = contenders.to_vec();
-        order.rotate_left(round as usize % contenders.len());
+        order.rotate_left(round as usize % contenders.len().max(1));
         for contender in order {
             let to: &'static str = Box::leak(
                 format!(
@@ -634,4 +638,138 @@ fn main() {
     if let Some(java) = java {
         java.stop();
     }
+
+    // A file published from the command line: `run --publish` against the Python client.
+    if std::env::var("BENCH_SKIP_FILE").is_err() {
+        publish_file_rounds(&url, messages, rounds, run_id);
+    }
+}
+
+/// `ack_service run --publish TOPIC=FILE` (the runner's pipelined publish) and the Python
+/// client's batched `send_async` of the same file, `rounds` rounds after a warm-up, in turn:
+/// each prints the seconds from its first line read to its last receipt.
+fn publish_file_rounds(url: &str, messages: u64, rounds: u64, run_id: u32) {
+    let file = std::env::temp_dir().join(format!("ruststream-bench-file-{run_id}.jsonl"));
+    {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&file).expect("a temp file"));
+        for n in 0..messages {
+            out.write_all(&json_of_size(n, 128)).expect("written");
+            out.write_all(b"\n").expect("written");
+        }
+    }
+    let bin = std::env::current_exe().expect("this binary's path");
+    let service = bin.with_file_name("ack_service");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/publish_file.py");
+    let mut taken: Vec<(&str, f64)> = Vec::new();
+    for round in 0..=rounds {
+        let mut order = ["ruststream", "python"];
+        order.rotate_left(round as usize % 2);
+        for contender in order {
+            let topic = format!("bench-file-{contender}-{round}-{run_id}");
+            let seconds = match contender {
+                "ruststream" => run_publish(&service, url, &topic, &file),
+                _ => python_publish(&script, url, &topic, &file),
+            };
+            let seconds = match seconds {
+                Ok(seconds) => seconds,
+                Err(why) => {
+                    println!("failed file contender={contender} round={round} reason={why:?}");
+                    continue;
+                }
+            };
+            let kind = if round == 0 { "warm-up" } else { "run" };
+            println!(
+                "{kind} file contender={contender} round={round} messages={messages} \
+                 seconds={seconds:.3} messages_per_second={:.0}",
+                messages as f64 / seconds
+            );
+            if round > 0 {
+                taken.push((contender, seconds));
+            }
+        }
+    }
+    let of = |contender: &str| {
+        median(
+            taken
+                .iter()
+                .filter(|(c, _)| *c == contender)
+                .map(|(_, s)| *s)
+                .collect(),
+        )
+    };
+    let (ours, python) = (of("ruststream"), of("python"));
+    println!(
+        "summary file: run --publish of {messages} lines median {ours:.3} s, the Python client \
+         (batching on) {python:.3} s: {:.2}x its time",
+        ours / python
+    );
+    let _ = std::fs::remove_file(&file);
+}
+
+/// `service run --publish TOPIC=FILE` on the broker at `url`: the seconds its log says the file
+/// took; then SIGTERM.
+fn run_publish(
+    service: &std::path::Path,
+    url: &str,
+    topic: &str,
+    file: &std::path::Path,
+) -> Result<f64, String> {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(service)
+        .arg("run")
+        .arg("--publish")
+        .arg(format!("{topic}={}", file.display()))
+        .env("RUSTSTREAM_PULSAR_URL", url)
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", service.display()))?;
+    let stderr = child.stderr.take().expect("piped");
+    let mut seconds = None;
+    for line in std::io::BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+    {
+        if line.contains("published") {
+            if let Some(at) = line.find("seconds=") {
+                let value: String = line[at + 8..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
+                seconds = value.parse::<f64>().ok();
+                break;
+            }
+        }
+        if line.contains("ERROR") {
+            eprintln!("{line}");
+        }
+    }
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+    seconds.ok_or_else(|| "the service printed no `published ... seconds=` line".to_owned())
+}
+
+/// The Python client's batched publish of `file`: the seconds it printed.
+fn python_publish(
+    script: &std::path::Path,
+    url: &str,
+    topic: &str,
+    file: &std::path::Path,
+) -> Result<f64, String> {
+    let out = std::process::Command::new("python3")
+        .arg(script)
+        .arg(url)
+        .arg(topic)
+        .arg(file)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix("seconds=")?.parse().ok())
+        .ok_or_else(|| format!("publish_file.py printed {text:?}"))
 }

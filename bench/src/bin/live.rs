@@ -32,6 +32,7 @@ use ruststream_bench::backlog::publish_backlog;
 use ruststream_bench::broker_process::BrokerProcess;
 use ruststream_bench::count_proxy::{Commands, CountProxy};
 use ruststream_bench::java_consumer::{JavaConsumer, JavaMode};
+use ruststream_bench::order::Order;
 use ruststream_pulsar::prelude::*;
 
 /// How many messages the handlers acknowledged, and who waits for the last of them.
@@ -75,10 +76,10 @@ impl Count {
     }
 }
 
-/// Acknowledges each message.
+/// Decodes each order, acknowledges it.
 #[subscriber("bench-live")]
-async fn ack(payload: &[u8], State(count): State<Arc<Count>>) -> HandlerOutcome {
-    std::hint::black_box(payload);
+async fn ack(order: &Order, State(count): State<Arc<Count>>) -> HandlerOutcome {
+    std::hint::black_box(order);
     count.one_more();
     HandlerOutcome::ack()
 }
@@ -158,18 +159,20 @@ fn app(
 }
 
 /// Start `app` on `runtime`, wait until `count` says every message was acknowledged, stop.
+/// Timed from the app started (connected and subscribed), as every contender is timed from
+/// its consumer subscribed.
 async fn drain(
     app: impl App<State = Arc<Count>>,
     count: Arc<Count>,
     runtime: Arc<dyn Runtime>,
     broker: Option<&BrokerProcess>,
 ) -> Run {
-    let span = Span::start(broker);
     let running: RunningApp = app
         .into_parts()
         .start(StartContext::new(runtime), None)
         .await
         .unwrap_or_else(|e| panic!("the framework connects: {e}"));
+    let span = Span::start(broker);
     count.all_handled().await;
     let run = span.end();
     running.stop().await;
@@ -197,8 +200,8 @@ async fn raw_consumer<Exe: Executor>(
         .expect("a raw consumer")
 }
 
-/// The raw loop: receive, (optionally wait 1 ms, on tokio), acknowledge, one message at a
-/// time.
+/// The raw loop: receive, decode the order, (optionally wait 1 ms, on tokio), acknowledge,
+/// one message at a time. Timed from the consumer subscribed.
 async fn raw_drain<Exe: Executor>(
     pulsar: &Pulsar<Exe>,
     topic: &str,
@@ -207,8 +210,8 @@ async fn raw_drain<Exe: Executor>(
     pause: Option<Duration>,
     broker: Option<&BrokerProcess>,
 ) -> Run {
-    let span = Span::start(broker);
     let mut consumer = raw_consumer(pulsar, topic, subscription, None).await;
+    let span = Span::start(broker);
     let mut done = 0;
     while done < expected {
         let message = consumer
@@ -216,7 +219,8 @@ async fn raw_drain<Exe: Executor>(
             .await
             .expect("the consumer is open")
             .expect("a message");
-        std::hint::black_box(&message.payload.data);
+        let order: Order = serde_json::from_slice(&message.payload.data).expect("an order");
+        std::hint::black_box(order);
         if let Some(pause) = pause {
             tokio::time::sleep(pause).await;
         }
@@ -262,7 +266,6 @@ async fn magnetar_drain(
         .build()
         .await
         .unwrap_or_else(|e| panic!("a magnetar client connects to {url}: {e}"));
-    let span = Span::start(broker);
     let mut builder = client
         .consumer(topic)
         .subscription(subscription)
@@ -272,13 +275,15 @@ async fn magnetar_drain(
         builder = builder.ack_group_time(Duration::from_millis(100));
     }
     let consumer = builder.subscribe().await.expect("a magnetar consumer");
+    let span = Span::start(broker);
     for received in 0..expected {
         // A run that breaks off is reported, not fatal: one contender's failure (magnetar's
         // consumer was once closed under it in a fifth round) leaves the others' figures.
         let message = consumer.receive().await.map_err(|e| {
             format!("magnetar's consumer failed after {received} of {expected} messages: {e}")
         })?;
-        std::hint::black_box(&message.payload);
+        let order: Order = serde_json::from_slice(&message.payload).expect("an order");
+        std::hint::black_box(order);
         match acks {
             MagnetarAck::Awaited => consumer
                 .ack(message.message_id)
@@ -563,7 +568,12 @@ fn main() {
     }
     let mut runs: Vec<(&str, Run)> = Vec::new();
     for repeat in 0..repeats {
-        for contender in &contenders {
+        // The order turns each round, so that no contender always runs first (or right after
+        // the same one).
+        let mut order = contenders.clone();
+        let turn = repeat as usize % order.len().max(1);
+        order.rotate_left(turn);
+        for contender in &order {
             match bench.run(contender, &direct, &name(contender, &repeat.to_string())) {
                 Ok(run) => {
                     print_run("run", contender, repeat, messages, run);

@@ -10,6 +10,11 @@
 //!   messages/s from the first instance's command to the last acknowledgement, the consumers'
 //!   CPU per message summed over the processes, the broker's CPU per message, and how many
 //!   cores each used.
+//! - **forward**: the forwarding pipeline on the same partitioned backlog (each order decoded,
+//!   a shipment keyed by its id published, the order acknowledged once the shipment is
+//!   confirmed), by 1 and 2 instances of a ruststream service (a handler that `send`s and
+//!   returns `ack`) and of the Java client (`sendAsync`, acknowledging in the callback, a
+//!   producer at its defaults); the same figures, counting acknowledged orders.
 //! - **latency**: messages published one at a time (not batched) at a fixed rate, each
 //!   carrying its send time (`ruststream_bench::stamp`); after a warm-up, the publish→handler
 //!   latency of the framework (on tokio, at its defaults), a raw pulsar-rs receive/acknowledge
@@ -17,8 +22,8 @@
 //!   `retry_after(d)` on each message's first delivery: how late the redelivery comes after
 //!   `d`.
 //!
-//! `live_load [partitions MESSAGES ROUNDS] [latency RATE SECONDS WARMUP-SECONDS ROUNDS
-//! RETRY-MS]`. Starts Apache Pulsar standalone on 127.0.0.1 unless `RUSTSTREAM_BENCH_URL` names
+//! `live_load [partitions MESSAGES ROUNDS] [forward MESSAGES ROUNDS] [latency RATE SECONDS
+//! WARMUP-SECONDS ROUNDS RETRY-MS]`. Starts Apache Pulsar standalone on 127.0.0.1 unless `RUSTSTREAM_BENCH_URL` names
 //! a broker (whose CPU is then unknown; the Java contenders then need
 //! `RUSTSTREAM_BENCH_JAVA_CLASSPATH`, and the partitioned topic
 //! `persistent://public/default/bench-partitioned` must exist with 4 partitions). Prints one
@@ -43,6 +48,8 @@ const PARTITIONED: &str = "persistent://public/default/bench-partitioned";
 const PARTITIONS: u32 = 4;
 /// The instance counts compared.
 const INSTANCES: [usize; 3] = [1, 2, 4];
+/// The instance counts of the forwarding pipeline.
+const FORWARD_INSTANCES: [usize; 2] = [1, 2];
 /// The topic of the latency runs, and of the `retry_after` run (`bench_worker`'s handlers name
 /// them).
 const LATENCY_TOPIC: &str = "persistent://public/default/bench-latency";
@@ -69,7 +76,7 @@ struct Setup {
 }
 
 fn main() {
-    let usage = "usage: live_load [partitions MESSAGES ROUNDS] \
+    let usage = "usage: live_load [partitions MESSAGES ROUNDS] [forward MESSAGES ROUNDS] \
                  [latency RATE SECONDS WARMUP-SECONDS ROUNDS RETRY-MS]";
     let args: Vec<String> = std::env::args().skip(1).collect();
     let number = |at: usize| -> u64 {
@@ -77,12 +84,16 @@ fn main() {
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| panic!("{usage}"))
     };
-    let (mut partitions, mut latency) = (None, None);
+    let (mut partitions, mut forward, mut latency) = (None, None, None);
     let mut at = 0;
     while at < args.len() {
         match args[at].as_str() {
             "partitions" => {
                 partitions = Some((number(at + 1), number(at + 2)));
+                at += 3;
+            }
+            "forward" => {
+                forward = Some((number(at + 1), number(at + 2)));
                 at += 3;
             }
             "latency" => {
@@ -98,7 +109,7 @@ fn main() {
             _ => panic!("{usage}"),
         }
     }
-    if partitions.is_none() && latency.is_none() {
+    if partitions.is_none() && forward.is_none() && latency.is_none() {
         panic!("{usage}");
     }
     tracing_subscriber::fmt()
@@ -114,6 +125,8 @@ fn main() {
     let (sender, lines) = mpsc::channel();
     let count = if partitions.is_some() {
         INSTANCES[2]
+    } else if forward.is_some() {
+        FORWARD_INSTANCES[1]
     } else {
         1
     };
@@ -127,6 +140,11 @@ fn main() {
     if let Some((messages, rounds)) = partitions {
         if let Err(e) = partitioned(&setup, &mut workers, messages, rounds) {
             panic!("the partitioned benchmark failed: {e}");
+        }
+    }
+    if let Some((messages, rounds)) = forward {
+        if let Err(e) = forwarded(&setup, &mut workers, messages, rounds) {
+            panic!("the partitioned forwarding benchmark failed: {e}");
         }
     }
     if let Some(plan) = latency {
@@ -144,13 +162,20 @@ fn main() {
 fn setup() -> Setup {
     let (url, broker, standalone, classpath) = match std::env::var("RUSTSTREAM_BENCH_URL") {
         Ok(url) => {
-            println!(
-                "broker url={url} broker_cpu=unknown (RUSTSTREAM_BENCH_URL names an outside \
-                 broker: its process is not read)"
-            );
+            let broker = BrokerProcess::serving(&url);
+            match &broker {
+                Some(b) => println!(
+                    "broker url={url} pid={} (a standalone of start.sh)",
+                    b.pid()
+                ),
+                None => println!(
+                    "broker url={url} broker_cpu=unknown (RUSTSTREAM_BENCH_URL names an \
+                     outside broker whose process is not found here)"
+                ),
+            }
             let classpath = std::env::var("RUSTSTREAM_BENCH_JAVA_CLASSPATH")
                 .map_err(|_| "RUSTSTREAM_BENCH_JAVA_CLASSPATH is not set".to_owned());
-            (url, None, None, classpath)
+            (url, broker, None, classpath)
         }
         Err(_) => {
             // As `live`: the bookie's disk threshold raised, for build machines with a large
@@ -239,6 +264,53 @@ async fn subscribe(pulsar: &Pulsar<TokioExecutor>, topic: &str, subscription: &s
 // ---------------------------------------------------------------------------------------------
 // partitions
 
+/// The partitioned topic, made here (or checked on an outside broker).
+fn ensure_partitioned(setup: &Setup) -> Result<(), String> {
+    let found = setup
+        .tokio
+        .block_on(setup.pulsar.lookup_partitioned_topic_number(PARTITIONED))
+        .unwrap_or(0);
+    if found == PARTITIONS {
+        return Ok(());
+    }
+    match &setup.standalone {
+        Some(standalone) => standalone
+            .create_partitioned_topic(PARTITIONED, PARTITIONS)
+            .map_err(|e| e.to_string())?,
+        None => {
+            let found = setup
+                .tokio
+                .block_on(setup.pulsar.lookup_partitioned_topic_number(PARTITIONED))
+                .map_err(|e| format!("cannot look {PARTITIONED} up: {e}"))?;
+            if found != PARTITIONS {
+                return Err(format!(
+                    "{PARTITIONED} has {found} partitions on the outside broker; create it with \
+                     {PARTITIONS}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `messages` batched messages on the partitioned topic, the same share on each partition.
+async fn fill_partitions(setup: &Setup, messages: u64) {
+    let per_partition = messages / u64::from(PARTITIONS);
+    let extra = messages % u64::from(PARTITIONS);
+    let partitions: Vec<(String, u64)> = (0..PARTITIONS)
+        .map(|p| {
+            let count = per_partition + u64::from(u64::from(p) < extra);
+            (format!("{PARTITIONED}-partition-{p}"), count)
+        })
+        .collect();
+    join_all(
+        partitions
+            .iter()
+            .map(|(topic, count)| publish_backlog(&setup.pulsar, topic, *count)),
+    )
+    .await;
+}
+
 /// One configuration's run.
 #[derive(Debug, Clone)]
 struct ShareRun {
@@ -263,23 +335,7 @@ fn partitioned(
         "== partitions: {messages} messages on {PARTITIONS} partitions (batched 1000 an entry), \
          {rounds} rounds, 1, 2 and 4 instances, one process each"
     );
-    match &setup.standalone {
-        Some(standalone) => standalone
-            .create_partitioned_topic(PARTITIONED, PARTITIONS)
-            .map_err(|e| e.to_string())?,
-        None => {
-            let found = setup
-                .tokio
-                .block_on(setup.pulsar.lookup_partitioned_topic_number(PARTITIONED))
-                .map_err(|e| format!("cannot look {PARTITIONED} up: {e}"))?;
-            if found != PARTITIONS {
-                return Err(format!(
-                    "{PARTITIONED} has {found} partitions on the outside broker; create it with \
-                     {PARTITIONS}"
-                ));
-            }
-        }
-    }
+    ensure_partitioned(setup)?;
     let lines = workers.lines;
     let mut contenders: Vec<(&str, &mut Vec<Worker>)> = vec![("framework", &mut *workers.rust)];
     if !workers.java.is_empty() {
@@ -300,20 +356,7 @@ fn partitioned(
                 }
             }
         }
-        let per_partition = messages / u64::from(PARTITIONS);
-        let extra = messages % u64::from(PARTITIONS);
-        let partitions: Vec<(String, u64)> = (0..PARTITIONS)
-            .map(|p| {
-                let count = per_partition + u64::from(u64::from(p) < extra);
-                (format!("{PARTITIONED}-partition-{p}"), count)
-            })
-            .collect();
-        join_all(
-            partitions
-                .iter()
-                .map(|(topic, count)| publish_backlog(&setup.pulsar, topic, *count)),
-        )
-        .await;
+        fill_partitions(setup, messages).await;
     });
     let broker = setup.broker.as_ref();
     // A first run per contender on all instances, not counted: the JVMs load and compile the
@@ -361,10 +404,22 @@ fn share(
     messages: u64,
     broker: Option<&BrokerProcess>,
 ) -> Result<ShareRun, String> {
+    let command = format!("share {url} {PARTITIONED} {subscription}");
+    run_shared(workers, lines, &command, messages, broker)
+}
+
+/// `workers` run `command` together, until they counted `messages` between them.
+fn run_shared(
+    workers: &mut [Worker],
+    lines: &mpsc::Receiver<Line>,
+    command: &str,
+    messages: u64,
+    broker: Option<&BrokerProcess>,
+) -> Result<ShareRun, String> {
     let indices: Vec<usize> = workers.iter().map(Worker::index).collect();
     let broker_start = broker.and_then(|b| Some((b, b.cpu()?, Instant::now())));
     for worker in workers.iter_mut() {
-        worker.send(&format!("share {url} {PARTITIONED} {subscription}"))?;
+        worker.send(command)?;
     }
     let mut counts = vec![0u64; workers.len()];
     while counts.iter().sum::<u64>() < messages {
@@ -406,6 +461,124 @@ fn share(
     }
     run.wall = Duration::from_nanos(last.saturating_sub(first));
     Ok(run)
+}
+
+/// The forwarding pipeline on the partitioned backlog (see the top of this file): 1 and 2
+/// instances of each contender, rounds interleaved (the order of the contenders turned each
+/// round), a subscription and an output topic per run.
+fn forwarded(
+    setup: &Setup,
+    workers: &mut Workers<'_>,
+    messages: u64,
+    rounds: u64,
+) -> Result<(), String> {
+    println!(
+        "== forward: {messages} orders on {PARTITIONS} partitions (batched 1000 an entry), \
+         {rounds} rounds, 1 and 2 instances, one process each: decode, publish a shipment, \
+         acknowledge once it is confirmed"
+    );
+    ensure_partitioned(setup)?;
+    let lines = workers.lines;
+    let mut contenders: Vec<(&str, &mut Vec<Worker>)> = vec![("framework", &mut *workers.rust)];
+    if !workers.java.is_empty() {
+        contenders.push(("java", &mut *workers.java));
+    }
+    let id = std::process::id();
+    let name = |contender: &str, instances: usize, round: &str| {
+        format!("forward-{contender}-{instances}x-{round}-{id}")
+    };
+    setup.tokio.block_on(async {
+        for (contender, _) in &contenders {
+            subscribe(&setup.pulsar, PARTITIONED, &name(contender, 2, "warm-up")).await;
+            for round in 0..rounds {
+                for instances in FORWARD_INSTANCES {
+                    let subscription = name(contender, instances, &round.to_string());
+                    subscribe(&setup.pulsar, PARTITIONED, &subscription).await;
+                }
+            }
+        }
+        fill_partitions(setup, messages).await;
+    });
+    let broker = setup.broker.as_ref();
+    let url = &setup.url;
+    let command = |subscription: &str| {
+        format!(
+            "share-forward {url} {PARTITIONED} {subscription} \
+             persistent://public/default/shipments-{subscription}"
+        )
+    };
+    for (contender, workers) in contenders.iter_mut() {
+        let subscription = name(contender, 2, "warm-up");
+        let run = run_shared(
+            &mut workers[..2],
+            lines,
+            &command(&subscription),
+            messages,
+            broker,
+        )?;
+        print_forward("warm-up", contender, 2, 0, &run);
+    }
+    let mut runs: Vec<(&str, usize, ShareRun)> = Vec::new();
+    for round in 0..rounds {
+        for instances in FORWARD_INSTANCES {
+            let count = contenders.len();
+            let turn = (round as usize) % count;
+            for at in 0..count {
+                let (contender, workers) = &mut contenders[(at + turn) % count];
+                let subscription = name(contender, instances, &round.to_string());
+                let run = run_shared(
+                    &mut workers[..instances],
+                    lines,
+                    &command(&subscription),
+                    messages,
+                    broker,
+                )?;
+                print_forward("run", contender, instances, round, &run);
+                runs.push((contender, instances, run));
+            }
+        }
+    }
+    for (contender, _) in &contenders {
+        for instances in FORWARD_INSTANCES {
+            let of = |figure: &dyn Fn(&ShareRun) -> f64| -> f64 {
+                median(
+                    runs.iter()
+                        .filter(|(c, i, _)| c == contender && *i == instances)
+                        .map(|(_, _, r)| figure(r))
+                        .collect(),
+                )
+            };
+            println!(
+                "summary forward {contender} x{instances}: median {:.0} messages/s, consumer CPU \
+                 {:.2} us/message (summed over {instances} processes), broker CPU {:.2} \
+                 us/message",
+                of(&|r| r.messages as f64 / r.wall.as_secs_f64()),
+                of(&|r| per_message(r.cpu, r.messages)),
+                of(&|r| r
+                    .broker
+                    .map_or(f64::NAN, |(b, _)| per_message(b, r.messages))),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn print_forward(kind: &str, contender: &str, instances: usize, round: u64, run: &ShareRun) {
+    let broker = match run.broker {
+        Some((cpu, _)) => format!("{:.2}", per_message(cpu, run.messages)),
+        None => "unknown".to_owned(),
+    };
+    let shares: Vec<String> = run.per_instance.iter().map(u64::to_string).collect();
+    println!(
+        "{kind} forward contender={contender} instances={instances} round={round} messages={} \
+         wall_seconds={:.3} messages_per_second={:.0} consumer_cpu_us_per_message={:.2} \
+         broker_cpu_us_per_message={broker} per_instance={}",
+        run.messages,
+        run.wall.as_secs_f64(),
+        run.messages as f64 / run.wall.as_secs_f64(),
+        per_message(run.cpu, run.messages),
+        shares.join("/")
+    );
 }
 
 /// Microseconds per message of `time`.

@@ -39,6 +39,7 @@ impl Completion {
     /// A short name for logs and metric labels: the outcome's name (`ack`, `retry`, ...) for
     /// [`Completion::Returned`], else `panicked`, `dead_lettered`, `rescheduled`, `rejected`,
     /// `out_of_attempts` or `undecodable`.
+    #[inline]
     pub fn label(&self) -> &'static str {
         match self {
             Completion::Returned(outcome) => outcome.name(),
@@ -53,6 +54,7 @@ impl Completion {
 
     /// Whether the registration's backoff policy decides what this end becomes
     /// (`backoff()`, `backoff_later()`).
+    #[inline]
     pub fn is_backoff(&self) -> bool {
         matches!(
             self,
@@ -63,6 +65,7 @@ impl Completion {
     /// Whether the subscription machine may order a copy of the message for this end (to the
     /// dead-letter or the retry topic): the driver then keeps the message's content until the
     /// machine says. Whether it does depends on the topics the registration declared.
+    #[inline]
     pub fn may_republish(&self) -> bool {
         matches!(
             self,

@@ -79,6 +79,7 @@ impl<Id> Settler<Id> {
 
     /// The next call to make at `now`, if any: first the immediate ones in completion order,
     /// then the delayed ones whose deadline is not after `now`, earliest first.
+    #[inline]
     pub fn poll_action(&mut self, now: Instant) -> Option<Action<Id>> {
         if let Some(action) = self.ready.pop_front() {
             return Some(action);

@@ -4,7 +4,7 @@ use alloc::string::String;
 use core::time::Duration;
 
 use crate::message::MessageId;
-use crate::publish::{Publish, Tracking};
+use crate::publish::HandlerPort;
 
 /// A borrowed view of one delivery: what a handler's parameters are extracted from.
 #[derive(Clone, Copy)]
@@ -22,11 +22,10 @@ pub struct Incoming<'a> {
     /// always 0 on subscription types that keep no count), or `None` where the client does
     /// not tell.
     pub redelivery_count: Option<u32>,
-    /// The broker's publishing port, for the `Publisher` parameter.
-    pub publisher: Option<&'a alloc::sync::Arc<dyn Publish>>,
-    /// Where the delivery's publishes are counted, so that its acknowledgement waits for them
-    /// (`None` outside a subscription's driver).
-    pub tracking: Option<&'a Tracking<'a>>,
+    /// The broker's publishing port for the `Publisher` parameter, with where the delivery's
+    /// publishes are counted (inside a subscription's driver), so that its acknowledgement
+    /// waits for them.
+    pub publisher: Option<&'a HandlerPort<'a>>,
     /// The broker's id of the message, `None` where the broker gave none.
     pub message_id: Option<MessageId>,
     /// When the broker stored the message, since the Unix epoch (on a virtual clock, since it
@@ -58,7 +57,6 @@ impl<'a> Incoming<'a> {
             key: None,
             redelivery_count: None,
             publisher: None,
-            tracking: None,
             message_id: None,
             publish_time: None,
             event_time: None,
@@ -91,14 +89,8 @@ impl<'a> Incoming<'a> {
     }
 
     /// The same view with a publishing port.
-    pub fn with_publisher(mut self, publisher: Option<&'a alloc::sync::Arc<dyn Publish>>) -> Self {
+    pub fn with_publisher(mut self, publisher: Option<&'a HandlerPort<'a>>) -> Self {
         self.publisher = publisher;
-        self
-    }
-
-    /// The same view with the delivery's publish tracking.
-    pub fn with_tracking(mut self, tracking: &'a Tracking<'a>) -> Self {
-        self.tracking = Some(tracking);
         self
     }
 

@@ -80,9 +80,9 @@ impl<S> Extract<S> for Publisher {
         handler: &'static str,
     ) -> Result<Self, Rejection> {
         match message.publisher {
-            Some(port) => Ok(Publisher {
-                port: port.clone(),
-                tracker: message.tracking.map(|tracking| tracking.tracker()),
+            Some(lent) => Ok(Publisher {
+                port: lent.port().clone(),
+                tracker: lent.tracker(),
             }),
             None => Err(Rejection::Missing {
                 handler,

@@ -48,7 +48,7 @@ use crate::completion::{
 use crate::publish::{Origin, Token};
 use crate::{HandlerOutcome, Instant, SubscriptionRules, SubscriptionType};
 use entries::{Arrival as EntryArrival, EntryLedger};
-use publishes::{Held, Ledger, Verdict};
+use publishes::{AtEnd, Held, Ledger, Verdict};
 
 /// How a subscription runs, besides its completion rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -327,7 +327,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// With ordered retries, a delivery that ends in a retry (or in no outcome, on a
     /// subscription with an ack timeout), or waits for its publishes, keeps its key until it
     /// comes back or is settled.
-    #[inline]
+    #[inline(always)]
     pub fn finish(&mut self, ended: Ended<'_, Id>) -> Result<Settlement, SettlementError> {
         let Ended {
             delivered,
@@ -340,11 +340,16 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         } = ended;
         self.running = self.running.saturating_sub(1);
         let completion = self.resolve(completion, attempt, &delivered.id);
-        let at_end = self.publishes.ended(token, publishes);
-        // A publish of the handler failed: no copy, and no acknowledgement.
-        let republish = match at_end.failed {
-            false => self.republish(completion, attempt),
-            true => None,
+        let at_end = match publishes {
+            0 => AtEnd::NOTHING,
+            _ => self.publishes.ended(token, publishes),
+        };
+        // A publish of the handler failed: no copy, and no acknowledgement. (Asked only where
+        // the registration declared a topic to copy to.)
+        let copies = self.config.dead_letter_topic || self.config.retry_topic;
+        let republish = match copies && !at_end.failed {
+            true => self.republish(completion, attempt),
+            false => None,
         };
         let settlement = match (republish, at_end.failed, completion) {
             (Some(copy), _, _) => Ok(Settlement::Republish(copy)),
@@ -360,11 +365,9 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
                 other => other,
             },
         };
-        let waits = match settlement {
-            Ok(Settlement::Republish(_)) => true,
-            Ok(Settlement::Ack) => at_end.unanswered,
-            _ => false,
-        };
+        // Held: for its copy, or for its handler's publishes where it would be acknowledged.
+        let waits =
+            republish.is_some() || (at_end.unanswered && matches!(settlement, Ok(Settlement::Ack)));
         if waits {
             let keeps_key = self.config.ordered_retries && self.config.key_ordered;
             let held = Held {

@@ -105,6 +105,14 @@ pub(super) struct AtEnd {
     pub(super) unanswered: bool,
 }
 
+impl AtEnd {
+    /// A delivery that published nothing: nothing failed, nothing to wait for.
+    pub(super) const NOTHING: AtEnd = AtEnd {
+        failed: false,
+        unanswered: false,
+    };
+}
+
 impl<Id> Ledger<Id> {
     pub(super) fn new() -> Self {
         Ledger {
@@ -125,10 +133,7 @@ impl<Id> Ledger<Id> {
     pub(super) fn ended(&mut self, token: Token, publishes: u32) -> AtEnd {
         // No publish, no answer to wait for (a copy is ordered only after this).
         if publishes == 0 {
-            return AtEnd {
-                failed: false,
-                unanswered: false,
-            };
+            return AtEnd::NOTHING;
         }
         let entry = self.entries.entry(token).or_insert_with(Entry::new);
         entry.issued = Some(publishes);

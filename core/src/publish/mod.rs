@@ -22,7 +22,7 @@ mod reply;
 
 pub use crate::batching::Batching;
 pub use error::PublishError;
-pub use outbox::{Answered, Origin, Outbox, Token, Tracker, Tracking};
+pub use outbox::{Answered, HandlerPort, Origin, Outbox, Token, Tracker};
 pub use pipeline::Pipeline;
 pub use port::Publish;
 pub use publishing::Publishing;

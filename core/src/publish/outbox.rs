@@ -8,17 +8,18 @@
 //! (`SubscriptionMachine::answered`).
 //!
 //! Which publishes a delivery waits for is counted by its [`Tracker`]: made when the handler
-//! takes a `Publisher`, counting each publish until the handler ends and the driver seals it.
+//! takes a `Publisher` (from the [`HandlerPort`] its delivery lends it), counting each publish
+//! until the handler ends and the driver seals it.
 //! A publish after that (through a `Publisher` kept past the handler's end) is not waited for.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use core::task::{Context, Poll, Waker};
 
 use spin::Mutex;
 
-use super::{Confirm, PublishError, Tell};
+use super::{Confirm, Publish, PublishError, Tell};
 use crate::MessageId;
 
 /// A delivery's number in its subscription's driver: what the answers of its publishes name.
@@ -159,44 +160,75 @@ impl Tracker {
     }
 }
 
-/// What an invocation lends its handler's parameters so that a `Publisher` can count its
-/// publishes: the driver's outbox and the delivery's token. The [`Tracker`] is made on first
-/// use, so a handler that does not publish costs nothing more.
-#[derive(Debug)]
-pub struct Tracking<'a> {
-    outbox: &'a Arc<Outbox>,
-    token: Token,
+/// What a delivery lends its handler for publishing: the broker's port, and, inside a
+/// subscription's driver, where the delivery's publishes are counted (the driver's outbox and
+/// the delivery's token), so that its acknowledgement waits for them. The [`Tracker`] is made
+/// on first use: a handler that takes no `Publisher` costs nothing more.
+pub struct HandlerPort<'a> {
+    port: &'a Arc<dyn Publish>,
+    counted: Option<(&'a Arc<Outbox>, Token)>,
     tracker: Mutex<Option<Arc<Tracker>>>,
+    /// Whether the tracker was made: a handler that took no `Publisher` is sealed without the
+    /// lock.
+    made: AtomicBool,
 }
 
-impl<'a> Tracking<'a> {
-    /// The tracking of delivery `token`, reporting to `outbox`.
+impl core::fmt::Debug for HandlerPort<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("HandlerPort")
+            .field("token", &self.counted.map(|(_, token)| token))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> HandlerPort<'a> {
+    /// The broker's `port`, its publishes counted by nobody.
     #[inline]
-    pub fn new(outbox: &'a Arc<Outbox>, token: Token) -> Self {
-        Tracking {
-            outbox,
-            token,
+    pub fn new(port: &'a Arc<dyn Publish>) -> Self {
+        HandlerPort {
+            port,
+            counted: None,
             tracker: Mutex::new(None),
+            made: AtomicBool::new(false),
         }
     }
 
-    /// The delivery's tracker, made on first use.
-    pub fn tracker(&self) -> Arc<Tracker> {
-        self.tracker
+    /// The same port, the publishes counted for delivery `token`, reporting to `outbox`.
+    #[inline]
+    pub fn counted(mut self, outbox: &'a Arc<Outbox>, token: Token) -> Self {
+        self.counted = Some((outbox, token));
+        self
+    }
+
+    /// The broker's port.
+    pub fn port(&self) -> &'a Arc<dyn Publish> {
+        self.port
+    }
+
+    /// The delivery's tracker, made on first use; `None` where nothing counts.
+    pub fn tracker(&self) -> Option<Arc<Tracker>> {
+        let (outbox, token) = self.counted?;
+        self.made.store(true, Ordering::Release);
+        let tracker = self
+            .tracker
             .lock()
             .get_or_insert_with(|| {
                 Arc::new(Tracker {
-                    outbox: self.outbox.clone(),
-                    token: self.token,
+                    outbox: outbox.clone(),
+                    token,
                     issued: AtomicU32::new(0),
                 })
             })
-            .clone()
+            .clone();
+        Some(tracker)
     }
 
     /// The handler ended: how many publishes it made (0 if it took no `Publisher`).
     #[inline]
     pub fn seal(&self) -> u32 {
+        if !self.made.load(Ordering::Acquire) {
+            return 0;
+        }
         match &*self.tracker.lock() {
             Some(tracker) => tracker.seal(),
             None => 0,
@@ -211,8 +243,9 @@ mod tests {
     #[test]
     fn answers_name_their_delivery_and_origin_and_a_sealed_tracker_counts_no_more() {
         let outbox = Outbox::new();
-        let tracking = Tracking::new(&outbox, Token(7));
-        let tracker = tracking.tracker();
+        let port: Arc<dyn Publish> = Arc::new(Nowhere);
+        let tracking = HandlerPort::new(&port).counted(&outbox, Token(7));
+        let tracker = tracking.tracker().expect("counted");
         let first = tracker.confirm().expect("counted");
         let second = tracker.confirm().expect("counted");
         assert_eq!(tracking.seal(), 2);
@@ -241,6 +274,25 @@ mod tests {
     #[test]
     fn a_delivery_whose_handler_took_no_publisher_made_none() {
         let outbox = Outbox::new();
-        assert_eq!(Tracking::new(&outbox, Token(1)).seal(), 0);
+        let port: Arc<dyn Publish> = Arc::new(Nowhere);
+        assert_eq!(HandlerPort::new(&port).counted(&outbox, Token(1)).seal(), 0);
+        assert!(
+            HandlerPort::new(&port).tracker().is_none(),
+            "outside a driver"
+        );
+    }
+
+    /// A port that sends nothing.
+    struct Nowhere;
+
+    impl Publish for Nowhere {
+        fn send(
+            &self,
+            _message: crate::message::Message,
+            receipt: super::super::Receipt,
+        ) -> super::super::Publishing<'_, ()> {
+            drop(receipt);
+            super::super::Publishing::done(Ok(()))
+        }
     }
 }

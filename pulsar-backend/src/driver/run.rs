@@ -14,7 +14,7 @@ use ruststream::handler::{BoxFuture, Incoming, Publish, Rejection};
 use ruststream::machine::{
     Admission, Arrival, Call, Delivered, Ended, MachineConfig, SubscriptionMachine,
 };
-use ruststream::publish::{Answered, Origin, Outbox, Receipt, Token, Tracking};
+use ruststream::publish::{Answered, HandlerPort, Origin, Outbox, Receipt, Token};
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Handler, Instant};
 use tracing::Instrument;
@@ -249,7 +249,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         // (A delivery is moved as little as can be: each move is a copy of 192 bytes.)
         macro_rules! start_one {
             ($received:expr, $admission:expr) => {{
-                let finished = running.start(self.begin($received, $admission));
+                let finished = running.start_with(|| self.begin($received, $admission));
                 self.instruments.in_flight.set(running.len() as f64);
                 if let Some(done) = finished {
                     self.finish(done, running.len());
@@ -311,13 +311,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     start_ready!();
                     return Poll::Ready(Event::Handled);
                 }
-                if self.invocation.outbox.poll_answers(cx).is_ready() {
-                    self.take_answers();
-                    start_ready!();
-                    return Poll::Ready(Event::Handled);
-                }
-                if !self.sending.is_empty() {
-                    while let Poll::Ready(Some(())) = self.sending.poll_next_unpin(cx) {}
+                // Answers matter once a delivery waits for them (one that comes while its
+                // handler runs is taken when the handler ends): no look, and no waker to
+                // register, on every turn of a subscription that does not publish.
+                if self.machine.awaiting_publishes() > 0 {
+                    if self.invocation.outbox.poll_answers(cx).is_ready() {
+                        self.take_answers();
+                        start_ready!();
+                        return Poll::Ready(Event::Handled);
+                    }
+                    if !self.sending.is_empty() {
+                        while let Poll::Ready(Some(())) = self.sending.poll_next_unpin(cx) {}
+                    }
                 }
                 if self.machine.wants_delivery() {
                     match self.consumer.poll_receive(cx) {
@@ -435,8 +440,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             // What the machine gets back, moved out of the delivery once nothing else needs
             // it: nothing of it is kept across the handler's call, so the future is smaller.
             macro_rules! finished {
-                ($received:expr, $completion:expr, $ended:expr, $publishes:expr, $copy:expr) => {{
-                    let received = $received;
+                // Its fields are moved one by one: moving the whole delivery out of the
+                // future's state first would copy all of it.
+                ($completion:expr, $ended:expr, $publishes:expr, $copy:expr) => {{
                     let batch = received.batch.map(|slot| slot.place());
                     let attempt = received.redelivery_count.unwrap_or(0);
                     let span = (!own.is_disabled()).then_some(own);
@@ -472,14 +478,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             if admission == Admission::DeadLetter {
                 // Out of attempts: the handler is not called; the machine orders the copy.
                 let keep: Option<(Option<String>, Option<ObservedCall>)> = Some((None, None));
-                return finished!(received, Completion::OutOfAttempts, runtime.now(), 0, keep);
+                return finished!(Completion::OutOfAttempts, runtime.now(), 0, keep);
             }
-            let tracking = Tracking::new(outbox, token);
+            let lent = publisher.as_ref().map(|port| HandlerPort::new(port).counted(outbox, token));
             let incoming = Incoming::new(&received.payload, &received.properties, &received.topic)
                 .with_key(received.key.as_deref())
                 .with_redelivery_count(received.redelivery_count)
-                .with_publisher(publisher.as_ref())
-                .with_tracking(&tracking)
+                .with_publisher(lent.as_ref())
                 .with_message_id(C::message_id(&received.id))
                 .with_times(received.publish_time, received.event_time);
             let at = runtime.now();
@@ -488,12 +493,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 // Nothing to hand over: the client could not read the message.
                 Some(reason) => Ok(Err(Rejection::Unreadable { handler: handler.name(), reason: reason.to_owned() })),
             };
-            let publishes = tracking.seal();
+            let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
             // Recorded here rather than carried out: what a finished invocation carries is
             // moved several times, and stays small enough to move without a `memcpy` call.
             let ended = runtime.now();
             duration.record(ended.saturating_duration_since(at).as_secs_f64());
-            let completion = match &result {
+            // What the handler's end was, with the error that came with it, if any.
+            let (completion, failure) = match result {
                 Ok(Ok(answer)) => {
                     let outcome = answer.outcome;
                     match (&answer.error, outcome) {
@@ -506,7 +512,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         }
                         (None, _) => tracing::debug!(outcome = outcome.name(), "handled"),
                     }
-                    Completion::Returned(outcome)
+                    (Completion::Returned(outcome), answer.error.map(Ok))
                 }
                 Ok(Err(rejection)) => {
                     let _context = report::context(&own, handler.name(), &received.topic, &received.id);
@@ -520,42 +526,56 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         ),
                         _ => tracing::error!(error = %rejection, "handler could not run; the delivery is left unacknowledged"),
                     }
-                    if undecodable { Completion::Undecodable } else { Completion::Rejected }
+                    let completion = if undecodable { Completion::Undecodable } else { Completion::Rejected };
+                    (completion, Some(Err(rejection)))
                 }
                 Err(_) => {
                     let _context = report::context(&own, handler.name(), &received.topic, &received.id);
                     tracing::error!("handler panicked; the delivery is left unacknowledged");
-                    Completion::Panicked
+                    (Completion::Panicked, None)
                 }
             };
-            let error = match result {
-                Ok(Err(rejection)) => Some(rejection.to_string()),
-                Ok(Ok(answer)) => answer.error.map(|e| e.to_string()),
-                Err(_) => None,
+            // The error that came with the end, for the record and a dead-letter copy: read
+            // only where one of them takes it.
+            let error_of = |failure: Option<Result<Box<dyn std::error::Error + Send + Sync>, Rejection>>| {
+                failure.map(|failure| match failure {
+                    Ok(error) => error.to_string(),
+                    Err(rejection) => rejection.to_string(),
+                })
             };
-            let observed = observer.as_ref().map(|_| ObservedCall {
-                handler: handler.name(),
-                subscription: subscription.clone(),
-                topic: received.topic.to_string(),
-                message_id: C::message_id(&received.id),
-                payload: received.payload.to_vec(),
-                properties: received.properties.to_vec(),
-                redelivery_count: received.redelivery_count,
-                at,
-                completion: shown(completion),
-                error: error.clone(),
-            });
-            if completion.may_republish() || completion.is_backoff() {
+            // Built only where an observer takes it: it is large, and moving an empty one
+            // around costs as much as a full one.
+            macro_rules! observe {
+                ($error:expr) => {
+                    ObservedCall {
+                        handler: handler.name(),
+                        subscription: subscription.clone(),
+                        topic: received.topic.to_string(),
+                        message_id: C::message_id(&received.id),
+                        payload: received.payload.to_vec(),
+                        properties: received.properties.to_vec(),
+                        redelivery_count: received.redelivery_count,
+                        at,
+                        completion: shown(completion),
+                        error: $error,
+                    }
+                };
+            }
+            // An acknowledgement, the common end, asks nothing more.
+            let acked = matches!(completion, Completion::Returned(ruststream::HandlerOutcome::Ack));
+            if !acked && (completion.may_republish() || completion.is_backoff()) {
                 // The machine may order a copy, or decides the backoff's delay: the record
                 // waits for it (and for the copy's answer).
-                return finished!(received, completion, ended, publishes, Some((error, observed)));
+                let error = error_of(failure);
+                let observed = observer.as_ref().map(|_| observe!(error.clone()));
+                return finished!(completion, ended, publishes, Some((error, observed)));
             }
-            if let (Some(observer), Some(observed)) = (observer, observed) {
-                observer.called(observed);
+            if let Some(observer) = observer {
+                observer.called(observe!(error_of(failure)));
             }
             // The delivery's own span goes with it (what `Span::current()` is in here, without
             // the thread-local look-up).
-            finished!(received, completion, ended, publishes, None::<(Option<String>, Option<ObservedCall>)>)
+            finished!(completion, ended, publishes, None::<(Option<String>, Option<ObservedCall>)>)
         }
         .instrument(span)
     }
@@ -578,15 +598,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             token,
             publishes,
             attempt,
-            tail,
+            mut tail,
         } = done;
-        let (key, span, mut copy) = match tail {
-            Some(tail) => {
-                let Tail { key, span, copy } = *tail;
-                (key, span.unwrap_or_else(tracing::Span::none), copy)
-            }
-            None => (None, tracing::Span::none(), None),
-        };
+        // The tail stays in its box: what it holds for a copy is large, and is moved out
+        // only where the machine orders one.
+        let span = tail
+            .as_mut()
+            .and_then(|tail| tail.span.take())
+            .unwrap_or_else(tracing::Span::none);
         // What the registration's backoff policy makes of a backoff, asked of the machine
         // first, for the record and the counters.
         let completion = match completion.is_backoff() {
@@ -600,20 +619,17 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             delivered: id,
             completion,
             at: now,
-            key: key.as_deref(),
+            key: tail.as_ref().and_then(|tail| tail.key.as_deref()),
             token,
             publishes,
             attempt,
         });
-        match &settlement {
-            Ok(Settlement::Republish(republish)) => {
-                let source = copy.take().expect("a copy is ordered only where kept");
-                drop(span_guard);
-                self.send_copy(token, *republish, source, span);
-            }
+        let republish = match &settlement {
+            Ok(Settlement::Republish(republish)) => Some(*republish),
             Ok(settlement) => {
                 tracing::debug!(?settlement, "settled");
                 self.instruments.outcome(&shown(completion)).increment(1);
+                None
             }
             Err(error) => {
                 let _context = report::context(
@@ -625,23 +641,35 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 tracing::error!(%error, "outcome refused");
                 self.instruments.refused.increment(1);
                 self.instruments.outcome(&shown(completion)).increment(1);
+                None
             }
-        }
-        // No copy ordered: a call kept for one is recorded now, as it ended.
-        if let Some(CopySource {
-            observed: Some(mut observed),
-            ..
-        }) = copy
-        {
-            if let Some(observer) = &self.invocation.observer {
-                observed.completion = shown(completion);
-                observer.called(observed);
+        };
+        drop(span_guard);
+        match republish {
+            Some(republish) => {
+                let source = tail
+                    .and_then(|tail| tail.copy)
+                    .expect("a copy is ordered only where kept");
+                self.send_copy(token, republish, source, span);
+            }
+            // No copy ordered: a call kept for one is recorded now, as it ended.
+            None => {
+                if let Some(observer) = &self.invocation.observer {
+                    let observed = tail.and_then(|mut tail| tail.copy.as_mut()?.observed.take());
+                    if let Some(mut observed) = observed {
+                        observed.completion = shown(completion);
+                        observer.called(observed);
+                    }
+                }
             }
         }
         self.instruments.waiting.set(self.machine.waiting() as f64);
-        self.instruments
-            .awaiting
-            .set(self.machine.awaiting_publishes() as f64);
+        // Only a delivery that published or has a copy can be held.
+        if publishes > 0 || republish.is_some() {
+            self.instruments
+                .awaiting
+                .set(self.machine.awaiting_publishes() as f64);
+        }
     }
 
     /// Publish the copy of `source` the machine ordered for delivery `token`; its answer

@@ -89,7 +89,15 @@ impl<F: Future> Slots<F> {
 
     /// Start `future` in a free slot and poll it once: its output if it finished at once,
     /// else it runs on and [`Slots::poll_next`] yields its output later.
+    #[cfg(test)]
     pub(crate) fn start(&mut self, future: F) -> Option<F::Output> {
+        self.start_with(|| future)
+    }
+
+    /// [`Slots::start`] with the future `make` makes, made once its slot is found: it can be
+    /// made in place rather than made and then copied in.
+    #[inline(always)]
+    pub(crate) fn start_with(&mut self, make: impl FnOnce() -> F) -> Option<F::Output> {
         let index = match self.free.pop() {
             Some(index) => index,
             None => {
@@ -107,7 +115,7 @@ impl<F: Future> Slots<F> {
                 index
             }
         };
-        self.slots[index].future.set(Some(future));
+        self.slots[index].future.set(Some(make()));
         self.running += 1;
         self.poll_slot(index)
     }

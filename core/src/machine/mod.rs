@@ -360,8 +360,9 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
                 true,
                 Completion::Returned(HandlerOutcome::DeadLetter(_) | HandlerOutcome::RetryLater(_)),
             ) => Ok(Settlement::Nack),
-            (None, failed, _) => match self.settler.rules().settle(completion, at) {
-                Ok(Settlement::Ack) if failed => Ok(Settlement::Nack),
+            (None, false, _) => self.settler.rules().settle(completion, at),
+            (None, true, _) => match self.settler.rules().settle(completion, at) {
+                Ok(Settlement::Ack) => Ok(Settlement::Nack),
                 other => other,
             },
         };

@@ -445,21 +445,25 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 ($completion:expr, $ended:expr, $publishes:expr, $copy:expr) => {{
                     let batch = received.batch.map(|slot| slot.place());
                     let attempt = received.redelivery_count.unwrap_or(0);
-                    let span = (!own.is_disabled()).then_some(own);
                     let (id, tail) = match $copy {
                         // Kept whole for the copy the machine may order.
                         Some((error, observed)) => {
                             let id = received.id.clone();
                             let key = if key_ordered { received.key.clone() } else { None };
+                            let span = (!own.is_disabled()).then_some(own);
                             let copy = CopySource { received, error, observed };
                             (id, Some(Box::new(Tail { key, span, copy: Some(copy) })))
                         }
-                        // Only the id and the key are moved out of it.
+                        // Only the id and the key are moved out of it; most deliveries have
+                        // no tail at all.
                         None => {
                             let key = if key_ordered { received.key } else { None };
-                            let tail = match (key, span) {
-                                (None, None) => None,
-                                (key, span) => Some(Box::new(Tail { key, span, copy: None })),
+                            let tail = match key.is_some() || !own.is_disabled() {
+                                false => None,
+                                true => {
+                                    let span = (!own.is_disabled()).then_some(own);
+                                    Some(Box::new(Tail { key, span, copy: None }))
+                                }
                             };
                             (received.id, tail)
                         }
@@ -498,8 +502,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             // moved several times, and stays small enough to move without a `memcpy` call.
             let ended = runtime.now();
             duration.record(ended.saturating_duration_since(at).as_secs_f64());
-            // What the handler's end was, with the error that came with it, if any.
-            let (completion, failure) = match result {
+            let completion = match &result {
                 Ok(Ok(answer)) => {
                     let outcome = answer.outcome;
                     match (&answer.error, outcome) {
@@ -512,7 +515,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         }
                         (None, _) => tracing::debug!(outcome = outcome.name(), "handled"),
                     }
-                    (Completion::Returned(outcome), answer.error.map(Ok))
+                    Completion::Returned(outcome)
                 }
                 Ok(Err(rejection)) => {
                     let _context = report::context(&own, handler.name(), &received.topic, &received.id);
@@ -526,22 +529,20 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         ),
                         _ => tracing::error!(error = %rejection, "handler could not run; the delivery is left unacknowledged"),
                     }
-                    let completion = if undecodable { Completion::Undecodable } else { Completion::Rejected };
-                    (completion, Some(Err(rejection)))
+                    if undecodable { Completion::Undecodable } else { Completion::Rejected }
                 }
                 Err(_) => {
                     let _context = report::context(&own, handler.name(), &received.topic, &received.id);
                     tracing::error!("handler panicked; the delivery is left unacknowledged");
-                    (Completion::Panicked, None)
+                    Completion::Panicked
                 }
             };
             // The error that came with the end, for the record and a dead-letter copy: read
             // only where one of them takes it.
-            let error_of = |failure: Option<Result<Box<dyn std::error::Error + Send + Sync>, Rejection>>| {
-                failure.map(|failure| match failure {
-                    Ok(error) => error.to_string(),
-                    Err(rejection) => rejection.to_string(),
-                })
+            let error_of = |result: &std::thread::Result<Result<ruststream::Answer, Rejection>>| match result {
+                Ok(Err(rejection)) => Some(rejection.to_string()),
+                Ok(Ok(answer)) => answer.error.as_ref().map(|e| e.to_string()),
+                Err(_) => None,
             };
             // Built only where an observer takes it: it is large, and moving an empty one
             // around costs as much as a full one.
@@ -566,12 +567,12 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             if !acked && (completion.may_republish() || completion.is_backoff()) {
                 // The machine may order a copy, or decides the backoff's delay: the record
                 // waits for it (and for the copy's answer).
-                let error = error_of(failure);
+                let error = error_of(&result);
                 let observed = observer.as_ref().map(|_| observe!(error.clone()));
                 return finished!(completion, ended, publishes, Some((error, observed)));
             }
             if let Some(observer) = observer {
-                observer.called(observe!(error_of(failure)));
+                observer.called(observe!(error_of(&result)));
             }
             // The delivery's own span goes with it (what `Span::current()` is in here, without
             // the thread-local look-up).

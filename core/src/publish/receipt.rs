@@ -71,6 +71,7 @@ pub struct Receipt {
 
 impl Receipt {
     /// Nobody waits: the message is sent and its answer dropped.
+    #[inline]
     pub fn none() -> Self {
         Receipt::default()
     }
@@ -94,11 +95,26 @@ impl Receipt {
     }
 
     /// Whether nobody waits for the answer.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.first.is_none() && self.second.is_none()
     }
 
+    /// Tell everyone `result`, a copy each, where the caller keeps it: nothing is copied
+    /// where nobody waits.
+    #[inline]
+    pub fn tell_copy(self, result: &Result<MessageId, PublishError>) {
+        let Receipt { first, second } = self;
+        if let Some(first) = first {
+            first.tell(result.clone());
+        }
+        if let Some(second) = second {
+            second.tell(result.clone());
+        }
+    }
+
     /// Tell everyone the result.
+    #[inline]
     pub fn tell(self, result: Result<MessageId, PublishError>) {
         let Receipt { first, second } = self;
         match (first, second) {

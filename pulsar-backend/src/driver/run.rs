@@ -250,9 +250,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         macro_rules! start_one {
             ($received:expr, $admission:expr) => {{
                 let finished = running.start_with(|| self.begin($received, $admission));
-                self.instruments.in_flight.set(running.len() as f64);
                 if let Some(done) = finished {
-                    self.finish(done, running.len());
+                    self.finish(done);
                 }
             }};
         }
@@ -296,6 +295,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     }
                 }
                 self.flush().await;
+                self.show_gauges(running.len());
                 self.arm_timer();
                 while let Some(id) = self.machine.poll_release() {
                     self.consumer.release(&id);
@@ -307,7 +307,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     return Poll::Ready(Event::Stop);
                 }
                 if let Poll::Ready(Some(done)) = running.poll_next(cx) {
-                    self.finish(done, running.len());
+                    self.finish(done);
                     start_ready!();
                     return Poll::Ready(Event::Handled);
                 }
@@ -583,10 +583,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
 
     /// Hand a handler invocation that ended to the machine, and publish the copy it orders.
     /// Deliveries it lets start are left for `SubscriptionMachine::poll_start`.
-    fn finish(&mut self, done: Finished<C::Id>, running: usize) {
+    fn finish(&mut self, done: Finished<C::Id>) {
         let now = done.ended;
         self.read_at = Some(self.read_at.map_or(now, |read| read.max(now)));
-        self.instruments.in_flight.set(running as f64);
         // Answers that came while the handler ran: a delivery whose publishes are all
         // confirmed by now is settled at once, not held.
         if self.invocation.outbox.has_answers() {
@@ -663,13 +662,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     }
                 }
             }
-        }
-        self.instruments.waiting.set(self.machine.waiting() as f64);
-        // Only a delivery that published or has a copy can be held.
-        if publishes > 0 || republish.is_some() {
-            self.instruments
-                .awaiting
-                .set(self.machine.awaiting_publishes() as f64);
         }
     }
 
@@ -760,6 +752,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 .answered(answer.token, answer.origin, answer.result.is_ok(), now);
         }
         self.answers = answers;
+    }
+
+    /// Show the gauges as they are: what runs, what waits for a deadline, what waits for its
+    /// publishes. Once a flush rather than at every event: a scrape sees them as of the last
+    /// burst of events, and a delivery pays no gauge.
+    fn show_gauges(&self, running: usize) {
+        self.instruments.in_flight.set(running as f64);
+        self.instruments.waiting.set(self.machine.waiting() as f64);
         self.instruments
             .awaiting
             .set(self.machine.awaiting_publishes() as f64);
@@ -917,7 +917,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             })
             .await;
             match next {
-                Some(Ok(done)) => self.finish(done, running.len()),
+                Some(Ok(done)) => self.finish(done),
                 None => self.take_answers(),
                 Some(Err(())) => {
                     tracing::warn!(
@@ -953,6 +953,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 "stopping: retry_after waits abandoned; their messages stay unacknowledged and come back"
             );
         }
+        self.show_gauges(running.len());
         self.timer = None;
         self.consumer.close().await;
     }

@@ -587,8 +587,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let now = done.ended;
         self.read_at = Some(self.read_at.map_or(now, |read| read.max(now)));
         // Answers that came while the handler ran: a delivery whose publishes are all
-        // confirmed by now is settled at once, not held.
-        if self.invocation.outbox.has_answers() {
+        // confirmed by now is settled at once, not held. (Only its own publishes matter here:
+        // the others' answers are taken as they come.)
+        if done.publishes > 0 && self.invocation.outbox.has_answers() {
             self.take_answers();
         }
         let Finished {

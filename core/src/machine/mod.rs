@@ -339,6 +339,16 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             attempt,
         } = ended;
         self.running = self.running.saturating_sub(1);
+        // The common end: an acknowledgement, and no publish to wait for. Nothing below would
+        // change it (no backoff to resolve, no copy, no refusal, no key kept), so it is settled
+        // at once.
+        if publishes == 0 && matches!(completion, Completion::Returned(HandlerOutcome::Ack)) {
+            let id = delivered.id.clone();
+            self.settler.apply(delivered, Settlement::Ack);
+            self.releases.push(id);
+            self.let_key_go(key);
+            return Ok(Settlement::Ack);
+        }
         let completion = self.resolve(completion, attempt, &delivered.id);
         let at_end = match publishes {
             0 => AtEnd::NOTHING,

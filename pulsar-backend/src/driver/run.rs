@@ -601,6 +601,27 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             attempt,
             mut tail,
         } = done;
+        // The common end: an acknowledgement, no publish, no key and no span (so nothing to
+        // log the settlement in, and no copy to make). The machine settles it at once.
+        let acked = matches!(
+            completion,
+            Completion::Returned(ruststream::HandlerOutcome::Ack)
+        );
+        if acked && publishes == 0 && tail.is_none() {
+            let settlement = self.machine.finish(Ended {
+                delivered: id,
+                completion,
+                at: now,
+                key: None,
+                token,
+                publishes,
+                attempt,
+            });
+            debug_assert!(matches!(settlement, Ok(Settlement::Ack)));
+            tracing::debug!(?settlement, "settled");
+            self.instruments.outcome(&shown(completion)).increment(1);
+            return;
+        }
         // The tail stays in its box: what it holds for a copy is large, and is moved out
         // only where the machine orders one.
         let span = tail

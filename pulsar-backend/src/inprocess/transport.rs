@@ -144,6 +144,11 @@ impl Transport for InProcessTransport {
         &*self.publisher
     }
 
+    /// Stored at the call: the answer is the caller's at once, with nobody else to tell.
+    fn publish_awaited(&self, message: Message) -> Publishing<'_, MessageId> {
+        Publishing::done(self.publisher.store(message))
+    }
+
     fn publish_batch(
         &self,
         messages: Vec<Message>,

@@ -4,8 +4,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use ruststream::app::{HealthCheck, StartError};
-use ruststream::handler::{BoxFuture, Publish};
+use ruststream::handler::{BoxFuture, Publish, Publishing};
 use ruststream::message::{Message, MessageId};
+use ruststream::publish::Receipt;
 use ruststream::PublishError;
 
 use crate::driver::ConsumerPort;
@@ -32,6 +33,13 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// The same publisher, borrowed: the app's own publish returns its boxed future as it
     /// is, rather than boxing a future that awaits it (one allocation per message less).
     fn publish_port(&self) -> &dyn Publish;
+
+    /// Publish `message` for the app's own caller, the only one waiting for its answer:
+    /// through [`Transport::publish_port`] with an empty receipt, unless the transport knows
+    /// the answer at the call.
+    fn publish_awaited(&self, message: Message) -> Publishing<'_, MessageId> {
+        self.publish_port().publish(message, Receipt::none())
+    }
 
     /// Publish `messages`, all to one topic, as one batched entry.
     fn publish_batch(

@@ -27,9 +27,7 @@ impl<T: Transport> RunningPulsar<T> {
 
 impl<T: Transport> RunningBroker for RunningPulsar<T> {
     fn publish(&self, message: Message) -> Publishing<'_, MessageId> {
-        self.transport
-            .publish_port()
-            .publish(message, Receipt::none())
+        self.transport.publish_awaited(message)
     }
 
     fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {

@@ -17,6 +17,7 @@
 //! | the four subscription types and which of them count redeliveries | [`subscription`] |
 //! | publishing: the port, and who is told each publish's answer |  [`publish`] |
 //! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`], [`params`] |
+//! | code around handlers and publishes (middleware) | [`middleware`] |
 //! | the app: startup, brokers | [`mod@app`] |
 //! | moving dead-lettered messages back (`dead-letter replay`) | [`redrive`] |
 //! | spawn and timer contracts, and a manual clock | [`runtime`] |
@@ -36,6 +37,7 @@ pub mod completion;
 mod compression;
 pub mod handler;
 pub mod machine;
+pub mod middleware;
 pub mod message;
 mod message_id;
 mod nonzero;

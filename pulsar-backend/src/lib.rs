@@ -28,8 +28,8 @@ mod broker;
 mod chunked;
 mod driver;
 mod inprocess;
+pub mod layers;
 mod message_id;
-mod observe;
 pub mod prelude;
 pub mod redrive;
 mod registration;
@@ -52,7 +52,6 @@ pub use broker::{
 pub use chunked::{INCOMPLETE_CHUNKED_MESSAGE_EXPIRY, MAX_PENDING_CHUNKED_MESSAGES};
 pub use driver::metric;
 pub use inprocess::{InProcessPulsar, TopicMessage};
-pub use observe::Call;
 pub use registration::Mounted;
 pub use ruststream_pulsar_model::{
     HashingScheme, InitialPosition, Retention, TopicName, TopicNameError,

@@ -163,6 +163,7 @@ mod tests {
             SubscriptionType::Shared,
             NonZeroU32::new(5),
             Some("refunds-dlq"),
+            false,
         )
         .unwrap()
         .unwrap();
@@ -175,7 +176,7 @@ mod tests {
             "persistent://public/default/refunds-dlq"
         );
         let topic_only =
-            ruststream::dead_letter_policy("refunds", SubscriptionType::Shared, None, Some("dlq"))
+            ruststream::dead_letter_policy("refunds", SubscriptionType::Shared, None, Some("dlq"), true)
                 .unwrap()
                 .unwrap();
         assert_eq!(

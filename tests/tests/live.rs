@@ -287,7 +287,7 @@ fn chunked_with_the_python_client(target: &Target) -> Result<(), Failed> {
             .await;
         let shared_calls = app.calls_of("shared");
         let dead = app.calls_of("dead_letters");
-        let summary = |calls: &[ruststream_pulsar::Call]| -> Vec<(usize, u32)> {
+        let summary = |calls: &[ruststream_pulsar::testing::Call]| -> Vec<(usize, u32)> {
             calls
                 .iter()
                 .map(|c| (c.payload_bytes().len(), c.redelivery_count()))
@@ -300,7 +300,7 @@ fn chunked_with_the_python_client(target: &Target) -> Result<(), Failed> {
                 summary(&dead)
             )));
         }
-        let of = |id: u64| -> Vec<&ruststream_pulsar::Call> {
+        let of = |id: u64| -> Vec<&ruststream_pulsar::testing::Call> {
             shared_calls
                 .iter()
                 .filter(|c| c.payload_bytes() == big_job(id, SIZE).as_bytes())

@@ -36,6 +36,9 @@ pub struct AppParts<S> {
     pub startup: Startup<S>,
     /// The brokers with their handlers, in the order they were added.
     pub brokers: Vec<Box<dyn Broker<S>>>,
+    /// The app's layers, around every broker's handlers (`RustStream::layer`). They reach
+    /// each broker through the start context, as a [`Stack`](crate::middleware::Stack).
+    pub layers: crate::middleware::Stack,
     /// A mistake in how the app was assembled, reported when it starts.
     pub misuse: Option<String>,
 }
@@ -62,6 +65,10 @@ impl<S: Send + Sync + 'static> AppParts<S> {
             None => (self.startup)().await.map_err(StartError::Startup)?,
         };
         let state = Arc::new(state);
+        let context = match self.layers.is_empty() {
+            true => context,
+            false => context.with(self.layers),
+        };
         let mut running = Vec::with_capacity(self.brokers.len());
         for broker in self.brokers {
             match broker.start(state.clone(), context.clone()).await {

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use core::future::Future;
 
 use super::{App, AppInfo, AppParts, BoxError, Broker, Startup};
+use crate::middleware::{Layer, Stack};
 
 /// Builds an [`App`]: identity, startup, brokers.
 ///
@@ -26,6 +27,7 @@ pub struct RustStream<S> {
     info: AppInfo,
     startup: Startup<S>,
     brokers: Vec<Box<dyn Broker<S>>>,
+    layers: Stack,
     misuse: Option<String>,
 }
 
@@ -36,6 +38,7 @@ impl RustStream<()> {
             info,
             startup: Box::new(|| Box::pin(async { Ok(()) })),
             brokers: Vec::new(),
+            layers: Stack::new(),
             misuse: None,
         }
     }
@@ -73,8 +76,17 @@ impl<S: Send + Sync + 'static> RustStream<S> {
                 })
             }),
             brokers: Vec::new(),
+            layers: self.layers,
             misuse,
         }
+    }
+
+    /// Put `layer` around every handler of every broker, and every message the app and its
+    /// handlers publish: the outermost scope, inside each broker's built-ins (see
+    /// [`middleware`](crate::middleware)). Layers added later sit further in.
+    pub fn layer(mut self, layer: impl Layer) -> Self {
+        self.layers = self.layers.push(layer);
+        self
     }
 
     /// Mount handlers on `broker`: `configure` receives the broker to call `include` on.
@@ -96,6 +108,7 @@ impl<S: Send + Sync + 'static> App for RustStream<S> {
             info: self.info,
             startup: self.startup,
             brokers: self.brokers,
+            layers: self.layers,
             misuse: self.misuse,
         }
     }

@@ -6,8 +6,11 @@ use super::BatchSlot;
 
 /// One call on a subscription's consumer, from
 /// [`SubscriptionMachine::poll_call`](super::SubscriptionMachine::poll_call).
+///
+/// Exhaustive on purpose, unlike the crate's other public enums: a driver matches every
+/// call, so that a call added here fails to compile in each driver until it makes it, rather
+/// than compiling and never reaching the consumer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Call<Id> {
     /// Acknowledge the message (Pulsar: `ack_with_id`).
     Ack(Id),

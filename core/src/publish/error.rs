@@ -45,6 +45,16 @@ pub enum PublishError {
         #[source]
         source: BoxError,
     },
+    /// A layer's [`publish`](crate::middleware::Layer::publish) hook refused the message;
+    /// nothing was sent, and sending it again through the same layers fails the same way.
+    #[error("a layer refused the message to `{topic}`: {source}; nothing was sent")]
+    Refused {
+        /// The topic, as the message named it.
+        topic: String,
+        /// Why the layer refused it.
+        #[source]
+        source: BoxError,
+    },
     /// The app has no broker to publish through.
     #[error("the app has no broker to publish through: add one with `with_broker`")]
     NoBroker,
@@ -87,6 +97,14 @@ impl PublishError {
         }
     }
 
+    /// A layer refused the message to `topic`, for `source`.
+    pub fn refused(topic: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        PublishError::Refused {
+            topic: topic.into(),
+            source: source.into(),
+        }
+    }
+
     /// `topic` is not a name the broker accepts, for `source`.
     pub fn invalid_topic(source: impl Into<BoxError>) -> Self {
         PublishError::InvalidTopic(source.into())
@@ -115,6 +133,10 @@ impl Clone for PublishError {
                 source: text(source),
             },
             PublishError::Schema { topic, source } => PublishError::Schema {
+                topic: topic.clone(),
+                source: text(source),
+            },
+            PublishError::Refused { topic, source } => PublishError::Refused {
                 topic: topic.clone(),
                 source: text(source),
             },

@@ -21,6 +21,21 @@ pub enum RegistrationError {
         /// The declared limit.
         max_attempts: NonZeroU32,
     },
+    /// `dead_letter(topic)` without `max_attempts(n)`, on a handler that does not declare
+    /// that it dead-letters messages itself.
+    #[error(
+        "subscription `{subscription}` declares dead_letter(\"{topic}\") but no max_attempts, \
+         so no message would ever run out of attempts and reach it: add \
+         `.max_attempts(<n>)` before `.dead_letter(..)`; or, if the topic is for the messages \
+         the handler dead-letters itself, declare `#[subscriber(.., dead_letter)]` on the \
+         handler; or remove `.dead_letter(..)`"
+    )]
+    DeadLetterWithoutLimit {
+        /// The subscription.
+        subscription: String,
+        /// The declared dead-letter topic.
+        topic: String,
+    },
     /// `max_attempts(n)` on a subscription type that keeps no redelivery count.
     #[error(
         "subscription `{subscription}` is {kind} and declares max_attempts({max_attempts}), \

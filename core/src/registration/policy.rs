@@ -43,8 +43,11 @@ impl DeadLetterPolicy {
 ///
 /// - neither a limit nor a topic: `Ok(None)`, the consumer gets no dead-letter policy;
 /// - both, on a type that counts redeliveries: `Ok(Some(policy))`;
-/// - a topic alone, on any type: `Ok(Some(policy))` without a limit, for what handlers
-///   dead-letter themselves and payloads that do not decode;
+/// - a topic alone, on any type, where the handler declares that it dead-letters messages
+///   itself (`#[subscriber(.., dead_letter)]`, `handler_dead_letters`): `Ok(Some(policy))`
+///   without a limit, for what it dead-letters and payloads that do not decode;
+/// - a topic alone otherwise: [`RegistrationError::DeadLetterWithoutLimit`] (the guide: write
+///   both steps or neither);
 /// - a limit on Exclusive or Failover (with or without a topic):
 ///   [`RegistrationError::LimitOnUncountedType`];
 /// - a limit without a topic: [`RegistrationError::LimitWithoutDeadLetter`].
@@ -53,6 +56,7 @@ pub fn dead_letter_policy(
     kind: SubscriptionType,
     max_attempts: Option<NonZeroU32>,
     dead_letter_topic: Option<&str>,
+    handler_dead_letters: bool,
 ) -> Result<Option<DeadLetterPolicy>, RegistrationError> {
     match (max_attempts, dead_letter_topic) {
         (None, None) => Ok(None),
@@ -67,6 +71,12 @@ pub fn dead_letter_policy(
             subscription: subscription.into(),
             max_attempts,
         }),
+        (None, Some(topic)) if !handler_dead_letters => {
+            Err(RegistrationError::DeadLetterWithoutLimit {
+                subscription: subscription.into(),
+                topic: topic.into(),
+            })
+        }
         (max_attempts, Some(topic)) => Ok(Some(DeadLetterPolicy {
             max_attempts,
             dead_letter_topic: topic.into(),

@@ -1,4 +1,5 @@
-//! All 16 combinations of {limit, no limit} × {topic, no topic} × {four types}, with the texts.
+//! All 16 combinations of {limit, no limit} × {topic, no topic} × {four types}, with the texts,
+//! for a handler that does not declare `dead_letter`, and a topic alone for one that does.
 
 use alloc::string::{String, ToString};
 use core::num::NonZeroU32;
@@ -19,7 +20,7 @@ fn check(
     limit: Option<NonZeroU32>,
     topic: Option<&str>,
 ) -> Result<Option<(u32, String)>, String> {
-    dead_letter_policy(SUB, kind, limit, topic)
+    dead_letter_policy(SUB, kind, limit, topic, false)
         .map(|p| {
             p.map(|p| {
                 let limit = p.max_redeliver_count().unwrap_or(0);
@@ -85,17 +86,29 @@ fn a_limit_without_a_topic_names_the_missing_topic_or_the_type() {
     assert_eq!(check(Failover, five(), None), Err(uncounted("Failover")));
 }
 
-/// A topic alone is for what handlers dead-letter themselves and for undecodable payloads:
-/// valid on every type, as it needs no count.
+/// A topic alone, for a handler that does not declare `dead_letter`, is a missing limit.
 #[test]
-fn a_topic_without_a_limit_is_a_policy_without_a_limit_on_every_type() {
+fn a_topic_without_a_limit_names_the_missing_limit() {
     for kind in [Exclusive, Shared, Failover, KeyShared] {
         assert_eq!(
             check(kind, None, Some(DLQ)),
-            Ok(Some((0, DLQ.into()))),
+            Err("subscription `refunds` declares dead_letter(\"refunds-dlq\") but no \
+                 max_attempts, so no message would ever run out of attempts and reach it: add \
+                 `.max_attempts(<n>)` before `.dead_letter(..)`; or, if the topic is for the \
+                 messages the handler dead-letters itself, declare \
+                 `#[subscriber(.., dead_letter)]` on the handler; or remove `.dead_letter(..)`"
+                .into()),
             "{kind}"
         );
-        let policy = dead_letter_policy(SUB, kind, None, Some(DLQ))
+    }
+}
+
+/// A topic alone is for what a handler that declares `dead_letter` dead-letters itself and
+/// for undecodable payloads: valid on every type, as it needs no count.
+#[test]
+fn a_topic_without_a_limit_is_a_policy_without_a_limit_on_every_type() {
+    for kind in [Exclusive, Shared, Failover, KeyShared] {
+        let policy = dead_letter_policy(SUB, kind, None, Some(DLQ), true)
             .unwrap()
             .unwrap();
         assert_eq!(policy.max_attempts(), None);
@@ -105,14 +118,14 @@ fn a_topic_without_a_limit_is_a_policy_without_a_limit_on_every_type() {
 #[test]
 fn errors_carry_their_values() {
     assert_eq!(
-        dead_letter_policy(SUB, Failover, five(), Some(DLQ)),
+        dead_letter_policy(SUB, Failover, five(), Some(DLQ), false),
         Err(RegistrationError::LimitOnUncountedType {
             subscription: SUB.into(),
             kind: Failover,
             max_attempts: NonZeroU32::new(5).unwrap(),
         })
     );
-    let policy = dead_letter_policy(SUB, Shared, NonZeroU32::new(1), Some(DLQ))
+    let policy = dead_letter_policy(SUB, Shared, NonZeroU32::new(1), Some(DLQ), false)
         .unwrap()
         .unwrap();
     assert_eq!(policy.max_attempts(), NonZeroU32::new(1));

@@ -41,6 +41,10 @@ pub struct PulsarBroker<S> {
     batching: ruststream::publish::Batching,
     /// [`PulsarBroker::max_pending_publishes`].
     pending: (usize, usize),
+    /// [`PulsarBroker::builtins`].
+    builtins: ruststream::middleware::Stack,
+    /// [`PulsarBroker::layer`].
+    layers: ruststream::middleware::Stack,
 }
 
 /// How long a stopping service lets running handlers finish, unless
@@ -99,7 +103,39 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
                 crate::remote::MAX_PENDING_MESSAGES,
                 crate::remote::MAX_PENDING_BYTES,
             ),
+            builtins: crate::layers::builtins(),
+            layers: ruststream::middleware::Stack::new(),
         }
+    }
+
+    /// Put `layer` around every handler of this broker, and every message they and the app
+    /// publish through it: inside the built-ins and the app's layers, outside the
+    /// registrations' (see `ruststream::middleware`). Layers added later sit further in.
+    pub fn layer(mut self, layer: impl ruststream::middleware::Layer) -> Self {
+        self.layers = std::mem::take(&mut self.layers).push(layer);
+        self
+    }
+
+    /// Edit the built-in layers, the outermost of every handler ([`crate::layers::builtins`]:
+    /// the delivery span and its lines, trace context, the per-delivery metrics): drop one,
+    /// replace one with the service's own, reorder them.
+    ///
+    /// ```
+    /// use ruststream_pulsar::layers::{Metrics, Tracing};
+    /// use ruststream_pulsar::PulsarBroker;
+    /// # struct MyMetrics;
+    /// # impl ruststream::middleware::Layer for MyMetrics {}
+    ///
+    /// let broker = PulsarBroker::<()>::new("pulsar://127.0.0.1:6650")
+    ///     .builtins(|layers| layers.without::<Tracing>().replace::<Metrics>(MyMetrics));
+    /// # drop(broker);
+    /// ```
+    pub fn builtins(
+        mut self,
+        edit: impl FnOnce(ruststream::middleware::Stack) -> ruststream::middleware::Stack,
+    ) -> Self {
+        self.builtins = edit(std::mem::take(&mut self.builtins));
+        self
     }
 
     /// How the producers batch the messages this service publishes (default

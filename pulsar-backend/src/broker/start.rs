@@ -6,7 +6,7 @@ use ruststream::app::{RunningBroker, Settings, StartContext, StartError};
 
 use super::{PulsarBroker, PulsarOverrides};
 use crate::inprocess::{InProcessPulsar, InProcessTransport};
-use crate::observe::Observe;
+use crate::layers::HarnessLayer;
 use crate::registration::{check, BrokerSettings, Checked};
 use crate::remote::RemoteSettings;
 use crate::transport::{start_on, LaunchSettings};
@@ -64,9 +64,17 @@ pub(super) async fn start<S: Send + Sync + 'static>(
         broker.apply(overrides);
     }
     let checked = broker.checked()?;
+    // Outermost first: the built-ins, a harness's recorder, the app's layers, the broker's.
+    let mut layers = broker.builtins.clone();
+    if let Some(HarnessLayer(layer)) = context.get::<HarnessLayer>() {
+        layers = layers.around(&ruststream::middleware::Stack::new().push_shared(layer.clone()));
+    }
+    if let Some(app) = context.get::<ruststream::middleware::Stack>() {
+        layers = layers.around(app);
+    }
     let launch = LaunchSettings {
         runtime: context.runtime().clone(),
-        observer: context.get::<Observe>().map(|o| o.0.clone()),
+        layers: layers.around(&broker.layers),
         shutdown_grace: broker.shutdown_grace,
     };
     if context.is_in_process() {

@@ -44,60 +44,31 @@ pub mod metric {
     pub const DURATION: &str = "ruststream_process_duration_seconds";
 }
 
-use metrics::{Counter, Gauge, Histogram};
-use ruststream::completion::Completion;
-use ruststream::HandlerOutcome;
-
-/// How a delivery ended, as the `outcome` label says it.
-const OUTCOME_LABELS: [&str; 12] = [
-    "ack",
-    "retry",
-    "retry_after",
-    "drop",
-    "panicked",
-    "rejected",
-    "dead_lettered",
-    // `dead_letter` returned where there is no dead-letter topic: refused, left unsettled.
-    "dead_letter",
-    // Republished to the retry topic by `retry_later`, and acknowledged.
-    "rescheduled",
-    // `retry_later` returned where there is no retry topic: refused, left unsettled.
-    "retry_later",
-    // `backoff()` or `backoff_later()` where there is no backoff policy: refused.
-    "backoff",
-    "backoff_later",
-];
+use metrics::{Counter, Gauge};
 
 /// The settlement calls, as the `call` label says them.
 const CALL_LABELS: [&str; 3] = ["ack", "nack", "ack_index"];
 
-/// One handler's metric handles, registered once when its driver starts: recording a delivery
+/// One handler's driver metric handles (the per-delivery ones are the
+/// [`Metrics`](crate::layers::Metrics) layer's), registered once when its driver starts: recording a delivery
 /// then costs no lookup and no allocation (the `metrics` facade resolves a name and labels on
 /// every `counter!` call otherwise).
 pub(crate) struct Instruments {
-    pub(crate) deliveries: Counter,
-    outcomes: [Counter; OUTCOME_LABELS.len()],
     /// `[call][ok, error]`.
     calls: [[Counter; 2]; CALL_LABELS.len()],
     /// `[call]`.
     commands: [Counter; CALL_LABELS.len()],
     pub(crate) refused: Counter,
-    pub(crate) unreadable: Counter,
     pub(crate) publish_failures: Counter,
     pub(crate) awaiting: Gauge,
     pub(crate) waiting: Gauge,
     pub(crate) in_flight: Gauge,
-    pub(crate) duration: Histogram,
 }
 
 impl Instruments {
     /// The handles of `handler`, from the recorder installed now.
     pub(crate) fn new(handler: &'static str) -> Self {
         Instruments {
-            deliveries: metrics::counter!(metric::DELIVERIES, "handler" => handler),
-            outcomes: OUTCOME_LABELS.map(|outcome| {
-                metrics::counter!(metric::OUTCOMES, "handler" => handler, "outcome" => outcome)
-            }),
             calls: CALL_LABELS.map(|call| {
                 ["ok", "error"].map(|result| {
                     metrics::counter!(
@@ -112,20 +83,11 @@ impl Instruments {
                 metrics::counter!(metric::COMMANDS, "handler" => handler, "call" => call)
             }),
             refused: metrics::counter!(metric::REFUSED, "handler" => handler),
-            unreadable: metrics::counter!(metric::UNREADABLE, "handler" => handler),
             publish_failures: metrics::counter!(metric::PUBLISH_FAILURES, "handler" => handler),
             awaiting: metrics::gauge!(metric::AWAITING_PUBLISHES, "handler" => handler),
             waiting: metrics::gauge!(metric::WAITING, "handler" => handler),
             in_flight: metrics::gauge!(metric::IN_FLIGHT, "handler" => handler),
-            duration: metrics::histogram!(metric::DURATION, "handler" => handler),
         }
-    }
-
-    /// The counter of deliveries that ended as `completion` (labelled as [`Completion::label`]
-    /// says). Indexed by a match, not by comparing label text: it runs for every delivery.
-    #[inline]
-    pub(crate) fn outcome(&self, completion: &Completion) -> &Counter {
-        &self.outcomes[outcome_index(completion)]
     }
 
     /// The counter of `call`s that ended `ok` or not.
@@ -138,31 +100,6 @@ impl Instruments {
     #[inline]
     pub(crate) fn command(&self, call: SettlementCall) -> &Counter {
         &self.commands[call as usize]
-    }
-}
-
-/// Where `completion`'s label is in [`OUTCOME_LABELS`]: a match, not a comparison of label
-/// text, as it runs for every delivery.
-#[inline]
-fn outcome_index(completion: &Completion) -> usize {
-    match completion {
-        Completion::Returned(HandlerOutcome::Ack) => 0,
-        Completion::Returned(HandlerOutcome::Retry) => 1,
-        Completion::Returned(HandlerOutcome::RetryAfter(_)) => 2,
-        Completion::Returned(HandlerOutcome::Drop) => 3,
-        Completion::Panicked => 4,
-        Completion::Rejected => 5,
-        Completion::DeadLettered => 6,
-        Completion::Returned(HandlerOutcome::DeadLetter(_)) => 7,
-        Completion::Rescheduled => 8,
-        Completion::Returned(HandlerOutcome::RetryLater(_)) => 9,
-        Completion::Returned(HandlerOutcome::Backoff) => 10,
-        Completion::Returned(HandlerOutcome::BackoffLater) => 11,
-        // A variant added to the core later: found by its label.
-        other => OUTCOME_LABELS
-            .iter()
-            .position(|label| *label == other.label())
-            .unwrap_or(0),
     }
 }
 
@@ -185,37 +122,6 @@ impl SettlementCall {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_completion_has_its_own_outcome_counter() {
-        let completions = [
-            Completion::Returned(HandlerOutcome::ack()),
-            Completion::Returned(HandlerOutcome::retry()),
-            Completion::Returned(HandlerOutcome::retry_after(std::time::Duration::from_secs(
-                1,
-            ))),
-            Completion::Returned(HandlerOutcome::drop()),
-            Completion::Panicked,
-            Completion::Rejected,
-            Completion::DeadLettered,
-            Completion::Returned(HandlerOutcome::dead_letter("poison")),
-            Completion::Rescheduled,
-            Completion::Returned(HandlerOutcome::retry_later(std::time::Duration::from_secs(
-                60,
-            ))),
-            Completion::Returned(HandlerOutcome::backoff()),
-            Completion::Returned(HandlerOutcome::backoff_later()),
-        ];
-        let labels: Vec<&str> = completions.iter().map(Completion::label).collect();
-        assert_eq!(labels, OUTCOME_LABELS, "in the same order, none missing");
-        for completion in completions {
-            assert_eq!(
-                OUTCOME_LABELS[outcome_index(&completion)],
-                completion.label(),
-                "{completion:?} is counted under its own label"
-            );
-        }
-    }
 
     #[test]
     fn every_settlement_call_is_counted_under_its_own_label() {

@@ -13,12 +13,13 @@
 //! message its handler published is (their answers come back through the driver's outbox).
 
 mod dead_letter;
+mod ended;
 mod handle;
 mod handled;
 mod instruments;
 mod mount;
 mod port;
-mod report;
+pub(crate) mod report;
 mod retry_letter;
 mod run;
 mod slots;

@@ -10,20 +10,21 @@ use futures::channel::oneshot;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use ruststream::completion::{Completion, Republish, Settlement, SubscriptionRules};
-use ruststream::handler::{BoxFuture, Incoming, Publish, Rejection};
+use ruststream::handler::{BoxFuture, Incoming, Publish};
 use ruststream::machine::{
     Admission, Arrival, Call, Delivered, Ended, MachineConfig, SubscriptionMachine,
 };
+use ruststream::middleware::{Delivery, End, Entered, Stack};
 use ruststream::publish::{Answered, HandlerPort, Origin, Outbox, Receipt, Token};
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Handler, Instant};
 use tracing::Instrument;
 
+use super::ended::Ran;
 use super::instruments::{Instruments, SettlementCall};
 use super::report;
 use super::slots::Slots;
 use super::{retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why};
-use crate::observe::{Call as ObservedCall, Observer};
 
 /// How many events a driver handles before it yields to its executor once.
 const YIELD_EVERY: u32 = 64;
@@ -34,11 +35,12 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) runtime: Arc<dyn Runtime>,
     pub(crate) rules: SubscriptionRules,
     pub(crate) concurrency: usize,
-    pub(crate) observer: Option<Arc<dyn Observer>>,
+    /// The layers around the handler, mounted for it (`Stack::mount`).
+    pub(crate) stack: Stack,
     /// Counts every delivery handed to the handler, for the broker's `handled`.
     pub(crate) handled: Arc<super::Handled>,
-    /// The broker's publishing port, for handlers' `Publisher` parameters (with the
-    /// registration's compression).
+    /// The broker's publishing port, for handlers' `Publisher` parameters (behind the
+    /// layers' publish hooks, with the registration's compression).
     pub(crate) publisher: Option<Arc<dyn Publish>>,
     /// The broker's publishing port as it is, for the copies the machine orders.
     pub(crate) copies: Arc<dyn Publish>,
@@ -62,16 +64,12 @@ struct Invocation<S, H> {
     handler: Arc<H>,
     state: Arc<S>,
     runtime: Arc<dyn Runtime>,
-    observer: Option<Arc<dyn Observer>>,
+    stack: Stack,
     publisher: Option<Arc<dyn Publish>>,
     /// Where the answers of the handlers' publishes go.
     outbox: Arc<Outbox>,
-    /// The dead-letter topic, if declared, for the line that says a message goes there.
-    dead_letter: Option<Arc<str>>,
     subscription: Arc<str>,
     key_ordered: bool,
-    /// How long each handler call took (the driver's [`Instruments::duration`]).
-    duration: metrics::Histogram,
 }
 
 /// A handler invocation that ended.
@@ -103,24 +101,30 @@ struct Tail<Id> {
     copy: Option<CopySource<Id>>,
 }
 
-/// A delivery kept for the copy the machine may order, with what its copy and its record say.
+/// A delivery kept for the copy the machine may order (or the delay it decides), until the
+/// layers are told how it ended.
 struct CopySource<Id> {
     received: Received<Id>,
     /// The error that came with it (`DEAD_LETTER_ERROR`).
     error: Option<String>,
-    /// Its handler call, recorded once the copy is answered (test harnesses).
-    observed: Option<ObservedCall>,
+    /// When its handling started.
+    started: Instant,
+    /// When it ended.
+    ended: Instant,
+    /// The layers it passed, and whether the handler was called.
+    entered: Entered,
+    by_handler: bool,
 }
 
 /// A copy the machine ordered, until its answer comes.
-struct CopyInFlight {
+struct CopyInFlight<Id> {
     republish: Republish,
     /// The topic it goes to.
     to: Arc<str>,
     span: tracing::Span,
-    topic: Arc<str>,
+    /// The delivery it is a copy of, for the layers' `completed`.
+    source: CopySource<Id>,
     message_id: String,
-    observed: Option<ObservedCall>,
 }
 
 /// A number drawn from a message id, the same for the same id: what the backoff's jitter is
@@ -169,7 +173,7 @@ pub(crate) struct Driver<C: ConsumerPort, S, H> {
     /// The answers taken from the outbox, being handed to the machine (empty between turns).
     answers: Vec<Answered>,
     /// The copies ordered and not answered yet.
-    copies: HashMap<Token, CopyInFlight>,
+    copies: HashMap<Token, CopyInFlight<C::Id>>,
     /// The copies being handed to the producer (waiting for room, or for the topic's
     /// partitions); each is answered through the outbox either way.
     sending: FuturesUnordered<BoxFuture<'static, ()>>,
@@ -194,13 +198,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             handler,
             state: config.state.clone(),
             runtime: config.runtime.clone(),
-            observer: config.observer.clone(),
+            stack: config.stack.clone(),
             publisher: config.publisher.clone(),
             outbox: Outbox::new(),
-            dead_letter: config.dead_letter.as_ref().map(|d| d.topic.clone()),
             subscription: rules.subscription_name(),
             key_ordered: machine.config().key_ordered,
-            duration: instruments.duration.clone(),
         });
         Driver {
             invocation,
@@ -396,189 +398,55 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.shutdown(running).await;
     }
 
-    /// The handler invocation for `received`, counted as a delivery.
+    /// The handler invocation for `received`: the layers' `before` hooks, the handler (unless
+    /// a layer answered, or the delivery is out of attempts), their `after` hooks, and, where
+    /// its end is final already, their `completed` hooks; then what the machine gets back.
     #[inline(always)]
     fn begin(
         &mut self,
         received: Received<C::Id>,
         admission: Admission,
     ) -> impl Future<Output = Finished<C::Id>> + Send + 'static {
-        self.instruments.deliveries.increment(1);
-        if received.unreadable().is_some() {
-            self.instruments.unreadable.increment(1);
-        }
         self.config.handled.bump();
         let token = Token(self.next_token);
         self.next_token = self.next_token.wrapping_add(1);
         let invocation = self.invocation.clone();
-        let handler = &self.invocation.handler;
-        // DEBUG: at the default level a successful delivery creates no span at all. Error
-        // lines still name their delivery (`report_context`).
-        let span = tracing::debug_span!(
-            "delivery",
-            handler = handler.name(),
-            topic = %received.topic,
-            message_id = %received.id,
-            redelivery_count = received.redelivery_count,
-        );
-        crate::trace_context::continue_from(&span, &received.properties);
-        let own = span.clone();
         async move {
-            let Invocation {
-                handler,
-                state,
-                runtime,
-                observer,
-                publisher,
-                outbox,
-                dead_letter,
-                subscription,
-                key_ordered,
-                duration,
-            } = &*invocation;
-            let key_ordered = *key_ordered;
-            // What the machine gets back, moved out of the delivery once nothing else needs
-            // it: nothing of it is kept across the handler's call, so the future is smaller.
-            macro_rules! finished {
-                // Its fields are moved one by one: moving the whole delivery out of the
-                // future's state first would copy all of it.
-                ($completion:expr, $ended:expr, $publishes:expr, $copy:expr) => {{
-                    let batch = received.batch.map(|slot| slot.place());
-                    let attempt = received.redelivery_count.unwrap_or(0);
-                    let (id, tail) = match $copy {
-                        // Kept whole for the copy the machine may order.
-                        Some((error, observed)) => {
-                            let id = received.id.clone();
-                            let key = if key_ordered { received.key.clone() } else { None };
-                            let span = (!own.is_disabled()).then_some(own);
-                            let copy = CopySource { received, error, observed };
-                            (id, Some(Box::new(Tail { key, span, copy: Some(copy) })))
-                        }
-                        // Only the id and the key are moved out of it; most deliveries have
-                        // no tail at all.
-                        None => {
-                            let key = if key_ordered { received.key } else { None };
-                            let tail = match key.is_some() || !own.is_disabled() {
-                                false => None,
-                                true => {
-                                    let span = (!own.is_disabled()).then_some(own);
-                                    Some(Box::new(Tail { key, span, copy: None }))
-                                }
-                            };
-                            (received.id, tail)
-                        }
-                    };
-                    Finished {
-                        id: Delivered { batch, id },
-                        completion: $completion,
-                        ended: $ended,
-                        token,
-                        publishes: $publishes,
-                        attempt,
-                        tail,
-                    }
-                }};
-            }
-            if admission == Admission::DeadLetter {
-                // Out of attempts: the handler is not called; the machine orders the copy.
-                let keep: Option<(Option<String>, Option<ObservedCall>)> = Some((None, None));
-                return finished!(Completion::OutOfAttempts, runtime.now(), 0, keep);
-            }
+            let Invocation { handler, state, runtime, stack, publisher, outbox, subscription, key_ordered } =
+                &*invocation;
             let lent = publisher.as_ref().map(|port| HandlerPort::new(port).counted(outbox, token));
-            let incoming = Incoming::new(&received.payload, &received.properties, &received.topic)
-                .with_key(received.key.as_deref())
-                .with_redelivery_count(received.redelivery_count)
-                .with_publisher(lent.as_ref())
-                .with_message_id(C::message_id(&received.id))
-                .with_times(received.publish_time, received.event_time);
-            let at = runtime.now();
-            let result = match received.unreadable() {
-                None => AssertUnwindSafe(handler.call(incoming, state)).catch_unwind().await,
-                // Nothing to hand over: the client could not read the message.
-                Some(reason) => Ok(Err(Rejection::Unreadable { handler: handler.name(), reason: reason.to_owned() })),
+            let incoming = incoming_of::<C>(&received).with_publisher(lent.as_ref());
+            let out_of_attempts = admission == Admission::DeadLetter;
+            let mut delivery = Delivery::new(incoming, handler.name(), subscription, runtime.now())
+                .unreadable_because(received.unreadable())
+                .out_of_attempts(out_of_attempts);
+            let entered = stack.before(&mut delivery);
+            let span = delivery.span().clone();
+            let ran = match (out_of_attempts, entered.answer(), received.unreadable()) {
+                (true, _, _) => Ran::OutOfAttempts,
+                (false, Some(outcome), _) => Ran::Answered(outcome),
+                (false, None, Some(reason)) => Ran::unreadable(handler.name(), reason),
+                (false, None, None) => Ran::Handler(
+                    AssertUnwindSafe(handler.call(incoming, state)).catch_unwind().instrument(span.clone()).await,
+                ),
             };
             let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
-            // Recorded here rather than carried out: what a finished invocation carries is
-            // moved several times, and stays small enough to move without a `memcpy` call.
-            let ended = runtime.now();
-            duration.record(ended.saturating_duration_since(at).as_secs_f64());
-            let completion = match &result {
-                Ok(Ok(answer)) => {
-                    let outcome = answer.outcome;
-                    match (&answer.error, outcome) {
-                        (Some(error), _) => {
-                            let _context = report::context(&own, handler.name(), &received.topic, &received.id);
-                            tracing::warn!(%error, outcome = outcome.name(), "handler returned an error");
-                        }
-                        (None, ruststream::HandlerOutcome::RetryAfter(delay)) => {
-                            tracing::debug!(outcome = outcome.name(), ?delay, "handled")
-                        }
-                        (None, _) => tracing::debug!(outcome = outcome.name(), "handled"),
-                    }
-                    Completion::Returned(outcome)
-                }
-                Ok(Err(rejection)) => {
-                    let _context = report::context(&own, handler.name(), &received.topic, &received.id);
-                    let undecodable = matches!(rejection, Rejection::Decode { .. } | Rejection::Unreadable { .. });
-                    match (undecodable, dead_letter) {
-                        (true, Some(dead_letter)) => tracing::error!(
-                            error = %rejection,
-                            dead_letter_topic = %dead_letter,
-                            "the message cannot be read or decoded; it goes to the dead-letter \
-                             topic now, as no retry can change that"
-                        ),
-                        _ => tracing::error!(error = %rejection, "handler could not run; the delivery is left unacknowledged"),
-                    }
-                    if undecodable { Completion::Undecodable } else { Completion::Rejected }
-                }
-                Err(_) => {
-                    let _context = report::context(&own, handler.name(), &received.topic, &received.id);
-                    tracing::error!("handler panicked; the delivery is left unacknowledged");
-                    Completion::Panicked
-                }
-            };
-            // The error that came with the end, for the record and a dead-letter copy: read
-            // only where one of them takes it.
-            let error_of = |result: &std::thread::Result<Result<ruststream::Answer, Rejection>>| match result {
-                Ok(Err(rejection)) => Some(rejection.to_string()),
-                Ok(Ok(answer)) => answer.error.as_ref().map(|e| e.to_string()),
-                Err(_) => None,
-            };
-            // Built only where an observer takes it: it is large, and moving an empty one
-            // around costs as much as a full one.
-            macro_rules! observe {
-                ($error:expr) => {
-                    ObservedCall {
-                        handler: handler.name(),
-                        subscription: subscription.clone(),
-                        topic: received.topic.to_string(),
-                        message_id: C::message_id(&received.id),
-                        payload: received.payload.to_vec(),
-                        properties: received.properties.to_vec(),
-                        redelivery_count: received.redelivery_count,
-                        at,
-                        completion: shown(completion),
-                        error: $error,
-                    }
-                };
+            let mut end = End::new(ran.completion(), ran.error(), runtime.now(), ran.by_handler());
+            let in_span = span.enter();
+            stack.after(entered, &delivery, &mut end);
+            let (completion, ended) = (end.completion(), end.ended());
+            // What the machine decides the end of (a copy, a backoff's delay) is told to the
+            // layers once it has; the rest is told now.
+            let kept = completion.may_republish() || completion.is_backoff();
+            if !kept {
+                stack.completed(entered, &delivery, &end.became(shown(completion)));
             }
-            // An acknowledgement, the common end, asks nothing more.
-            let acked = matches!(completion, Completion::Returned(ruststream::HandlerOutcome::Ack));
-            if !acked && (completion.may_republish() || completion.is_backoff()) {
-                // The machine may order a copy, or decides the backoff's delay: the record
-                // waits for it (and for the copy's answer).
-                let error = error_of(&result);
-                let observed = observer.as_ref().map(|_| observe!(error.clone()));
-                return finished!(completion, ended, publishes, Some((error, observed)));
-            }
-            if let Some(observer) = observer {
-                observer.called(observe!(error_of(&result)));
-            }
-            // The delivery's own span goes with it (what `Span::current()` is in here, without
-            // the thread-local look-up).
-            finished!(completion, ended, publishes, None::<(Option<String>, Option<ObservedCall>)>)
+            let error = kept.then(|| end.error().map(|e| e.to_string())).flatten();
+            let (started, by_handler) = (delivery.started(), end.by_handler());
+            drop((in_span, end, delivery));
+            let copy = kept.then_some((error, started, ended, entered, by_handler));
+            finished(received, token, completion, ended, publishes, *key_ordered, span, copy)
         }
-        .instrument(span)
     }
 
     /// Hand a handler invocation that ended to the machine, and publish the copy it orders.
@@ -619,7 +487,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             });
             debug_assert!(matches!(settlement, Ok(Settlement::Ack)));
             tracing::debug!(?settlement, "settled");
-            self.instruments.outcome(&shown(completion)).increment(1);
             return;
         }
         // The tail stays in its box: what it holds for a copy is large, and is moved out
@@ -650,7 +517,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             Ok(Settlement::Republish(republish)) => Some(*republish),
             Ok(settlement) => {
                 tracing::debug!(?settlement, "settled");
-                self.instruments.outcome(&shown(completion)).increment(1);
                 None
             }
             Err(error) => {
@@ -662,7 +528,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 );
                 tracing::error!(%error, "outcome refused");
                 self.instruments.refused.increment(1);
-                self.instruments.outcome(&shown(completion)).increment(1);
                 None
             }
         };
@@ -674,17 +539,31 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     .expect("a copy is ordered only where kept");
                 self.send_copy(token, republish, source, span);
             }
-            // No copy ordered: a call kept for one is recorded now, as it ended.
+            // No copy ordered: the layers of a delivery kept for one are told now how it
+            // ended (the others were told as it ended).
             None => {
-                if let Some(observer) = &self.invocation.observer {
-                    let observed = tail.and_then(|mut tail| tail.copy.as_mut()?.observed.take());
-                    if let Some(mut observed) = observed {
-                        observed.completion = shown(completion);
-                        observer.called(observed);
-                    }
+                if let Some(source) = tail.and_then(|tail| tail.copy) {
+                    let _entered = span.enter();
+                    self.completed(&source, shown(completion));
                 }
             }
         }
+    }
+
+    /// Tell the layers `source` passed that it ended as `completion`.
+    fn completed(&self, source: &CopySource<C::Id>, completion: Completion) {
+        let incoming = incoming_of::<C>(&source.received);
+        let invocation = &*self.invocation;
+        let delivery = Delivery::new(
+            incoming,
+            invocation.handler.name(),
+            &invocation.subscription,
+            source.started,
+        )
+        .unreadable_because(source.received.unreadable());
+        let error = source.error.as_ref().map(|e| e as &dyn std::fmt::Display);
+        let end = End::new(completion, error, source.ended, source.by_handler);
+        invocation.stack.completed(source.entered, &delivery, &end);
     }
 
     /// Publish the copy of `source` the machine ordered for delivery `token`; its answer
@@ -696,11 +575,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         source: CopySource<C::Id>,
         span: tracing::Span,
     ) {
-        let CopySource {
-            received,
-            error,
-            observed,
-        } = source;
+        let received = &source.received;
         let (message, to) = match republish {
             Republish::DeadLetter { reason } => {
                 let dead_letter = self
@@ -710,9 +585,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     .expect("a dead-letter copy is ordered only where one is declared");
                 let why = Why {
                     reason,
-                    error: error.as_deref(),
+                    error: source.error.as_deref(),
                 };
-                (dead_letter.copy(&received, &why), dead_letter.topic.clone())
+                (dead_letter.copy(received, &why), dead_letter.topic.clone())
             }
             Republish::RetryTopic { delay, count } => {
                 let retry = self
@@ -720,19 +595,18 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     .retry
                     .as_ref()
                     .expect("a retry copy is ordered only where a retry topic is declared");
-                (retry.copy(&received, delay, count), retry.topic.clone())
+                (retry.copy(received, delay, count), retry.topic.clone())
             }
-            _ => unreachable!("the machine orders no other copy"),
         };
+        let message_id = received.id.to_string();
         self.copies.insert(
             token,
             CopyInFlight {
                 republish,
                 to,
                 span,
-                topic: received.topic.clone(),
-                message_id: received.id.to_string(),
-                observed,
+                source,
+                message_id,
             },
         );
         let receipt = Receipt::to(self.invocation.outbox.copy(token));
@@ -797,7 +671,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             return;
         };
         let handler = self.invocation.handler.name();
-        let _context = report::context(&copy.span, handler, &copy.topic, &copy.message_id);
+        let topic = &copy.source.received.topic;
+        let _context = report::context(&copy.span, handler, topic, &copy.message_id);
         let _entered = copy.span.enter();
         let completion = match (result, copy.republish) {
             (Ok(copy_id), Republish::DeadLetter { reason }) => {
@@ -827,11 +702,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 Completion::Rejected
             }
         };
-        self.instruments.outcome(&completion).increment(1);
-        if let (Some(observer), Some(mut observed)) = (&self.invocation.observer, copy.observed) {
-            observed.completion = completion;
-            observer.called(observed);
-        }
+        self.completed(&copy.source, completion);
     }
 
     /// Make every call the machine says is due: the acknowledgements together, and the
@@ -853,7 +724,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     self.count_call(SettlementCall::AckIndex, 1, &result);
                 }
                 Call::Nack(id) => nacks.push(id),
-                _ => unreachable!("the machine makes no other call"),
             }
         }
         if !acks.is_empty() {
@@ -978,6 +848,61 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.show_gauges(running.len());
         self.timer = None;
         self.consumer.close().await;
+    }
+}
+
+/// The message of `received` as handlers and layers see it.
+#[inline(always)]
+fn incoming_of<C: ConsumerPort>(received: &Received<C::Id>) -> Incoming<'_> {
+    Incoming::new(&received.payload, &received.properties, &received.topic)
+        .with_key(received.key.as_deref())
+        .with_redelivery_count(received.redelivery_count)
+        .with_message_id(C::message_id(&received.id))
+        .with_times(received.publish_time, received.event_time)
+}
+
+/// What the machine gets back of a delivery whose handling ended: its fields moved out one by
+/// one (moving the whole delivery first would copy all of it), and the delivery kept whole
+/// only where `copy` says the machine may copy it (with its error, start, end, the layers it
+/// passed and whether the handler ran).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn finished<Id: Clone>(
+    received: Received<Id>,
+    token: Token,
+    completion: Completion,
+    ended: Instant,
+    publishes: u32,
+    key_ordered: bool,
+    span: tracing::Span,
+    copy: Option<(Option<String>, Instant, Instant, Entered, bool)>,
+) -> Finished<Id> {
+    let batch = received.batch.map(|slot| slot.place());
+    let attempt = received.redelivery_count.unwrap_or(0);
+    let span = (!span.is_disabled()).then_some(span);
+    let (id, tail) = match copy {
+        Some((error, started, ended, entered, by_handler)) => {
+            let id = received.id.clone();
+            let key = if key_ordered { received.key.clone() } else { None };
+            let copy = CopySource { received, error, started, ended, entered, by_handler };
+            (id, Some(Box::new(Tail { key, span, copy: Some(copy) })))
+        }
+        // Only the id and the key are moved out of it; most deliveries have no tail at all.
+        None => {
+            let key = if key_ordered { received.key } else { None };
+            let tail = (key.is_some() || span.is_some())
+                .then(|| Box::new(Tail { key, span, copy: None }));
+            (received.id, tail)
+        }
+    };
+    Finished {
+        id: Delivered { batch, id },
+        completion,
+        ended,
+        token,
+        publishes,
+        attempt,
+        tail,
     }
 }
 

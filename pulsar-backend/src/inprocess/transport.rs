@@ -62,8 +62,7 @@ impl InProcessPublisher {
     /// Store `message` on its topic (a short name is in the broker's namespace) now, as the
     /// caller's span is the current one and no receipt is to wait for.
     #[inline(always)]
-    fn store(&self, mut message: Message) -> Result<MessageId, PublishError> {
-        crate::trace_context::inject(&mut message.properties);
+    fn store(&self, message: Message) -> Result<MessageId, PublishError> {
         let topic = self
             .topics
             .get(&message.topic)

@@ -102,6 +102,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             counted_kind,
             reg.max_attempts,
             reg.dead_letter.as_deref(),
+            reg.dead_letters,
         ) {
             Ok(p) => p,
             Err(e) => {
@@ -208,6 +209,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
                     dead_letter: dead_letter.clone(),
                     retry_topic: retry_topic.clone(),
                     compression: reg.compression,
+                    layers: reg.layers.clone(),
                     concurrency,
                     receiver_queue,
                     rules: retry_rules,
@@ -227,6 +229,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             dead_letter,
             retry_topic,
             compression: reg.compression,
+            layers: reg.layers.clone(),
             concurrency,
             receiver_queue,
             rules,

@@ -25,6 +25,8 @@ pub(crate) struct CheckedSubscription<S> {
     pub(crate) retry_topic: Option<TopicName>,
     /// The compression of the handler's publishes that name none.
     pub(crate) compression: Option<ruststream::Compression>,
+    /// The registration's own layers (`Mounted::layer`), innermost.
+    pub(crate) layers: ruststream::middleware::Stack,
     pub(crate) concurrency: usize,
     /// Whether messages of one key run one at a time, in order (always on KeyShared).
     pub(crate) key_ordered: bool,

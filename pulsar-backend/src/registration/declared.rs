@@ -19,6 +19,8 @@ pub(crate) struct Registration<S> {
     pub(crate) backoff: Option<ruststream::completion::Backoff>,
     /// How the handler's publishes are compressed where a message names no codec.
     pub(crate) compression: Option<ruststream::Compression>,
+    /// The layers around this handler only (`Mounted::layer`), outermost first.
+    pub(crate) layers: ruststream::middleware::Stack,
     /// Whether the handler declared that it may return `dead_letter` itself.
     pub(crate) dead_letters: bool,
     pub(crate) concurrency: Option<usize>,
@@ -41,6 +43,7 @@ impl<S> Registration<S> {
             retry_topic: None,
             backoff: None,
             compression: None,
+            layers: ruststream::middleware::Stack::new(),
             dead_letters,
             concurrency: None,
             receiver_queue: None,
@@ -54,9 +57,9 @@ impl<S> Registration<S> {
 ///
 /// `max_attempts(n)` counts every delivery of one message, the first included;
 /// `dead_letter(topic)` names where a message goes once they are spent, and where the handler
-/// sends one itself (`HandlerOutcome::dead_letter`). A limit needs a topic; a topic alone is
-/// for what the handler dead-letters itself, payloads that do not decode and messages the
-/// client cannot read.
+/// sends one itself (`HandlerOutcome::dead_letter`). Declare both or neither; a topic alone is
+/// for a handler that declares `#[subscriber(.., dead_letter)]`, and takes what it
+/// dead-letters itself, payloads that do not decode and messages the client cannot read.
 pub struct Mounted<'a, S> {
     registration: &'a mut Registration<S>,
 }
@@ -103,6 +106,15 @@ impl<'a, S> Mounted<'a, S> {
     /// type). Dead-letter and retry copies keep the bytes they copy and are not compressed.
     pub fn compression(self, codec: ruststream::Compression) -> Self {
         self.registration.compression = Some(codec);
+        self
+    }
+
+    /// Put `layer` around this handler and what it publishes: the innermost scope, inside
+    /// the app's and the broker's layers (see `ruststream::middleware`). Layers added later
+    /// sit further in.
+    pub fn layer(self, layer: impl ruststream::middleware::Layer) -> Self {
+        let layers = std::mem::take(&mut self.registration.layers);
+        self.registration.layers = layers.push(layer);
         self
     }
 

@@ -14,7 +14,7 @@ use ruststream::Timer;
 
 use super::recorder::Recorder;
 use super::Call;
-use crate::observe::Observe;
+use crate::layers::HarnessLayer;
 use crate::PulsarOverrides;
 
 /// The app's own `app()`, connected to a real broker, with every handler call recorded.
@@ -155,7 +155,7 @@ impl<A: App> LiveAppBuilder<A> {
         let parts: AppParts<A::State> = self.app.into_parts();
         let context = StartContext::new(self.runtime.clone())
             .with(self.overrides)
-            .with(Observe(calls.clone()));
+            .with(HarnessLayer(calls.clone()));
         let app = parts.start(context, self.state).await?;
         Ok(LiveApp {
             app: Some(app),

@@ -1,8 +1,10 @@
-//! Collects the drivers' call records for a test harness.
+//! Collects the handler calls for a test harness, as a layer.
 
 use std::sync::Mutex;
 
-use crate::observe::{Call, Observer};
+use ruststream::middleware::{Delivery, End, Layer};
+
+use super::Call;
 
 /// Every handler call, in the order the drivers reported them.
 #[derive(Default)]
@@ -34,8 +36,29 @@ impl Recorder {
     }
 }
 
-impl Observer for Recorder {
-    fn called(&self, call: Call) {
+/// Records every handler call once it is known how it ended (a copy confirmed, a backoff
+/// resolved). Deliveries whose handler was not called (a layer answered, out of attempts)
+/// are not calls, and are not recorded.
+impl Layer for Recorder {
+    fn completed(&self, delivery: &Delivery<'_>, end: &End<'_>) {
+        if !end.by_handler() {
+            return;
+        }
+        let message = delivery.message();
+        let call = Call {
+            handler: delivery.handler(),
+            subscription: delivery.subscription().into(),
+            topic: message.topic.to_owned(),
+            message_id: message
+                .message_id
+                .unwrap_or_else(|| ruststream::MessageId::new(&[])),
+            payload: message.payload.to_vec(),
+            properties: message.properties.to_vec(),
+            redelivery_count: message.redelivery_count,
+            at: delivery.started(),
+            completion: end.completion(),
+            error: end.error().map(|error| error.to_string()),
+        };
         self.lock().push(call);
     }
 }

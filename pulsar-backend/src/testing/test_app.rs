@@ -16,7 +16,7 @@ use ruststream::{ManualClock, MessageId, Timer};
 use super::recorder::Recorder;
 use super::{Call, TestPublishError, TopicMessage};
 use crate::inprocess::InProcessPulsar;
-use crate::observe::Observe;
+use crate::layers::HarnessLayer;
 use crate::Retention;
 
 /// The app under test, on the in-process Pulsar and a virtual clock.
@@ -284,7 +284,7 @@ impl<A: App> TestAppBuilder<A> {
         let context = StartContext::new(runtime)
             .in_process()
             .with(pulsar.clone())
-            .with(Observe(calls.clone()));
+            .with(HarnessLayer(calls.clone()));
         let app = parts.start(context, self.state).await?;
         let test_app = TestApp {
             app: Some(app),

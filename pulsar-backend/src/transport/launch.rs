@@ -3,18 +3,21 @@
 use std::sync::{Arc, Mutex};
 
 use ruststream::app::{RunningBroker, StartError};
+use ruststream::publish::Publish;
+use ruststream::middleware::{LayeredPort, Mounting, Stack};
 use ruststream::runtime::Runtime;
 
 use super::compressing::Compressing;
 use super::{RunningPulsar, Transport};
 use crate::driver::{DeadLetter, DriverConfig, DriverHandle, Handled, RetryLetter};
-use crate::observe::Observer;
 use crate::registration::{Checked, CheckedSubscription};
 
 /// What every driver of a broker shares.
 pub(crate) struct LaunchSettings {
     pub(crate) runtime: Arc<dyn Runtime>,
-    pub(crate) observer: Option<Arc<dyn Observer>>,
+    /// The layers around every handler of the broker, outermost first (built-ins, a
+    /// harness's, the app's, the broker's), before each is mounted for its registration.
+    pub(crate) layers: Stack,
     pub(crate) shutdown_grace: std::time::Duration,
 }
 
@@ -48,6 +51,7 @@ pub(crate) async fn start_on<T: Transport, S: Send + Sync + 'static>(
         ));
     }
     Ok(Box::new(RunningPulsar {
+        layers: settings.layers,
         transport,
         drivers: Mutex::new(drivers),
         handled,
@@ -82,6 +86,18 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
     let retry = subscription.retry_topic.as_ref().map(|topic| RetryLetter {
         topic: topic.as_str().into(),
     });
+    let topics = subscription.topics.to_string();
+    let mounting = Mounting::new(
+        subscription.handler.name(),
+        &subscription.subscription,
+        &topics,
+    )
+    .with_dead_letter(dead_letter.as_ref().map(|d| &*d.topic));
+    let stack = settings.layers.around(&subscription.layers).mount(&mounting);
+    let handler_port = match subscription.compression {
+        Some(codec) => Arc::new(Compressing::new(publisher.clone(), codec)) as Arc<dyn Publish>,
+        None => publisher.clone(),
+    };
     subscription.handler.launch(
         consumer,
         DriverConfig {
@@ -89,17 +105,14 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             runtime: settings.runtime.clone(),
             rules: subscription.rules,
             concurrency: subscription.concurrency,
-            observer: settings.observer.clone(),
             handled: handled.clone(),
             shutdown_grace: settings.shutdown_grace,
-            publisher: Some(match subscription.compression {
-                Some(codec) => Arc::new(Compressing::new(publisher.clone(), codec)),
-                None => publisher.clone(),
-            }),
+            publisher: Some(LayeredPort::wrap(&stack, handler_port)),
+            stack,
             copies: publisher,
             dead_letter,
             retry,
-            topic: subscription.topics.to_string().into(),
+            topic: topics.into(),
             key_ordered: subscription.key_ordered,
             ordered_retries: subscription.ordered_retries,
         },

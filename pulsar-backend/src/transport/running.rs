@@ -6,6 +6,7 @@ use std::task::Waker;
 use ruststream::app::{HealthCheck, RunningBroker};
 use ruststream::handler::{BoxFuture, Publishing};
 use ruststream::message::{Message, MessageId};
+use ruststream::middleware::Stack;
 use ruststream::publish::Receipt;
 use ruststream::PublishError;
 
@@ -14,6 +15,8 @@ use crate::driver::{DriverHandle, Handled};
 
 /// The drivers of a started broker and the transport they run on.
 pub(crate) struct RunningPulsar<T: Transport> {
+    /// The broker's layers, whose publish hooks the app's own publishes pass.
+    pub(crate) layers: Stack,
     pub(crate) transport: Arc<T>,
     pub(crate) drivers: Mutex<Vec<DriverHandle>>,
     pub(crate) handled: Arc<Handled>,
@@ -26,18 +29,30 @@ impl<T: Transport> RunningPulsar<T> {
 }
 
 impl<T: Transport> RunningBroker for RunningPulsar<T> {
-    fn publish(&self, message: Message) -> Publishing<'_, MessageId> {
-        self.transport.publish_awaited(message)
+    fn publish(&self, mut message: Message) -> Publishing<'_, MessageId> {
+        match self.layers.publish(&mut message) {
+            Ok(()) => self.transport.publish_awaited(message),
+            Err(refused) => Publishing::done(Err(refused)),
+        }
     }
 
-    fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
-        self.transport.publish_port().send(message, receipt)
+    fn send(&self, mut message: Message, receipt: Receipt) -> Publishing<'_, ()> {
+        match self.layers.publish(&mut message) {
+            Ok(()) => self.transport.publish_port().send(message, receipt),
+            Err(refused) => {
+                receipt.tell(Err(refused.clone()));
+                Publishing::done(Err(refused))
+            }
+        }
     }
 
     fn publish_batch(
         &self,
-        messages: Vec<Message>,
+        mut messages: Vec<Message>,
     ) -> BoxFuture<'_, Result<Vec<MessageId>, PublishError>> {
+        if let Err(refused) = messages.iter_mut().try_for_each(|m| self.layers.publish(m)) {
+            return Box::pin(std::future::ready(Err(refused)));
+        }
         self.transport.publish_batch(messages)
     }
 

@@ -311,8 +311,7 @@ impl<Exe: Executor> Publisher<Exe> {
 
     /// Hand `message` over: to the open batch of its producer, or (a delivery time, chunks)
     /// as entries of its own. Waits only for the topic's first look-up and for room.
-    fn hand_over(&self, mut message: Message, receipt: Receipt) -> Publishing<'_, ()> {
-        crate::trace_context::inject(&mut message.properties);
+    fn hand_over(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
         let topic = match self.resolve(&message.topic) {
             Ok(topic) => topic,
             Err(error) => return refuse(receipt, error),
@@ -474,8 +473,7 @@ impl<Exe: Executor> Publisher<Exe> {
         };
         let mut by_outlet: Vec<(Arc<Outlet>, Vec<Item>)> = Vec::new();
         let mut replies = Vec::with_capacity(records.len());
-        for mut record in records {
-            crate::trace_context::inject(&mut record.properties);
+        for record in records {
             let bytes = record.payload.len();
             std::future::poll_fn(|cx| self.room.poll_take(bytes, cx)).await;
             let target = self

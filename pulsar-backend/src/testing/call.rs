@@ -1,11 +1,11 @@
-//! What a driver reports about each handler call, to whoever watches (the test harnesses).
+//! What a test harness records of each handler call.
 
 use std::time::Duration;
 
 use ruststream::completion::Completion;
 use ruststream::{HandlerOutcome, Instant, MessageId};
 
-/// One handler call, as its driver reported it: what a test reads of it
+/// One handler call, as the harness's recorder layer saw it end: what a test reads of it
 /// (`TestApp::calls_of`, `LiveApp::calls_of`).
 #[derive(Debug, Clone)]
 pub struct Call {
@@ -97,11 +97,3 @@ impl Call {
         self.error.as_deref()
     }
 }
-
-/// Receives a record of every handler call.
-pub(crate) trait Observer: Send + Sync {
-    fn called(&self, call: Call);
-}
-
-/// The observer a harness hands to the brokers it starts, through the start context.
-pub(crate) struct Observe(pub(crate) std::sync::Arc<dyn Observer>);

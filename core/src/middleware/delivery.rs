@@ -1,0 +1,110 @@
+//! What a layer sees of one delivery.
+
+use crate::handler::Incoming;
+use crate::time::Instant;
+
+/// One delivery on its way through a [`Stack`](super::Stack): the message as the handler
+/// sees it, where it came from, when its handling started, and the span its handler runs in.
+///
+/// The driver builds it once per delivery, on the stack; layers read it, and the ones that
+/// need something from `before` to `after` find it here ([`Delivery::started`],
+/// [`Delivery::span`]) rather than keeping state of their own.
+#[derive(Debug)]
+pub struct Delivery<'a> {
+    message: Incoming<'a>,
+    handler: &'static str,
+    subscription: &'a str,
+    started: Instant,
+    unreadable: Option<&'a str>,
+    out_of_attempts: bool,
+    span: tracing::Span,
+}
+
+impl<'a> Delivery<'a> {
+    /// `message`, handed to handler `handler` of `subscription` at `started` (the app's
+    /// clock, read by the driver), in no span yet.
+    pub fn new(
+        message: Incoming<'a>,
+        handler: &'static str,
+        subscription: &'a str,
+        started: Instant,
+    ) -> Self {
+        Delivery {
+            message,
+            handler,
+            subscription,
+            started,
+            unreadable: None,
+            out_of_attempts: false,
+            span: tracing::Span::none(),
+        }
+    }
+
+    /// The same delivery, which the client could not read (`why`): the handler is not called,
+    /// and it ends as a payload that does not decode does.
+    pub fn unreadable_because(mut self, why: Option<&'a str>) -> Self {
+        self.unreadable = why;
+        self
+    }
+
+    /// The same delivery, come back more often than the registration's `max_attempts`
+    /// allows: the handler is not called and it goes to the dead-letter topic, whatever a
+    /// layer answers.
+    pub fn out_of_attempts(mut self, out: bool) -> Self {
+        self.out_of_attempts = out;
+        self
+    }
+
+    /// The message, as the handler's parameters are extracted from it.
+    pub fn message(&self) -> &Incoming<'a> {
+        &self.message
+    }
+
+    /// The value of message property `name`, if present.
+    pub fn property(&self, name: &str) -> Option<&'a str> {
+        self.message.property(name)
+    }
+
+    /// The handler's name (its function's).
+    pub fn handler(&self) -> &'static str {
+        self.handler
+    }
+
+    /// The subscription the delivery came through.
+    pub fn subscription(&self) -> &'a str {
+        self.subscription
+    }
+
+    /// When its handling started, on the app's clock (virtual in tests).
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Why the client could not read the message, if it could not: the handler is not
+    /// called for it.
+    pub fn unreadable(&self) -> Option<&'a str> {
+        self.unreadable
+    }
+
+    /// Whether the delivery came back once more than `max_attempts` allows: the handler is
+    /// not called, and an answer from `before` is not taken.
+    pub fn is_out_of_attempts(&self) -> bool {
+        self.out_of_attempts
+    }
+
+    /// The span the handler runs in and its end is logged in ([`tracing::Span::none`] until
+    /// a layer sets one).
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// Run the handler, and log its end, in `span` (what a tracing layer does).
+    pub fn set_span(&mut self, span: tracing::Span) {
+        self.span = span;
+    }
+
+    /// The span, taken out for the handler's future (the driver's step).
+    pub fn take_span(&mut self) -> tracing::Span {
+        core::mem::replace(&mut self.span, tracing::Span::none())
+    }
+}

@@ -1,0 +1,125 @@
+//! The delivery span, and the lines about how each handler call ended.
+
+use std::fmt::Display;
+use std::sync::Arc;
+
+use ruststream::completion::Completion;
+use ruststream::middleware::{Delivery, End, Flow, Layer, Mounting};
+use ruststream::HandlerOutcome;
+
+use crate::driver::report;
+
+/// Runs each handler in a `delivery` span (DEBUG: at the default level a successful delivery
+/// creates none) named by its handler, topic, message id and redelivery count, and logs how
+/// each call ended: a returned error (WARN), a handler that could not run or panicked (ERROR),
+/// the outcome (DEBUG). Warnings and errors name their delivery even where the span is off.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tracing;
+
+impl Layer for Tracing {
+    fn mount(&self, registration: &Mounting<'_>) -> Option<Arc<dyn Layer>> {
+        Some(Arc::new(TracingFor {
+            dead_letter: registration.dead_letter.map(Arc::from),
+        }))
+    }
+
+    fn before(&self, delivery: &mut Delivery<'_>) -> Flow {
+        start_span(delivery);
+        Flow::Next
+    }
+
+    fn after(&self, delivery: &Delivery<'_>, end: &mut End<'_>) {
+        log_end(delivery, end, None);
+    }
+}
+
+/// [`Tracing`] for one registration: with its dead-letter topic, which the line about a
+/// message that cannot be decoded names.
+struct TracingFor {
+    dead_letter: Option<Arc<str>>,
+}
+
+impl Layer for TracingFor {
+    fn before(&self, delivery: &mut Delivery<'_>) -> Flow {
+        start_span(delivery);
+        Flow::Next
+    }
+
+    fn after(&self, delivery: &Delivery<'_>, end: &mut End<'_>) {
+        log_end(delivery, end, self.dead_letter.as_deref());
+    }
+}
+
+/// The message id as a line shows it (`-` where the broker gave none).
+struct Id<'a>(&'a Delivery<'a>);
+
+impl Display for Id<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0.message().message_id {
+            Some(id) => id.fmt(f),
+            None => f.write_str("-"),
+        }
+    }
+}
+
+fn start_span(delivery: &mut Delivery<'_>) {
+    let message = *delivery.message();
+    let span = ::tracing::debug_span!(
+        "delivery",
+        handler = delivery.handler(),
+        topic = %message.topic,
+        message_id = %Id(delivery),
+        redelivery_count = message.redelivery_count,
+    );
+    delivery.set_span(span);
+}
+
+fn log_end(delivery: &Delivery<'_>, end: &End<'_>, dead_letter: Option<&str>) {
+    let context = || {
+        report::context(
+            delivery.span(),
+            delivery.handler(),
+            &delivery.message().topic,
+            &Id(delivery),
+        )
+    };
+    match (end.completion(), end.error()) {
+        (Completion::Returned(outcome), Some(error)) => {
+            let _context = context();
+            ::tracing::warn!(%error, outcome = outcome.name(), "handler returned an error");
+        }
+        (Completion::Returned(HandlerOutcome::RetryAfter(delay)), None) => {
+            ::tracing::debug!(outcome = "retry_after", ?delay, "handled")
+        }
+        (Completion::Returned(outcome), None) => {
+            ::tracing::debug!(outcome = outcome.name(), "handled")
+        }
+        (Completion::Undecodable, error) => {
+            let _context = context();
+            let error = error.map(ToString::to_string).unwrap_or_default();
+            match dead_letter {
+                Some(dead_letter) => ::tracing::error!(
+                    %error,
+                    dead_letter_topic = %dead_letter,
+                    "the message cannot be read or decoded; it goes to the dead-letter topic \
+                     now, as no retry can change that"
+                ),
+                None => ::tracing::error!(
+                    %error,
+                    "handler could not run; the delivery is left unacknowledged"
+                ),
+            }
+        }
+        (Completion::Rejected, error) => {
+            let _context = context();
+            let error = error.map(ToString::to_string).unwrap_or_default();
+            ::tracing::error!(%error, "handler could not run; the delivery is left unacknowledged");
+        }
+        (Completion::Panicked, _) => {
+            let _context = context();
+            ::tracing::error!("handler panicked; the delivery is left unacknowledged");
+        }
+        // Out of attempts: the line is the copy's, once it is confirmed.
+        _ => {}
+    }
+}

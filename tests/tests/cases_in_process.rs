@@ -1,4 +1,4 @@
-//! The behaviour cases of `tests/src/cases.rs` on the in-process Pulsar, one test per case and
+//! The behaviour cases of `tests/src/cases/` on the in-process Pulsar, one test per case and
 //! runtime, named like the live ones: `in-process/smol/retry_after`. `tests/live.rs` runs the
 //! same bodies on real brokers.
 //!

@@ -3,7 +3,7 @@
 //! startup with the core's texts.
 //!
 //! The completion table and the retry and dead-letter rules are behaviour cases
-//! (`tests/src/cases.rs`), run in process by `cases_in_process.rs` and on real brokers by
+//! (`tests/src/cases/`), run in process by `cases_in_process.rs` and on real brokers by
 //! `live.rs`.
 
 use ruststream::message::Message;

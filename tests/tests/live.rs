@@ -1,4 +1,4 @@
-//! The behaviour cases of `tests/src/cases.rs` on real brokers, on tokio, async-std and smol.
+//! The behaviour cases of `tests/src/cases/` on real brokers, on tokio, async-std and smol.
 //!
 //! The brokers are started here, on 127.0.0.1, before any case and stopped after the last:
 //! pulsar-lite 0.2.0 behind the loopback bridge, and Apache Pulsar standalone from Maven

@@ -9,6 +9,7 @@ pub mod cases;
 #[cfg(doctest)]
 mod guides;
 pub mod harness;
+pub mod layers;
 mod manual_runtime;
 mod runtimes;
 pub mod scenario;

@@ -427,8 +427,12 @@ pub async fn sender(
 /// The forwarding service of the live crash tests (`tests/tests/live_instances.rs`): the
 /// script decides each delivery's outcome (and prints it); where it is `ack`, the job is first
 /// sent on to `jobs-forwarded` without waiting (the delivery is acknowledged once the copy is
-/// confirmed). Mounted with a dead-letter and a retry topic.
-#[subscriber(PulsarSubscription::new("jobs-fwd-in", "forwarder").ack_timeout(ACK_TIMEOUT))]
+/// confirmed). Mounted with a dead-letter and a retry topic: the script may dead-letter a job,
+/// so it declares `dead_letter`, and the topic alone is what that declaration needs.
+#[subscriber(
+    PulsarSubscription::new("jobs-fwd-in", "forwarder").ack_timeout(ACK_TIMEOUT),
+    dead_letter
+)]
 pub async fn forward_jobs(
     job: &Job,
     publisher: Publisher,
@@ -665,11 +669,22 @@ pub fn chunking_app(
 }
 
 pub fn app(mount: impl FnOnce(&mut PulsarBroker<Plan>)) -> impl App<State = Plan> {
-    RustStream::new(AppInfo::new("scripted", "0.0.0"))
-        .on_startup(async move |()| {
-            Ok::<_, std::convert::Infallible>(Plan::new(Script::always(Step::Return(
-                HandlerOutcome::ack(),
-            ))))
-        })
-        .with_broker(PulsarBroker::new("pulsar://localhost:6650"), mount)
+    layered_app(|app| app, |broker| broker, mount)
+}
+
+/// [`app`], with the app's layers added by `app_layers` and the broker's by `broker_layers`.
+pub fn layered_app(
+    app_layers: impl FnOnce(RustStream<Plan>) -> RustStream<Plan>,
+    broker_layers: impl FnOnce(PulsarBroker<Plan>) -> PulsarBroker<Plan>,
+    mount: impl FnOnce(&mut PulsarBroker<Plan>),
+) -> impl App<State = Plan> {
+    let app = RustStream::new(AppInfo::new("scripted", "0.0.0")).on_startup(async move |()| {
+        Ok::<_, std::convert::Infallible>(Plan::new(Script::always(Step::Return(
+            HandlerOutcome::ack(),
+        ))))
+    });
+    app_layers(app).with_broker(
+        broker_layers(PulsarBroker::new("pulsar://localhost:6650")),
+        mount,
+    )
 }

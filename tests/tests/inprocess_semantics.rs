@@ -108,6 +108,33 @@ async fn invalid_registrations_fail_at_startup(spawn: Arc<dyn Spawn>) {
          `.dead_letter(\"<topic>\")` after `include(poison)`, or remove `dead_letter` from its \
          #[subscriber]"
     );
+    // The guide: a topic without a limit stops the service too, naming the missing step...
+    let topic_only = start_error(
+        spawn.clone(),
+        app(|b| {
+            b.include(shared).dead_letter("x");
+        }),
+    )
+    .await;
+    assert_eq!(
+        topic_only,
+        "the service cannot start: 1 invalid pulsar registration\n  - subscription `shared` \
+         declares dead_letter(\"x\") but no max_attempts, so no message would ever run out of \
+         attempts and reach it: add `.max_attempts(<n>)` before `.dead_letter(..)`; or, if the \
+         topic is for the messages the handler dead-letters itself, declare \
+         `#[subscriber(.., dead_letter)]` on the handler; or remove `.dead_letter(..)`"
+    );
+    // ... unless the handler declares `dead_letter`: then the topic alone is what it needs.
+    let declared = TestApp::with_state(
+        app(|b| {
+            b.include(poison).dead_letter("jobs-dlq");
+        }),
+        Plan::new(Script::always(ret(HandlerOutcome::ack()))),
+    )
+    .on(spawn.clone())
+    .await
+    .expect("a declared handler's topic alone starts");
+    declared.stop().await;
     let exclusive_limit = start_error(
         spawn.clone(),
         app(|b| {

@@ -457,7 +457,10 @@ fn unreadable_batch_dead_lettered_whole(target: &Target) -> Result<(), Failed> {
     rt.block_on(async {
         let app = ruststream_pulsar::testing::LiveApp::with_state(
             app(|b| {
-                b.include(shared).dead_letter("jobs-dlq");
+                // Both steps, as the guide asks; the unreadable entry goes at once.
+                b.include(shared)
+                    .max_attempts(std::num::NonZeroU32::new(5).expect("not zero"))
+                    .dead_letter("jobs-dlq");
                 b.include(raw_dead_letters);
             }),
             Plan::new(Script::always(ret(HandlerOutcome::ack()))),

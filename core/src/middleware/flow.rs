@@ -11,5 +11,5 @@ pub enum Flow {
     /// Answer this outcome without calling the layers further in nor the handler: it is
     /// settled as if the handler had returned it (a `dead_letter(reason)` goes to the
     /// registration's dead-letter topic).
-    Answer(HandlerOutcome),
+    Return(HandlerOutcome),
 }

@@ -34,7 +34,7 @@ pub trait Layer: Any + Send + Sync {
         None
     }
 
-    /// Before the handler: [`Flow::Next`] goes on, [`Flow::Answer`] answers without calling
+    /// Before the handler: [`Flow::Next`] goes on, [`Flow::Return`] answers without calling
     /// the layers further in nor the handler.
     fn before(&self, delivery: &mut Delivery<'_>) -> Flow {
         let _ = delivery;

@@ -1,7 +1,7 @@
 //! Middleware: code a service puts around its handlers and their publishes.
 //!
 //! A [`Layer`] sees every delivery before its handler runs ([`Layer::before`]), may answer it
-//! itself ([`Flow::Answer`]: drop, retry or dead-letter without calling the handler), sees the
+//! itself ([`Flow::Return`]: drop, retry or dead-letter without calling the handler), sees the
 //! handler's answer and may change it ([`Layer::after`]), hears how the delivery ended once
 //! that is known ([`Layer::completed`]: a dead-letter copy confirmed, a backoff resolved), and
 //! may change or refuse every message the handlers publish ([`Layer::publish`]).

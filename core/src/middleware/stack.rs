@@ -106,7 +106,12 @@ impl Stack {
             (_, true) => self.clone(),
             (true, false) => inner.clone(),
             (false, false) => Stack {
-                layers: self.layers.iter().chain(inner.layers.iter()).cloned().collect(),
+                layers: self
+                    .layers
+                    .iter()
+                    .chain(inner.layers.iter())
+                    .cloned()
+                    .collect(),
             },
         }
     }
@@ -127,7 +132,7 @@ impl Stack {
     pub fn before(&self, delivery: &mut Delivery<'_>) -> Entered {
         let out_of_attempts = delivery.is_out_of_attempts();
         for (index, layer) in self.layers.iter().enumerate() {
-            if let Flow::Answer(outcome) = layer.before(delivery) {
+            if let Flow::Return(outcome) = layer.before(delivery) {
                 if !out_of_attempts {
                     return Entered {
                         passed: index as u16,
@@ -185,4 +190,3 @@ fn is<L: Layer>(layer: &Arc<dyn Layer>) -> bool {
     let layer: &dyn Any = &**layer;
     layer.is::<L>()
 }
-

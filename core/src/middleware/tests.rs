@@ -28,7 +28,7 @@ impl Log {
 impl Layer for Log {
     fn before(&self, _: &mut Delivery<'_>) -> Flow {
         self.write("before");
-        self.answer.map_or(Flow::Next, Flow::Answer)
+        self.answer.map_or(Flow::Next, Flow::Return)
     }
     fn after(&self, _: &Delivery<'_>, end: &mut End<'_>) {
         self.write(end.completion().label());
@@ -88,7 +88,10 @@ fn deliver(stack: &Stack, out_of_attempts: bool) -> Completion {
 #[test]
 fn before_runs_outside_in_and_after_inside_out() {
     let (stack, log) = stack(&[None, None, None]);
-    assert_eq!(deliver(&stack, false), Completion::Returned(HandlerOutcome::Ack));
+    assert_eq!(
+        deliver(&stack, false),
+        Completion::Returned(HandlerOutcome::Ack)
+    );
     assert_eq!(
         *log.lock(),
         [
@@ -108,7 +111,10 @@ fn before_runs_outside_in_and_after_inside_out() {
 #[test]
 fn a_layer_that_answers_keeps_the_layers_further_in_and_the_handler_out() {
     let (stack, log) = stack(&[None, Some(HandlerOutcome::Drop), None]);
-    assert_eq!(deliver(&stack, false), Completion::Returned(HandlerOutcome::Drop));
+    assert_eq!(
+        deliver(&stack, false),
+        Completion::Returned(HandlerOutcome::Drop)
+    );
     assert_eq!(
         *log.lock(),
         [
@@ -137,7 +143,10 @@ fn after_may_replace_the_answer_for_the_layers_further_out() {
     }
     let (stack, log) = stack(&[None]);
     let stack = stack.push(DropAll);
-    assert_eq!(deliver(&stack, false), Completion::Returned(HandlerOutcome::Drop));
+    assert_eq!(
+        deliver(&stack, false),
+        Completion::Returned(HandlerOutcome::Drop)
+    );
     assert_eq!(log.lock()[1], "outer drop");
 }
 
@@ -152,8 +161,15 @@ fn publish_hooks_run_inside_out_and_a_refusal_stops_the_message() {
     let error = refusing
         .publish(&mut Message::new("audit", Vec::new()))
         .expect_err("refused");
-    assert!(error.to_string().contains("to `audit`: not for us"), "{error}");
-    assert_eq!(log.lock().len(), 4, "the inner layers ran before the refusal");
+    assert!(
+        error.to_string().contains("to `audit`: not for us"),
+        "{error}"
+    );
+    assert_eq!(
+        log.lock().len(),
+        4,
+        "the inner layers ran before the refusal"
+    );
 }
 
 #[test]

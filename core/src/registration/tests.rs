@@ -92,12 +92,14 @@ fn a_topic_without_a_limit_names_the_missing_limit() {
     for kind in [Exclusive, Shared, Failover, KeyShared] {
         assert_eq!(
             check(kind, None, Some(DLQ)),
-            Err("subscription `refunds` declares dead_letter(\"refunds-dlq\") but no \
+            Err(
+                "subscription `refunds` declares dead_letter(\"refunds-dlq\") but no \
                  max_attempts, so no message would ever run out of attempts and reach it: add \
                  `.max_attempts(<n>)` before `.dead_letter(..)`; or, if the topic is for the \
                  messages the handler dead-letters itself, declare \
                  `#[subscriber(.., dead_letter)]` on the handler; or remove `.dead_letter(..)`"
-                .into()),
+                    .into()
+            ),
             "{kind}"
         );
     }

@@ -79,9 +79,9 @@ impl Instruments {
                     )
                 })
             }),
-            commands: CALL_LABELS.map(|call| {
-                metrics::counter!(metric::COMMANDS, "handler" => handler, "call" => call)
-            }),
+            commands: CALL_LABELS.map(
+                |call| metrics::counter!(metric::COMMANDS, "handler" => handler, "call" => call),
+            ),
             refused: metrics::counter!(metric::REFUSED, "handler" => handler),
             publish_failures: metrics::counter!(metric::PUBLISH_FAILURES, "handler" => handler),
             awaiting: metrics::gauge!(metric::AWAITING_PUBLISHES, "handler" => handler),

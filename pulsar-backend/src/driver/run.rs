@@ -412,9 +412,19 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.next_token = self.next_token.wrapping_add(1);
         let invocation = self.invocation.clone();
         async move {
-            let Invocation { handler, state, runtime, stack, publisher, outbox, subscription, key_ordered } =
-                &*invocation;
-            let lent = publisher.as_ref().map(|port| HandlerPort::new(port).counted(outbox, token));
+            let Invocation {
+                handler,
+                state,
+                runtime,
+                stack,
+                publisher,
+                outbox,
+                subscription,
+                key_ordered,
+            } = &*invocation;
+            let lent = publisher
+                .as_ref()
+                .map(|port| HandlerPort::new(port).counted(outbox, token));
             let incoming = incoming_of::<C>(&received).with_publisher(lent.as_ref());
             let out_of_attempts = admission == Admission::DeadLetter;
             let mut delivery = Delivery::new(incoming, handler.name(), subscription, runtime.now())
@@ -427,11 +437,19 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 (false, Some(outcome), _) => Ran::Answered(outcome),
                 (false, None, Some(reason)) => Ran::unreadable(handler.name(), reason),
                 (false, None, None) => Ran::Handler(
-                    AssertUnwindSafe(handler.call(incoming, state)).catch_unwind().instrument(span.clone()).await,
+                    AssertUnwindSafe(handler.call(incoming, state))
+                        .catch_unwind()
+                        .instrument(span.clone())
+                        .await,
                 ),
             };
             let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
-            let mut end = End::new(ran.completion(), ran.error(), runtime.now(), ran.by_handler());
+            let mut end = End::new(
+                ran.completion(),
+                ran.error(),
+                runtime.now(),
+                ran.by_handler(),
+            );
             let in_span = span.enter();
             stack.after(entered, &delivery, &mut end);
             let (completion, ended) = (end.completion(), end.ended());
@@ -445,7 +463,16 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             let (started, by_handler) = (delivery.started(), end.by_handler());
             drop((in_span, end, delivery));
             let copy = kept.then_some((error, started, ended, entered, by_handler));
-            finished(received, token, completion, ended, publishes, *key_ordered, span, copy)
+            finished(
+                received,
+                token,
+                completion,
+                ended,
+                publishes,
+                *key_ordered,
+                span,
+                copy,
+            )
         }
     }
 
@@ -883,15 +910,38 @@ fn finished<Id: Clone>(
     let (id, tail) = match copy {
         Some((error, started, ended, entered, by_handler)) => {
             let id = received.id.clone();
-            let key = if key_ordered { received.key.clone() } else { None };
-            let copy = CopySource { received, error, started, ended, entered, by_handler };
-            (id, Some(Box::new(Tail { key, span, copy: Some(copy) })))
+            let key = if key_ordered {
+                received.key.clone()
+            } else {
+                None
+            };
+            let copy = CopySource {
+                received,
+                error,
+                started,
+                ended,
+                entered,
+                by_handler,
+            };
+            (
+                id,
+                Some(Box::new(Tail {
+                    key,
+                    span,
+                    copy: Some(copy),
+                })),
+            )
         }
         // Only the id and the key are moved out of it; most deliveries have no tail at all.
         None => {
             let key = if key_ordered { received.key } else { None };
-            let tail = (key.is_some() || span.is_some())
-                .then(|| Box::new(Tail { key, span, copy: None }));
+            let tail = (key.is_some() || span.is_some()).then(|| {
+                Box::new(Tail {
+                    key,
+                    span,
+                    copy: None,
+                })
+            });
             (received.id, tail)
         }
     };

@@ -3,8 +3,8 @@
 use std::sync::{Arc, Mutex};
 
 use ruststream::app::{RunningBroker, StartError};
-use ruststream::publish::Publish;
 use ruststream::middleware::{LayeredPort, Mounting, Stack};
+use ruststream::publish::Publish;
 use ruststream::runtime::Runtime;
 
 use super::compressing::Compressing;
@@ -93,7 +93,10 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
         &topics,
     )
     .with_dead_letter(dead_letter.as_ref().map(|d| &*d.topic));
-    let stack = settings.layers.around(&subscription.layers).mount(&mounting);
+    let stack = settings
+        .layers
+        .around(&subscription.layers)
+        .mount(&mounting);
     let handler_port = match subscription.compression {
         Some(codec) => Arc::new(Compressing::new(publisher.clone(), codec)) as Arc<dyn Publish>,
         None => publisher.clone(),

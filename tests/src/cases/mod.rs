@@ -10,7 +10,7 @@
 //! registration refuses), `ack_timeout`, `dead_letter` (the attempt limit and
 //! `dead_letter(reason)`), `unusable` (undecodable and unreadable deliveries), `retries`
 //! (`retry_later`, the attempt count, backoff), `key_order`, `subscriptions`, `publishing`,
-//! `parameters`, `batches` and `partitions`. This file holds what they share and [`ALL`], whose
+//! `parameters`, `batches`, `partitions` and `middleware` (layers at each scope). This file holds what they share and [`ALL`], whose
 //! order is the order the cases run in.
 #![allow(missing_docs)]
 
@@ -32,6 +32,7 @@ mod ack_timeout;
 mod batches;
 mod dead_letter;
 mod key_order;
+mod middleware;
 mod outcomes;
 mod parameters;
 mod partitions;
@@ -44,6 +45,7 @@ pub use ack_timeout::*;
 pub use batches::*;
 pub use dead_letter::*;
 pub use key_order::*;
+pub use middleware::*;
 pub use outcomes::*;
 pub use parameters::*;
 pub use partitions::*;
@@ -143,6 +145,9 @@ cases!(
     backoff_later_waits_by_attempt_on_the_retry_topic: Brokers::ApacheOnly,
     ordered_retries_keep_each_key_in_publish_order: Brokers::ApacheOnly,
     failover_retry_later_waits_and_counts: Brokers::ApacheOnly,
+    a_timing_layer_times_every_call: Brokers::Both,
+    a_layer_dead_letters_what_lacks_a_tenant: Brokers::Both,
+    a_publish_layer_stamps_every_message: Brokers::Both,
 );
 
 /// The ids of a batch publish all name one entry, each with its index: the producer really

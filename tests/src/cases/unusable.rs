@@ -69,8 +69,11 @@ pub async fn undecodable_payload_dead_lettered_without_ack_timeout(env: Env) {
     undecodable_dead_lettered(
         env,
         |b| {
-            // A topic alone: no attempt limit is needed for what cannot decode.
-            b.include(no_timeout).dead_letter("jobs-nt-dlq");
+            // Both steps, as the guide asks; what cannot decode goes at once, long before
+            // the limit.
+            b.include(no_timeout)
+                .max_attempts(n(5))
+                .dead_letter("jobs-nt-dlq");
             b.include(raw_no_timeout_dead_letters);
         },
         ("no_timeout", "jobs-nt", "no-timeout"),

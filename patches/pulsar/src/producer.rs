@@ -1893,6 +1893,7 @@ mod tests {
             chunk_id: Some(1),
             num_chunks_from_msg: Some(3),
             total_chunk_msg_size: Some(3000),
+            num_messages_in_batch: None,
         };
 
         let pm: ProducerMessage = m.clone().into();

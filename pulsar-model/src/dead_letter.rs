@@ -175,10 +175,15 @@ mod tests {
             p.dead_letter_topic.as_str(),
             "persistent://public/default/refunds-dlq"
         );
-        let topic_only =
-            ruststream::dead_letter_policy("refunds", SubscriptionType::Shared, None, Some("dlq"), true)
-                .unwrap()
-                .unwrap();
+        let topic_only = ruststream::dead_letter_policy(
+            "refunds",
+            SubscriptionType::Shared,
+            None,
+            Some("dlq"),
+            true,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(
             DeadLetterPolicy::from_registration(&topic_only),
             Ok(None),

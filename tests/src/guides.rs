@@ -52,3 +52,6 @@ pub struct Performance;
 pub struct Schemas;
 #[doc = include_str!("../../docs/interoperability.md")]
 pub struct Interoperability;
+
+#[doc = include_str!("../../docs/middleware.md")]
+pub struct Middleware;

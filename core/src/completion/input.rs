@@ -78,6 +78,13 @@ impl Completion {
                 )
         )
     }
+
+    /// Whether this end is what the delivery ended as: not when the machine still decides
+    /// what it becomes (a copy, a backoff's delay), which it says later.
+    #[inline]
+    pub fn is_final(&self) -> bool {
+        !(self.may_republish() || self.is_backoff())
+    }
 }
 
 impl From<HandlerOutcome> for Completion {

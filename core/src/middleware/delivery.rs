@@ -23,6 +23,7 @@ pub struct Delivery<'a> {
 impl<'a> Delivery<'a> {
     /// `message`, handed to handler `handler` of `subscription` at `started` (the app's
     /// clock, read by the driver), in no span yet.
+    #[inline]
     pub fn new(
         message: Incoming<'a>,
         handler: &'static str,
@@ -42,6 +43,7 @@ impl<'a> Delivery<'a> {
 
     /// The same delivery, which the client could not read (`why`): the handler is not called,
     /// and it ends as a payload that does not decode does.
+    #[inline]
     pub fn unreadable_because(mut self, why: Option<&'a str>) -> Self {
         self.unreadable = why;
         self
@@ -50,60 +52,71 @@ impl<'a> Delivery<'a> {
     /// The same delivery, come back more often than the registration's `max_attempts`
     /// allows: the handler is not called and it goes to the dead-letter topic, whatever a
     /// layer answers.
+    #[inline]
     pub fn out_of_attempts(mut self, out: bool) -> Self {
         self.out_of_attempts = out;
         self
     }
 
     /// The message, as the handler's parameters are extracted from it.
+    #[inline]
     pub fn message(&self) -> &Incoming<'a> {
         &self.message
     }
 
     /// The value of message property `name`, if present.
+    #[inline]
     pub fn property(&self, name: &str) -> Option<&'a str> {
         self.message.property(name)
     }
 
     /// The handler's name (its function's).
+    #[inline]
     pub fn handler(&self) -> &'static str {
         self.handler
     }
 
     /// The subscription the delivery came through.
+    #[inline]
     pub fn subscription(&self) -> &'a str {
         self.subscription
     }
 
     /// When its handling started, on the app's clock (virtual in tests).
+    #[inline]
     pub fn started(&self) -> Instant {
         self.started
     }
 
     /// Why the client could not read the message, if it could not: the handler is not
     /// called for it.
+    #[inline]
     pub fn unreadable(&self) -> Option<&'a str> {
         self.unreadable
     }
 
     /// Whether the delivery came back once more than `max_attempts` allows: the handler is
     /// not called, and an answer from `before` is not taken.
+    #[inline]
     pub fn is_out_of_attempts(&self) -> bool {
         self.out_of_attempts
     }
 
     /// The span the handler runs in and its end is logged in ([`tracing::Span::none`] until
     /// a layer sets one).
+    #[inline]
     pub fn span(&self) -> &tracing::Span {
         &self.span
     }
 
     /// Run the handler, and log its end, in `span` (what a tracing layer does).
+    #[inline]
     pub fn set_span(&mut self, span: tracing::Span) {
         self.span = span;
     }
 
     /// The span, taken out for the handler's future (the driver's step).
+    #[inline]
     pub fn take_span(&mut self) -> tracing::Span {
         core::mem::replace(&mut self.span, tracing::Span::none())
     }

@@ -29,6 +29,7 @@ impl core::fmt::Debug for End<'_> {
 impl<'a> End<'a> {
     /// An end at `ended` (the app's clock), `by_handler` when the handler was called (not
     /// answered by a layer, nor out of attempts).
+    #[inline]
     pub fn new(
         completion: Completion,
         error: Option<&'a dyn Display>,
@@ -44,11 +45,13 @@ impl<'a> End<'a> {
     }
 
     /// How it ended: the outcome returned, or why there is none.
+    #[inline]
     pub fn completion(&self) -> Completion {
         self.completion
     }
 
     /// The outcome returned, if one was.
+    #[inline]
     pub fn outcome(&self) -> Option<HandlerOutcome> {
         match self.completion {
             Completion::Returned(outcome) => Some(outcome),
@@ -58,29 +61,34 @@ impl<'a> End<'a> {
 
     /// The error the handler returned, or why it could not run; `None` for a panic and for
     /// an outcome returned without an error.
+    #[inline]
     pub fn error(&self) -> Option<&'a dyn Display> {
         self.error
     }
 
     /// When the handler (or the layer that answered) ended, on the app's clock.
+    #[inline]
     pub fn ended(&self) -> Instant {
         self.ended
     }
 
     /// Whether the handler was called: false where a layer answered before it, or the
     /// delivery was out of attempts.
+    #[inline]
     pub fn by_handler(&self) -> bool {
         self.by_handler
     }
 
     /// Answer `outcome` instead (in [`Layer::after`](super::Layer::after)): the layers
     /// further out, and the settlement, see this one.
+    #[inline]
     pub fn answer(&mut self, outcome: HandlerOutcome) {
         self.completion = Completion::Returned(outcome);
     }
 
     /// The same end, now `completion` (what the machine made of it: a backoff resolved, a
     /// copy confirmed).
+    #[inline]
     pub fn became(mut self, completion: Completion) -> Self {
         self.completion = completion;
         self

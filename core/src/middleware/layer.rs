@@ -3,7 +3,7 @@
 use alloc::sync::Arc;
 use core::any::Any;
 
-use super::{Delivery, End, Flow, Mounting};
+use super::{Delivery, End, Flow, Hooks, Mounting};
 use crate::message::Message;
 use crate::publish::PublishError;
 
@@ -32,6 +32,13 @@ pub trait Layer: Any + Send + Sync {
     fn mount(&self, registration: &Mounting<'_>) -> Option<Arc<dyn Layer>> {
         let _ = registration;
         None
+    }
+
+    /// Which of the hooks below this layer has ([`Hooks::ALL`], the default, is always
+    /// right): a stack skips the others on every message. Asked once, when the stack is
+    /// built.
+    fn hooks(&self) -> Hooks {
+        Hooks::ALL
     }
 
     /// Before the handler: [`Flow::Next`] goes on, [`Flow::Return`] answers without calling

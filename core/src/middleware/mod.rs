@@ -35,6 +35,7 @@
 mod delivery;
 mod end;
 mod flow;
+mod hooks;
 mod layer;
 mod mounting;
 mod port;
@@ -43,6 +44,7 @@ mod stack;
 pub use delivery::Delivery;
 pub use end::End;
 pub use flow::Flow;
+pub use hooks::Hooks;
 pub use layer::Layer;
 pub use mounting::Mounting;
 pub use port::LayeredPort;

@@ -18,6 +18,7 @@ pub struct Mounting<'a> {
 
 impl<'a> Mounting<'a> {
     /// Handler `handler` of `subscription`, reading `topics`, with no dead-letter topic.
+    #[inline]
     pub fn new(handler: &'static str, subscription: &'a str, topics: &'a str) -> Self {
         Mounting {
             handler,
@@ -28,6 +29,7 @@ impl<'a> Mounting<'a> {
     }
 
     /// The same registration, with dead-letter topic `topic`.
+    #[inline]
     pub fn with_dead_letter(mut self, topic: Option<&'a str>) -> Self {
         self.dead_letter = topic;
         self

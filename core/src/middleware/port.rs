@@ -15,9 +15,10 @@ pub struct LayeredPort {
 }
 
 impl LayeredPort {
-    /// `inner` behind `stack`'s publish hooks; `inner` itself where the stack is empty.
+    /// `inner` behind `stack`'s publish hooks; `inner` itself where no layer of the stack has
+    /// one.
     pub fn wrap(stack: &Stack, inner: Arc<dyn Publish>) -> Arc<dyn Publish> {
-        if stack.is_empty() {
+        if !stack.publishes() {
             return inner;
         }
         Arc::new(LayeredPort {

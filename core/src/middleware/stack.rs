@@ -4,7 +4,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::any::Any;
 
-use super::{Delivery, End, Flow, Layer, Mounting};
+use super::{Delivery, End, Flow, Hooks, Layer, Mounting};
 use crate::message::Message;
 use crate::publish::PublishError;
 
@@ -14,7 +14,9 @@ use crate::publish::PublishError;
 /// remove) makes its own copy of the list, so stacks already handed out do not change.
 #[derive(Clone, Default)]
 pub struct Stack {
-    layers: Arc<[Arc<dyn Layer>]>,
+    layers: Arc<[(Arc<dyn Layer>, Hooks)]>,
+    /// Whether a layer has a `publish` hook.
+    publishes: bool,
 }
 
 impl core::fmt::Debug for Stack {
@@ -36,6 +38,7 @@ pub struct Entered {
 
 impl Entered {
     /// The answer a layer gave before the handler, if one did.
+    #[inline]
     pub fn answer(&self) -> Option<crate::outcome::HandlerOutcome> {
         self.answer
     }
@@ -53,8 +56,16 @@ impl Stack {
     }
 
     /// Whether it has none.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.layers.is_empty()
+    }
+
+    /// Whether a layer of it changes or refuses what is published: without one, a port
+    /// behind it is the port as it is.
+    #[inline]
+    pub fn publishes(&self) -> bool {
+        self.publishes
     }
 
     /// The same stack with `layer` innermost.
@@ -67,18 +78,18 @@ impl Stack {
     pub fn insert(self, index: usize, layer: impl Layer) -> Self {
         self.edit(|layers| {
             let index = index.min(layers.len());
-            layers.insert(index, Arc::new(layer));
+            layers.insert(index, entry(Arc::new(layer)));
         })
     }
 
     /// The same stack with `layer`, shared with whoever else holds it, innermost.
     pub fn push_shared(self, layer: Arc<dyn Layer>) -> Self {
-        self.edit(|layers| layers.push(layer))
+        self.edit(|layers| layers.push(entry(layer)))
     }
 
     /// Where the layer of type `L` is, if there is one (0 is outermost).
     pub fn position<L: Layer>(&self) -> Option<usize> {
-        self.layers.iter().position(|layer| is::<L>(layer))
+        self.layers.iter().position(|(layer, _)| is::<L>(layer))
     }
 
     /// Whether it has a layer of type `L`.
@@ -88,7 +99,7 @@ impl Stack {
 
     /// The same stack without its layers of type `L`.
     pub fn without<L: Layer>(self) -> Self {
-        self.edit(|layers| layers.retain(|layer| !is::<L>(layer)))
+        self.edit(|layers| layers.retain(|(layer, _)| !is::<L>(layer)))
     }
 
     /// The same stack with `layer` where the layer of type `L` was (innermost if there was
@@ -105,33 +116,30 @@ impl Stack {
         match (self.is_empty(), inner.is_empty()) {
             (_, true) => self.clone(),
             (true, false) => inner.clone(),
-            (false, false) => Stack {
-                layers: self
-                    .layers
-                    .iter()
-                    .chain(inner.layers.iter())
-                    .cloned()
-                    .collect(),
-            },
+            (false, false) => Stack::of(self.layers.iter().chain(inner.layers.iter()).cloned()),
         }
     }
 
     /// The stack one registration runs: each layer as [`Layer::mount`] makes it for it.
     pub fn mount(&self, registration: &Mounting<'_>) -> Stack {
-        Stack {
-            layers: self
-                .layers
+        Stack::of(
+            self.layers
                 .iter()
-                .map(|layer| layer.mount(registration).unwrap_or_else(|| layer.clone()))
-                .collect(),
-        }
+                .map(|(layer, hooks)| match layer.mount(registration) {
+                    Some(mounted) => entry(mounted),
+                    None => (layer.clone(), *hooks),
+                }),
+        )
     }
 
     /// Run the `before` hooks, outermost first, until one answers.
     #[inline]
     pub fn before(&self, delivery: &mut Delivery<'_>) -> Entered {
         let out_of_attempts = delivery.is_out_of_attempts();
-        for (index, layer) in self.layers.iter().enumerate() {
+        for (index, (layer, hooks)) in self.layers.iter().enumerate() {
+            if !hooks.has(Hooks::BEFORE) {
+                continue;
+            }
             if let Flow::Return(outcome) = layer.before(delivery) {
                 if !out_of_attempts {
                     return Entered {
@@ -150,39 +158,72 @@ impl Stack {
     /// Run the `after` hooks of the layers `entered` passed, innermost first.
     #[inline]
     pub fn after(&self, entered: Entered, delivery: &Delivery<'_>, end: &mut End<'_>) {
-        for layer in self.passed(entered).iter().rev() {
-            layer.after(delivery, end);
+        for (layer, hooks) in self.passed(entered).iter().rev() {
+            if hooks.has(Hooks::AFTER) {
+                layer.after(delivery, end);
+            }
         }
+    }
+
+    /// Run the `after` hooks on `end`, then, where it is final ([`Completion::is_final`]:
+    /// nothing left for the machine to decide), the `completed` hooks; whether it was.
+    ///
+    /// [`Completion::is_final`]: crate::completion::Completion::is_final
+    #[inline]
+    pub fn end(&self, entered: Entered, delivery: &Delivery<'_>, end: &mut End<'_>) -> bool {
+        self.after(entered, delivery, end);
+        let done = end.completion().is_final();
+        if done {
+            self.completed(entered, delivery, end);
+        }
+        done
     }
 
     /// Run the `completed` hooks of the layers `entered` passed, innermost first.
     #[inline]
     pub fn completed(&self, entered: Entered, delivery: &Delivery<'_>, end: &End<'_>) {
-        for layer in self.passed(entered).iter().rev() {
-            layer.completed(delivery, end);
+        for (layer, hooks) in self.passed(entered).iter().rev() {
+            if hooks.has(Hooks::COMPLETED) {
+                layer.completed(delivery, end);
+            }
         }
     }
 
     /// Run the `publish` hooks, innermost first, until one refuses.
     #[inline]
     pub fn publish(&self, message: &mut Message) -> Result<(), PublishError> {
+        if !self.publishes {
+            return Ok(());
+        }
         self.layers
             .iter()
             .rev()
-            .try_for_each(|layer| layer.publish(message))
+            .filter(|(_, hooks)| hooks.has(Hooks::PUBLISH))
+            .try_for_each(|(layer, _)| layer.publish(message))
     }
 
-    fn passed(&self, entered: Entered) -> &[Arc<dyn Layer>] {
+    #[inline]
+    fn passed(&self, entered: Entered) -> &[(Arc<dyn Layer>, Hooks)] {
         &self.layers[..usize::from(entered.passed).min(self.layers.len())]
     }
 
-    fn edit(self, change: impl FnOnce(&mut Vec<Arc<dyn Layer>>)) -> Self {
+    fn edit(self, change: impl FnOnce(&mut Vec<(Arc<dyn Layer>, Hooks)>)) -> Self {
         let mut layers: Vec<_> = self.layers.iter().cloned().collect();
         change(&mut layers);
-        Stack {
-            layers: layers.into(),
-        }
+        Stack::of(layers)
     }
+
+    fn of(layers: impl IntoIterator<Item = (Arc<dyn Layer>, Hooks)>) -> Self {
+        let layers: Arc<[_]> = layers.into_iter().collect();
+        let publishes = layers.iter().any(|(_, hooks)| hooks.has(Hooks::PUBLISH));
+        Stack { layers, publishes }
+    }
+}
+
+/// `layer` with the hooks it says it has.
+fn entry(layer: Arc<dyn Layer>) -> (Arc<dyn Layer>, Hooks) {
+    let hooks = layer.hooks();
+    (layer, hooks)
 }
 
 /// Whether `layer` is of type `L`.

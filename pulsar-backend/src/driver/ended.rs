@@ -5,6 +5,8 @@ use std::fmt::Display;
 
 use ruststream::completion::Completion;
 use ruststream::handler::Rejection;
+use ruststream::middleware::End;
+use ruststream::Instant;
 use ruststream::{Answer, HandlerOutcome};
 
 /// What ran for one delivery, and what it returned.
@@ -28,7 +30,14 @@ impl Ran {
         })))
     }
 
+    /// Its end, at `ended`, for the layers' `after` hooks.
+    #[inline]
+    pub(crate) fn end(&self, ended: Instant) -> End<'_> {
+        End::new(self.completion(), self.error(), ended, self.by_handler())
+    }
+
     /// The completion it is: an outcome returned, or why there is none.
+    #[inline]
     pub(crate) fn completion(&self) -> Completion {
         match self {
             Ran::Handler(Ok(Ok(answer))) => Completion::Returned(answer.outcome),
@@ -43,6 +52,7 @@ impl Ran {
     }
 
     /// The error that came with it: the handler's, or why it could not run.
+    #[inline]
     pub(crate) fn error(&self) -> Option<&dyn Display> {
         match self {
             Ran::Handler(Ok(Ok(answer))) => answer.error.as_ref().map(|e| e as &dyn Display),
@@ -52,6 +62,7 @@ impl Ran {
     }
 
     /// Whether the handler was due: not answered by a layer, not out of attempts.
+    #[inline]
     pub(crate) fn by_handler(&self) -> bool {
         matches!(self, Ran::Handler(_))
     }

@@ -72,6 +72,33 @@ struct Invocation<S, H> {
     key_ordered: bool,
 }
 
+/// What the layers' `completed` hooks need of a delivery the machine decides the end of,
+/// besides the delivery itself.
+struct Kept {
+    /// The error that came with its end (also the copy's `DEAD_LETTER_ERROR`).
+    error: Option<String>,
+    /// When its handling started, and ended.
+    started: Instant,
+    ended: Instant,
+    /// The layers it passed.
+    entered: Entered,
+    /// Whether the handler was called.
+    by_handler: bool,
+}
+
+impl Kept {
+    /// What to keep of `delivery`, which ended as `end` after passing the layers `entered`.
+    fn of(entered: Entered, delivery: &Delivery<'_>, end: &End<'_>) -> Self {
+        Kept {
+            error: end.error().map(|error| error.to_string()),
+            started: delivery.started(),
+            ended: end.ended(),
+            entered,
+            by_handler: end.by_handler(),
+        }
+    }
+}
+
 /// A handler invocation that ended.
 struct Finished<Id> {
     id: Delivered<Id>,
@@ -105,15 +132,7 @@ struct Tail<Id> {
 /// layers are told how it ended.
 struct CopySource<Id> {
     received: Received<Id>,
-    /// The error that came with it (`DEAD_LETTER_ERROR`).
-    error: Option<String>,
-    /// When its handling started.
-    started: Instant,
-    /// When it ended.
-    ended: Instant,
-    /// The layers it passed, and whether the handler was called.
-    entered: Entered,
-    by_handler: bool,
+    kept: Kept,
 }
 
 /// A copy the machine ordered, until its answer comes.
@@ -399,8 +418,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     }
 
     /// The handler invocation for `received`: the layers' `before` hooks, the handler (unless
-    /// a layer answered, or the delivery is out of attempts), their `after` hooks, and, where
-    /// its end is final already, their `completed` hooks; then what the machine gets back.
+    /// a layer answered, or the delivery is out of attempts), their `after` hooks, and where
+    /// its end is final already their `completed` hooks; then what the machine gets back.
     #[inline(always)]
     fn begin(
         &mut self,
@@ -412,66 +431,47 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.next_token = self.next_token.wrapping_add(1);
         let invocation = self.invocation.clone();
         async move {
-            let Invocation {
-                handler,
-                state,
-                runtime,
-                stack,
-                publisher,
-                outbox,
-                subscription,
-                key_ordered,
-            } = &*invocation;
-            let lent = publisher
-                .as_ref()
-                .map(|port| HandlerPort::new(port).counted(outbox, token));
+            let inv = &*invocation;
+            let lent =
+                (inv.publisher.as_ref()).map(|p| HandlerPort::new(p).counted(&inv.outbox, token));
             let incoming = incoming_of::<C>(&received).with_publisher(lent.as_ref());
             let out_of_attempts = admission == Admission::DeadLetter;
-            let mut delivery = Delivery::new(incoming, handler.name(), subscription, runtime.now())
-                .unreadable_because(received.unreadable())
-                .out_of_attempts(out_of_attempts);
-            let entered = stack.before(&mut delivery);
+            let mut delivery = Delivery::new(
+                incoming,
+                inv.handler.name(),
+                &inv.subscription,
+                inv.runtime.now(),
+            )
+            .unreadable_because(received.unreadable())
+            .out_of_attempts(out_of_attempts);
+            let entered = inv.stack.before(&mut delivery);
             let span = delivery.span().clone();
             let ran = match (out_of_attempts, entered.answer(), received.unreadable()) {
                 (true, _, _) => Ran::OutOfAttempts,
                 (false, Some(outcome), _) => Ran::Answered(outcome),
-                (false, None, Some(reason)) => Ran::unreadable(handler.name(), reason),
+                (false, None, Some(reason)) => Ran::unreadable(inv.handler.name(), reason),
                 (false, None, None) => Ran::Handler(
-                    AssertUnwindSafe(handler.call(incoming, state))
+                    AssertUnwindSafe(inv.handler.call(incoming, &inv.state))
                         .catch_unwind()
                         .instrument(span.clone())
                         .await,
                 ),
             };
             let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
-            let mut end = End::new(
-                ran.completion(),
-                ran.error(),
-                runtime.now(),
-                ran.by_handler(),
-            );
-            let in_span = span.enter();
-            stack.after(entered, &delivery, &mut end);
+            let mut end = ran.end(inv.runtime.now());
+            let done = span.in_scope(|| inv.stack.end(entered, &delivery, &mut end));
+            let kept = (!done).then(|| Kept::of(entered, &delivery, &end));
             let (completion, ended) = (end.completion(), end.ended());
-            // What the machine decides the end of (a copy, a backoff's delay) is told to the
-            // layers once it has; the rest is told now.
-            let kept = completion.may_republish() || completion.is_backoff();
-            if !kept {
-                stack.completed(entered, &delivery, &end.became(shown(completion)));
-            }
-            let error = kept.then(|| end.error().map(|e| e.to_string())).flatten();
-            let (started, by_handler) = (delivery.started(), end.by_handler());
-            drop((in_span, end, delivery));
-            let copy = kept.then_some((error, started, ended, entered, by_handler));
+            drop(delivery);
             finished(
                 received,
                 token,
                 completion,
                 ended,
                 publishes,
-                *key_ordered,
+                inv.key_ordered,
                 span,
-                copy,
+                kept,
             )
         }
     }
@@ -585,12 +585,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             incoming,
             invocation.handler.name(),
             &invocation.subscription,
-            source.started,
+            source.kept.started,
         )
         .unreadable_because(source.received.unreadable());
-        let error = source.error.as_ref().map(|e| e as &dyn std::fmt::Display);
-        let end = End::new(completion, error, source.ended, source.by_handler);
-        invocation.stack.completed(source.entered, &delivery, &end);
+        let kept = &source.kept;
+        let error = kept.error.as_ref().map(|e| e as &dyn std::fmt::Display);
+        let end = End::new(completion, error, kept.ended, kept.by_handler);
+        invocation.stack.completed(kept.entered, &delivery, &end);
     }
 
     /// Publish the copy of `source` the machine ordered for delivery `token`; its answer
@@ -612,7 +613,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     .expect("a dead-letter copy is ordered only where one is declared");
                 let why = Why {
                     reason,
-                    error: source.error.as_deref(),
+                    error: source.kept.error.as_deref(),
                 };
                 (dead_letter.copy(received, &why), dead_letter.topic.clone())
             }
@@ -890,8 +891,7 @@ fn incoming_of<C: ConsumerPort>(received: &Received<C::Id>) -> Incoming<'_> {
 
 /// What the machine gets back of a delivery whose handling ended: its fields moved out one by
 /// one (moving the whole delivery first would copy all of it), and the delivery kept whole
-/// only where `copy` says the machine may copy it (with its error, start, end, the layers it
-/// passed and whether the handler ran).
+/// only where the machine may copy it (`kept`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn finished<Id: Clone>(
@@ -902,27 +902,20 @@ fn finished<Id: Clone>(
     publishes: u32,
     key_ordered: bool,
     span: tracing::Span,
-    copy: Option<(Option<String>, Instant, Instant, Entered, bool)>,
+    kept: Option<Kept>,
 ) -> Finished<Id> {
     let batch = received.batch.map(|slot| slot.place());
     let attempt = received.redelivery_count.unwrap_or(0);
     let span = (!span.is_disabled()).then_some(span);
-    let (id, tail) = match copy {
-        Some((error, started, ended, entered, by_handler)) => {
+    let (id, tail) = match kept {
+        Some(kept) => {
             let id = received.id.clone();
             let key = if key_ordered {
                 received.key.clone()
             } else {
                 None
             };
-            let copy = CopySource {
-                received,
-                error,
-                started,
-                ended,
-                entered,
-                by_handler,
-            };
+            let copy = CopySource { received, kept };
             (
                 id,
                 Some(Box::new(Tail {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use metrics::{Counter, Histogram};
 use ruststream::completion::Completion;
-use ruststream::middleware::{Delivery, End, Flow, Layer, Mounting};
+use ruststream::middleware::{Delivery, End, Flow, Hooks, Layer, Mounting};
 use ruststream::HandlerOutcome;
 
 use crate::driver::metric;
@@ -17,6 +17,10 @@ use crate::driver::metric;
 pub struct Metrics;
 
 impl Layer for Metrics {
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE.and(Hooks::AFTER).and(Hooks::COMPLETED)
+    }
+
     fn mount(&self, registration: &Mounting<'_>) -> Option<Arc<dyn Layer>> {
         Some(Arc::new(HandlerMetrics::new(registration.handler)))
     }
@@ -65,6 +69,10 @@ impl HandlerMetrics {
 }
 
 impl Layer for HandlerMetrics {
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE.and(Hooks::AFTER).and(Hooks::COMPLETED)
+    }
+
     #[inline]
     fn before(&self, delivery: &mut Delivery<'_>) -> Flow {
         self.deliveries.increment(1);

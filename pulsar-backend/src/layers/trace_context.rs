@@ -1,7 +1,7 @@
 //! W3C trace context, as a layer.
 
 use ruststream::message::Message;
-use ruststream::middleware::{Delivery, Flow, Layer};
+use ruststream::middleware::{Delivery, Flow, Hooks, Layer};
 use ruststream::PublishError;
 
 /// Continues the trace a delivery's properties carry (`traceparent`, `tracestate`) as the
@@ -12,6 +12,10 @@ use ruststream::PublishError;
 pub struct TraceContext;
 
 impl Layer for TraceContext {
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE.and(Hooks::PUBLISH)
+    }
+
     fn before(&self, delivery: &mut Delivery<'_>) -> Flow {
         crate::trace_context::continue_from(delivery.span(), delivery.message().properties);
         Flow::Next

@@ -4,7 +4,7 @@ use std::fmt::Display;
 use std::sync::Arc;
 
 use ruststream::completion::Completion;
-use ruststream::middleware::{Delivery, End, Flow, Layer, Mounting};
+use ruststream::middleware::{Delivery, End, Flow, Hooks, Layer, Mounting};
 use ruststream::HandlerOutcome;
 
 use crate::driver::report;
@@ -17,6 +17,10 @@ use crate::driver::report;
 pub struct Tracing;
 
 impl Layer for Tracing {
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE.and(Hooks::AFTER)
+    }
+
     fn mount(&self, registration: &Mounting<'_>) -> Option<Arc<dyn Layer>> {
         Some(Arc::new(TracingFor {
             dead_letter: registration.dead_letter.map(Arc::from),
@@ -40,6 +44,10 @@ struct TracingFor {
 }
 
 impl Layer for TracingFor {
+    fn hooks(&self) -> Hooks {
+        Hooks::BEFORE.and(Hooks::AFTER)
+    }
+
     fn before(&self, delivery: &mut Delivery<'_>) -> Flow {
         start_span(delivery);
         Flow::Next

@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use ruststream::middleware::{Delivery, End, Layer};
+use ruststream::middleware::{Delivery, End, Hooks, Layer};
 
 use super::Call;
 
@@ -40,6 +40,10 @@ impl Recorder {
 /// resolved). Deliveries whose handler was not called (a layer answered, out of attempts)
 /// are not calls, and are not recorded.
 impl Layer for Recorder {
+    fn hooks(&self) -> Hooks {
+        Hooks::COMPLETED
+    }
+
     fn completed(&self, delivery: &Delivery<'_>, end: &End<'_>) {
         if !end.by_handler() {
             return;

@@ -52,7 +52,7 @@ pub mod subscription;
 pub mod time;
 
 pub use app::{App, AppInfo, RustStream, StartContext};
-pub use completion::{Action, Completion, Settlement, SettlementError, Settler, SubscriptionRules};
+pub use completion::{Completion, Settlement, SettlementError, SubscriptionRules};
 pub use compression::Compression;
 pub use handler::{Handler, Publisher, Rejection};
 pub use message::{IntoMessage, Message};

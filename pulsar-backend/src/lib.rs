@@ -9,7 +9,8 @@
 //! ```
 //!
 //! Where an outcome becomes a consumer call: `src/driver/run.rs`, which feeds each handler's
-//! outcome to the core's `Settler` and makes the calls it yields on the consumer.
+//! outcome to the core's subscription machine (`ruststream::machine::SubscriptionMachine`) and
+//! makes the calls it yields on the consumer.
 //! `docs/architecture.md` walks the layers.
 //!
 //! Features: `tokio` (default) runs pulsar-rs's tokio transport; `smol` and `async-std` run its
@@ -60,7 +61,7 @@ pub use ruststream_pulsar_model::{
 pub use subscription::{
     PulsarDescriptor, PulsarSubscription, DEFAULT_CONCURRENCY, DEFAULT_PATTERN_REFRESH,
 };
-pub use translate::sub_type;
+pub(crate) use translate::sub_type;
 pub use url::BadUrl;
 
 /// pulsar-rs, re-exported so that a service uses the exact version this crate was built with.

@@ -18,7 +18,7 @@
 //! | publishing: the port, and who is told each publish's answer |  [`publish`] |
 //! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`], [`params`] |
 //! | the app: startup, brokers | [`mod@app`] |
-//! | moving dead-lettered messages back (`dead-letter replay`) | [`redrive`] |
+//! | moving dead-lettered messages back (`dead-letter replay`) | [`replay`] |
 //! | spawn and timer contracts, and a manual clock | [`runtime`] |
 //! | the clock-free instant type | [`time`] |
 #![no_std]
@@ -43,8 +43,8 @@ pub mod outcome;
 pub mod outgoing;
 pub mod params;
 pub mod publish;
-pub mod redrive;
 pub mod registration;
+pub mod replay;
 pub mod runtime;
 pub mod schema;
 pub mod state;

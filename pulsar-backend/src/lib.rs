@@ -32,10 +32,10 @@ mod inprocess;
 mod message_id;
 mod observe;
 pub mod prelude;
-pub mod redrive;
 mod registration;
-mod relay;
 mod remote;
+pub mod replay;
+mod replay_loop;
 mod schema;
 mod subscription;
 #[cfg(feature = "testing")]

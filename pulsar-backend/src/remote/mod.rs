@@ -11,7 +11,7 @@ mod executor;
 mod in_flight;
 mod probe;
 mod publish;
-mod redrive;
+mod replay;
 
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ use in_flight::InFlight;
 use probe::Probe;
 use publish::Publisher;
 pub(crate) use publish::{MAX_PENDING_BYTES, MAX_PENDING_MESSAGES};
-pub(crate) use redrive::replay;
+pub(crate) use replay::replay;
 
 use crate::driver::Mount;
 use crate::registration::{Checked, CheckedSubscription};

@@ -13,13 +13,14 @@
 //! makes the calls it yields on the consumer.
 //! `docs/architecture.md` walks the layers.
 //!
-//! Features: `tokio` (default) runs pulsar-rs's tokio transport; `smol` and `async-std` run its
-//! async-std transport (async-io sockets, which work under either); a service on smol builds
-//! with `default-features = false, features = ["smol"]` and compiles no tokio. `testing` adds
-//! `TestApp` and `LiveApp`. `otel` carries W3C trace context (`traceparent`) from publish to
-//! consume through `tracing-opentelemetry`.
+//! Features: `tokio` (default) runs pulsar-rs's tokio transport; `async-std` runs its async-std
+//! transport (async-io sockets, which work under smol as well), and `smol` is an alias of
+//! `async-std`; a service on smol builds with `default-features = false, features = ["smol"]`
+//! and compiles no tokio. `testing` adds `TestApp` and `LiveApp`. `otel` carries W3C trace
+//! context (`traceparent`) from publish to consume through `tracing-opentelemetry`.
 
-#[cfg(not(any(feature = "tokio", feature = "smol", feature = "async-std")))]
+// `smol` is an alias of `async-std`: the code asks for `async-std` only.
+#[cfg(not(any(feature = "tokio", feature = "async-std")))]
 compile_error!(
     "ruststream-pulsar needs a runtime feature for pulsar-rs: enable `tokio` (the default), \
      `smol` or `async-std`"

@@ -68,12 +68,12 @@ pub(crate) async fn replay(
         #[cfg(feature = "tokio")]
         return replay_with(settings, url, replay, runtime, pulsar::TokioExecutor).await;
     }
-    #[cfg(any(feature = "smol", feature = "async-std"))]
+    #[cfg(feature = "async-std")]
     {
         let exe = super::executor::AppExecutor::new(runtime.clone());
         replay_with(settings, url, replay, runtime, exe).await
     }
-    #[cfg(not(any(feature = "smol", feature = "async-std")))]
+    #[cfg(not(feature = "async-std"))]
     {
         let _ = (settings, url, replay);
         Err(ReplayError::Connect {

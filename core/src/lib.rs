@@ -19,7 +19,7 @@
 //! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`], [`params`] |
 //! | code around handlers and publishes (middleware) | [`middleware`] |
 //! | the app: startup, brokers | [`mod@app`] |
-//! | moving dead-lettered messages back (`dead-letter replay`) | [`redrive`] |
+//! | moving dead-lettered messages back (`dead-letter replay`) | [`replay`] |
 //! | spawn and timer contracts, and a manual clock | [`runtime`] |
 //! | the clock-free instant type | [`time`] |
 #![no_std]
@@ -45,8 +45,8 @@ pub mod outcome;
 pub mod outgoing;
 pub mod params;
 pub mod publish;
-pub mod redrive;
 pub mod registration;
+pub mod replay;
 pub mod runtime;
 pub mod schema;
 pub mod state;
@@ -54,7 +54,7 @@ pub mod subscription;
 pub mod time;
 
 pub use app::{App, AppInfo, RustStream, StartContext};
-pub use completion::{Action, Completion, Settlement, SettlementError, Settler, SubscriptionRules};
+pub use completion::{Completion, Settlement, SettlementError, SubscriptionRules};
 pub use compression::Compression;
 pub use handler::{Handler, Publisher, Rejection};
 pub use message::{IntoMessage, Message};

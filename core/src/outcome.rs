@@ -101,7 +101,7 @@ impl HandlerOutcome {
     }
 
     /// The message is poison (a retry cannot help) but must be kept for a person or a later
-    /// redrive: publish it to the dead-letter topic now, whatever its attempts, and
+    /// replay: publish it to the dead-letter topic now, whatever its attempts, and
     /// acknowledge it once the copy is confirmed.
     ///
     /// `reason` is a short, stable word (`"card-declined"`), written to the copy's

@@ -9,16 +9,18 @@
 //! ```
 //!
 //! Where an outcome becomes a consumer call: `src/driver/run.rs`, which feeds each handler's
-//! outcome to the core's `Settler` and makes the calls it yields on the consumer.
+//! outcome to the core's subscription machine (`ruststream::machine::SubscriptionMachine`) and
+//! makes the calls it yields on the consumer.
 //! `docs/architecture.md` walks the layers.
 //!
-//! Features: `tokio` (default) runs pulsar-rs's tokio transport; `smol` and `async-std` run its
-//! async-std transport (async-io sockets, which work under either); a service on smol builds
-//! with `default-features = false, features = ["smol"]` and compiles no tokio. `testing` adds
-//! `TestApp` and `LiveApp`. `otel` carries W3C trace context (`traceparent`) from publish to
-//! consume through `tracing-opentelemetry`.
+//! Features: `tokio` (default) runs pulsar-rs's tokio transport; `async-std` runs its async-std
+//! transport (async-io sockets, which work under smol as well), and `smol` is an alias of
+//! `async-std`; a service on smol builds with `default-features = false, features = ["smol"]`
+//! and compiles no tokio. `testing` adds `TestApp` and `LiveApp`. `otel` carries W3C trace
+//! context (`traceparent`) from publish to consume through `tracing-opentelemetry`.
 
-#[cfg(not(any(feature = "tokio", feature = "smol", feature = "async-std")))]
+// `smol` is an alias of `async-std`: the code asks for `async-std` only.
+#[cfg(not(any(feature = "tokio", feature = "async-std")))]
 compile_error!(
     "ruststream-pulsar needs a runtime feature for pulsar-rs: enable `tokio` (the default), \
      `smol` or `async-std`"
@@ -31,10 +33,10 @@ mod inprocess;
 pub mod layers;
 mod message_id;
 pub mod prelude;
-pub mod redrive;
 mod registration;
-mod relay;
 mod remote;
+pub mod replay;
+mod replay_loop;
 mod schema;
 mod subscription;
 #[cfg(feature = "testing")]
@@ -59,7 +61,7 @@ pub use ruststream_pulsar_model::{
 pub use subscription::{
     PulsarDescriptor, PulsarSubscription, DEFAULT_CONCURRENCY, DEFAULT_PATTERN_REFRESH,
 };
-pub use translate::sub_type;
+pub(crate) use translate::sub_type;
 pub use url::BadUrl;
 
 /// pulsar-rs, re-exported so that a service uses the exact version this crate was built with.

@@ -8,7 +8,7 @@ use ruststream::SubscriptionType;
 ///
 /// `None` only for a type added to the (non-exhaustive) core enum that this crate does not know
 /// yet; the four Pulsar types always map to their namesakes.
-pub fn sub_type(kind: SubscriptionType) -> Option<SubType> {
+pub(crate) fn sub_type(kind: SubscriptionType) -> Option<SubType> {
     Some(match kind {
         SubscriptionType::Exclusive => SubType::Exclusive,
         SubscriptionType::Shared => SubType::Shared,

@@ -25,15 +25,17 @@ pub const ORIGIN_MESSAGE_ID: &str = "ORIGIN_MESSAGE_ID";
 /// The property ruststream adds to every dead-lettered copy, saying why it was dead-lettered:
 /// the reason a handler gave `HandlerOutcome::dead_letter`, or `out-of-attempts` or
 /// `undecodable` when the framework decided. Stable words, so that an operator can filter on
-/// them (a redrive's `--filter DEAD_LETTER_REASON=card-declined`). No Pulsar client writes it.
+/// them (a replay's `--filter DEAD_LETTER_REASON=card-declined`). No Pulsar client writes it.
 pub const DEAD_LETTER_REASON: &str = "DEAD_LETTER_REASON";
 
 /// The property holding the text of the error a handler returned with its dead-letter
 /// outcome, when it returned one (the reason's detail: `Answer::because`).
 pub const DEAD_LETTER_ERROR: &str = "DEAD_LETTER_ERROR";
 
-/// The property a redriven message carries: the dead-letter topic and the id it had there,
-/// `topic@ledger:entry:partition[:index]`, so that a message redriven twice can be told.
+/// The property a replayed message carries: the dead-letter topic and the id it had there,
+/// `topic@ledger:entry:partition[:index]`, so that a message replayed twice can be told.
+/// (Named before `dead-letter replay` had its name; the property keeps it, since messages on
+/// brokers carry it and services read it.)
 pub const REDRIVEN_FROM: &str = "REDRIVEN_FROM";
 
 /// A consumer's dead-letter policy, as pulsar-rs's `DeadLetterPolicy` (`src/consumer/data.rs`)

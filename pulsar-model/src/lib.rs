@@ -60,7 +60,7 @@
 //! | pulsar-rs's ack timeout and its 500 ms ticker | [`ack_timeout`] |
 //! | pulsar-rs's dead-letter policy | [`dead_letter`] |
 //! | the Java client's retry-topic properties (`RECONSUMETIMES`, `DELAY_TIME`) | [`retry_letter`] |
-//! | what a redriven copy of a dead-lettered message carries | [`redrive`] |
+//! | what a replayed copy of a dead-lettered message carries (`dead-letter replay`) | [`replay`] |
 //! | dispatch per subscription type, permits, redelivery counts | [`dispatch`] |
 //! | Failover's active consumer, KeyShared's key ownership | [`active_consumer`], [`sticky_key`] |
 //! | partitioned topics: which partition a producer picks | [`routing`] |
@@ -86,7 +86,7 @@ pub mod message;
 pub mod message_id;
 pub mod outcome;
 pub mod properties;
-pub mod redrive;
+pub mod replay;
 pub mod retention;
 pub mod retry_letter;
 mod roster;
@@ -113,7 +113,7 @@ pub use message::{Delivery, OutgoingMessage, StoredMessage};
 pub use message_id::MessageId;
 pub use outcome::{Acknowledgement, Redelivery};
 pub use properties::Properties;
-pub use redrive::{redriven_from, redriven_properties, DEAD_LETTER_PROPERTIES};
+pub use replay::{replayed_from, replayed_properties, DEAD_LETTER_PROPERTIES};
 pub use retention::{Retention, DEFAULT_KEPT_WITHOUT_SUBSCRIPTION};
 pub use retry_letter::{reconsume_times, DELAY_TIME, RECONSUMETIMES};
 pub use routing::{choose_partition, partition_for_key, HashingScheme, RoundRobin};

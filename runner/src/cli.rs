@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn dead_letter_replay_reads_its_flags_into_options() {
-        use ruststream::redrive::{PropertyFilter, Rate, DEFAULT_REPLAY_SUBSCRIPTION};
+        use ruststream::replay::{PropertyFilter, Rate, DEFAULT_REPLAY_SUBSCRIPTION};
 
         let (args, parsed) = replay_args(&[
             "--from",

@@ -1,6 +1,6 @@
 //! `<service> dead-letter replay`: its flags, read into the options of a replay.
 
-use ruststream::redrive::{PropertyFilter, Rate, ReplayOptions, DEFAULT_REPLAY_SUBSCRIPTION};
+use ruststream::replay::{PropertyFilter, Rate, ReplayOptions, DEFAULT_REPLAY_SUBSCRIPTION};
 
 /// A `dead-letter` command.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Subcommand)]

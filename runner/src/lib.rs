@@ -27,7 +27,7 @@
 //! ```
 //!
 //! The options and settings go before or after the command. `dead-letter replay` is
-//! `ruststream_pulsar::redrive::replay` on the app's first broker that has one
+//! `ruststream_pulsar::replay::run` on the app's first broker that has one
 //! (`Broker::replay_dead_letters`), connected as `run` connects it, with no handler started; it
 //! prints a line per message and a summary (docs/retries-and-dead-letter.md).
 //!

@@ -7,7 +7,7 @@ use futures::channel::oneshot;
 use futures::future::{BoxFuture, Shared};
 use futures::FutureExt;
 use ruststream::app::{AppParts, Settings, StartContext};
-use ruststream::redrive::{Replay, ReplayError};
+use ruststream::replay::{Replay, ReplayError};
 use ruststream::runtime::Runtime;
 
 use crate::cli::{Cli, ReplayArgs};
@@ -36,7 +36,7 @@ pub(crate) async fn replay<S: Send + Sync + 'static>(
         context = context.in_process();
         println!(
             "--embedded: the in-process Pulsar starts empty, so there is nothing to replay from \
-             this process; in tests, call ruststream_pulsar::redrive::replay with the TestApp's \
+             this process; in tests, call ruststream_pulsar::replay::run with the TestApp's \
              in-process Pulsar"
         );
     }

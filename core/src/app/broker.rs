@@ -10,7 +10,7 @@ use crate::boxed::BoxFuture;
 use crate::message::{Message, MessageId};
 use crate::publish::PublishError;
 use crate::publish::Publishing;
-use crate::redrive::{Replay, ReplayError, ReplaySummary};
+use crate::replay::{Replay, ReplayError, ReplaySummary};
 
 pub use crate::boxed::BoxError;
 

@@ -10,36 +10,32 @@ use core::any::{Any, TypeId};
 /// in-process cluster to share, settings that replace the app's own) without the core knowing
 /// the type. Values are shared: cloning the map clones pointers.
 #[derive(Clone, Default)]
-pub struct Extensions {
+pub(crate) struct Extensions {
     values: BTreeMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
 impl Extensions {
     /// An empty map.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Put `value`, replacing a value of the same type.
-    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
+    pub(crate) fn insert<T: Any + Send + Sync>(&mut self, value: T) {
         self.values.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
     /// The value of type `T`, if one was put.
-    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+    pub(crate) fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
         self.values
             .get(&TypeId::of::<T>())
             .and_then(|v| (**v).downcast_ref::<T>())
     }
 
     /// How many values there are.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.values.len()
-    }
-
-    /// Whether there is none.
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
     }
 }
 

@@ -21,7 +21,7 @@ pub use app::{App, AppParts, RunningApp, Startup};
 pub use broker::{BoxError, Broker, RunningBroker};
 pub use builder::RustStream;
 pub use error::StartError;
-pub use extensions::Extensions;
+pub(crate) use extensions::Extensions;
 pub use health::{Health, HealthCheck};
 pub use info::AppInfo;
 pub use settings::{SettingSpec, Settings};

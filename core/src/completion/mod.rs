@@ -21,27 +21,23 @@
 //! the broker does with a negative acknowledgement (count it, or rewind the cursor), not which
 //! call the service makes.
 //!
-//! Two levels are offered. [`SubscriptionRules::settle`] is the bare decision for one delivery.
-//! [`Settler`] is the state machine a subscription's driver runs: it takes completions and
-//! `now`, queues the consumer calls ([`Action`]), holds the delayed ones until their deadline,
-//! and reports the next deadline so that the driver needs a single timer however many
-//! deliveries are waiting.
+//! [`SubscriptionRules::settle`] is the decision for one delivery. The subscription machine
+//! ([`crate::machine`]) runs it for every delivery: it turns the decision into consumer calls
+//! ([`Call`](crate::machine::Call)), holds the delayed ones until their deadline, and reports
+//! the next deadline so that the driver needs a single timer however many deliveries are
+//! waiting.
 
-mod action;
 mod backoff;
 mod error;
 mod input;
 mod rules;
 mod settlement;
-mod settler;
 
-pub use action::Action;
 pub use backoff::{Backoff, BackoffError};
 pub use error::SettlementError;
 pub use input::Completion;
 pub use rules::SubscriptionRules;
 pub use settlement::{Republish, Settlement, OUT_OF_ATTEMPTS, UNDECODABLE};
-pub use settler::Settler;
 
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::*;
+use crate::machine::{Call, Settler};
 use crate::{HandlerOutcome, Instant, SubscriptionType};
 
 const SUB: &str = "refunds";
@@ -19,8 +20,8 @@ fn settler(kind: SubscriptionType, ack_timeout: Option<Duration>) -> Settler<u32
     Settler::new(SubscriptionRules::new(SUB, kind, ack_timeout))
 }
 
-fn drain(s: &mut Settler<u32>, now: Instant) -> Vec<Action<u32>> {
-    core::iter::from_fn(|| s.poll_action(now)).collect()
+fn drain(s: &mut Settler<u32>, now: Instant) -> Vec<Call<u32>> {
+    core::iter::from_fn(|| s.poll_call(now)).collect()
 }
 
 /// Both ack timeouts a subscription can have; the rows that do not involve `retry_after` must
@@ -34,7 +35,7 @@ fn ack_acknowledges_at_once_on_every_type() {
             let mut s = settler(kind, timeout);
             let d = s.complete(7, HandlerOutcome::ack().into(), at(5)).unwrap();
             assert_eq!(d, Settlement::Ack, "{kind}");
-            assert_eq!(drain(&mut s, at(5)), [Action::Ack(7)], "{kind}");
+            assert_eq!(drain(&mut s, at(5)), [Call::Ack(7)], "{kind}");
             assert_eq!(s.next_deadline(), None);
         }
     }
@@ -47,7 +48,7 @@ fn drop_acknowledges_too_because_the_broker_has_no_reject() {
             let mut s = settler(kind, timeout);
             let d = s.complete(7, HandlerOutcome::drop().into(), at(5)).unwrap();
             assert_eq!(d, Settlement::Ack, "{kind}");
-            assert_eq!(drain(&mut s, at(5)), [Action::Ack(7)], "{kind}");
+            assert_eq!(drain(&mut s, at(5)), [Call::Ack(7)], "{kind}");
         }
     }
 }
@@ -61,7 +62,7 @@ fn retry_negatively_acknowledges_at_once() {
                 .complete(7, HandlerOutcome::retry().into(), at(5))
                 .unwrap();
             assert_eq!(d, Settlement::Nack, "{kind}");
-            assert_eq!(drain(&mut s, at(5)), [Action::Nack(7)], "{kind}");
+            assert_eq!(drain(&mut s, at(5)), [Call::Nack(7)], "{kind}");
             assert_eq!(s.next_deadline(), None);
         }
     }
@@ -81,7 +82,7 @@ fn retry_after_waits_exactly_the_delay_then_nacks() {
             let just_before = at(35).saturating_add(Duration::ZERO);
             let just_before = Instant::from_nanos(just_before.as_nanos() - 1);
             assert_eq!(drain(&mut s, just_before), [], "not a nanosecond early");
-            assert_eq!(drain(&mut s, at(35)), [Action::Nack(7)], "{kind}");
+            assert_eq!(drain(&mut s, at(35)), [Call::Nack(7)], "{kind}");
             assert_eq!(s.waiting(), 0);
             assert_eq!(s.next_deadline(), None);
         }
@@ -187,7 +188,7 @@ fn a_wait_cut_short_by_shutdown_yields_no_call() {
     assert_eq!(s.next_deadline(), None);
     assert_eq!(
         drain(&mut s, Instant::MAX),
-        [Action::Ack(2)],
+        [Call::Ack(2)],
         "queued immediate calls are still flushed"
     );
 }
@@ -207,14 +208,14 @@ fn delayed_nacks_come_out_in_deadline_order_then_completion_order() {
     s.complete(5, HandlerOutcome::retry().into(), at(6))
         .unwrap();
     assert_eq!(s.next_deadline(), Some(at(10)));
-    assert_eq!(drain(&mut s, at(9)), [Action::Nack(5)]);
+    assert_eq!(drain(&mut s, at(9)), [Call::Nack(5)]);
     assert_eq!(
         drain(&mut s, at(10)),
-        [Action::Nack(2), Action::Nack(4)],
+        [Call::Nack(2), Call::Nack(4)],
         "two waits due at 10 s leave in the order they were completed"
     );
     assert_eq!(s.next_deadline(), Some(at(30)));
-    assert_eq!(drain(&mut s, at(100)), [Action::Nack(1), Action::Nack(3)]);
+    assert_eq!(drain(&mut s, at(100)), [Call::Nack(1), Call::Nack(3)]);
 }
 
 #[test]
@@ -242,7 +243,7 @@ fn moved_copies_are_acknowledged_and_outcomes_without_a_topic_refused() {
             for moved in [Completion::Rescheduled, Completion::DeadLettered] {
                 let mut s = settler(kind, timeout);
                 assert_eq!(s.complete(7, moved, at(5)), Ok(Settlement::Ack), "{kind}");
-                assert_eq!(drain(&mut s, at(5)), [Action::Ack(7)], "{kind}");
+                assert_eq!(drain(&mut s, at(5)), [Call::Ack(7)], "{kind}");
             }
             let mut s = settler(kind, timeout);
             let later = s.complete(7, HandlerOutcome::retry_later(TWO_MINUTES).into(), at(5));

@@ -83,7 +83,7 @@ pub struct BatchPlace {
 
 impl BatchPlace {
     /// The slot of this place in `entry`.
-    pub fn in_entry(self, entry: EntryPosition) -> BatchSlot {
+    pub(crate) fn in_entry(self, entry: EntryPosition) -> BatchSlot {
         BatchSlot {
             entry,
             index: self.index,

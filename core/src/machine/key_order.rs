@@ -41,7 +41,7 @@ impl<I, D> Busy<I, D> {
 
 /// Holds back deliveries whose key is busy.
 #[derive(Debug)]
-pub struct KeyOrder<K, I, D> {
+pub(crate) struct KeyOrder<K, I, D> {
     /// Keys with a running delivery (or one that awaits a retried message), and the
     /// deliveries waiting behind it in arrival order.
     busy: BTreeMap<K, Busy<I, D>>,
@@ -62,7 +62,7 @@ impl<K: Ord + Clone, I, D> Default for KeyOrder<K, I, D> {
 
 impl<K: Ord + Clone, I: PartialEq, D> KeyOrder<K, I, D> {
     /// No key busy.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -70,7 +70,7 @@ impl<K: Ord + Clone, I: PartialEq, D> KeyOrder<K, I, D> {
     /// `true`; or the key waits for this very message (a retry come back), which takes it
     /// over and `true`; or the key is busy and `false` (then [`KeyOrder::hold`] it). The
     /// delivery itself is not moved.
-    pub fn try_start<Q>(&mut self, key: &Q, id: &I) -> bool
+    pub(crate) fn try_start<Q>(&mut self, key: &Q, id: &I) -> bool
     where
         K: core::borrow::Borrow<Q>,
         Q: Ord + ?Sized + alloc::borrow::ToOwned<Owned = K>,
@@ -96,7 +96,7 @@ impl<K: Ord + Clone, I: PartialEq, D> KeyOrder<K, I, D> {
     /// key waits for a retried message. A delivery whose id is held already (a copy the
     /// broker sent again, as a Failover rewind does) is not held twice: it is returned, to be
     /// let go.
-    pub fn hold<Q>(&mut self, key: &Q, id: I, delivery: D) -> Result<bool, D>
+    pub(crate) fn hold<Q>(&mut self, key: &Q, id: I, delivery: D) -> Result<bool, D>
     where
         K: core::borrow::Borrow<Q>,
         Q: Ord + ?Sized,
@@ -115,7 +115,7 @@ impl<K: Ord + Clone, I: PartialEq, D> KeyOrder<K, I, D> {
 
     /// The running delivery of `key` finished. Returns the next delivery of that key, which
     /// may start now, if one was held, and whether it was parked.
-    pub fn finish<Q>(&mut self, key: Option<&Q>) -> Option<(D, bool)>
+    pub(crate) fn finish<Q>(&mut self, key: Option<&Q>) -> Option<(D, bool)>
     where
         K: core::borrow::Borrow<Q>,
         Q: Ord + ?Sized,
@@ -141,8 +141,13 @@ impl<K: Ord + Clone, I: PartialEq, D> KeyOrder<K, I, D> {
     /// its held deliveries stay held, until `id` comes back ([`KeyOrder::try_start`]) or
     /// `until` passes ([`KeyOrder::poll_expired`]). The held deliveries not parked yet are
     /// parked now: `parked` is called with each one's id.
-    pub fn await_return<Q>(&mut self, key: &Q, id: I, until: Instant, mut parked: impl FnMut(&I))
-    where
+    pub(crate) fn await_return<Q>(
+        &mut self,
+        key: &Q,
+        id: I,
+        until: Instant,
+        mut parked: impl FnMut(&I),
+    ) where
         K: core::borrow::Borrow<Q>,
         Q: Ord + ?Sized,
     {
@@ -158,7 +163,7 @@ impl<K: Ord + Clone, I: PartialEq, D> KeyOrder<K, I, D> {
     }
 
     /// When the earliest wait for a retried message ends, if a key waits for one.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.busy
             .values()
             .filter_map(|busy| busy.awaiting.as_ref().map(|(_, until)| *until))
@@ -168,7 +173,7 @@ impl<K: Ord + Clone, I: PartialEq, D> KeyOrder<K, I, D> {
     /// A key whose retried message did not come back by `now` is let go: its next held
     /// delivery is returned (with whether it was parked), to start now (it owns the key), or
     /// the key is freed. Call until `None`.
-    pub fn poll_expired(&mut self, now: Instant) -> Option<(D, bool)> {
+    pub(crate) fn poll_expired(&mut self, now: Instant) -> Option<(D, bool)> {
         loop {
             let key = self
                 .busy
@@ -193,18 +198,18 @@ impl<K: Ord + Clone, I: PartialEq, D> KeyOrder<K, I, D> {
     }
 
     /// How many deliveries are held back.
-    pub fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.held
     }
 
     /// How many keys wait for a retried message.
-    pub fn awaiting(&self) -> usize {
+    pub(crate) fn awaiting(&self) -> usize {
         self.awaiting
     }
 
     /// Give up every held delivery (the service is stopping); they are returned, with whether
     /// each was parked, so the caller can account for them.
-    pub fn drain(&mut self) -> impl Iterator<Item = (D, bool)> + '_ {
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = (D, bool)> + '_ {
         self.held = 0;
         self.awaiting = 0;
         core::mem::take(&mut self.busy)

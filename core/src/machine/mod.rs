@@ -7,11 +7,12 @@
 //! |---|---|
 //! | whether another delivery may be taken (concurrency, receiver queue) | [`SubscriptionMachine::wants_delivery`] |
 //! | whether a delivery is handled, dead-lettered, or let go (a batch sibling in hand or settled, a late copy) | [`SubscriptionMachine::arrive`] |
-//! | per-key order: a delivery waits while one of its key runs (and, with ordered retries, while one of its key waits for a retry) | [`SubscriptionMachine::start`], [`key_order`] |
-//! | what an outcome becomes (the completion table), `retry_after` waits, the backoff's delay | [`SubscriptionMachine::finish`], [`crate::completion`] |
+//! | per-key order: a delivery waits while one of its key runs (and, with ordered retries, while one of its key waits for a retry) | [`SubscriptionMachine::start`], `key_order.rs` |
+//! | what an outcome becomes (the completion table), the backoff's delay | [`SubscriptionMachine::finish`], [`crate::completion`] |
+//! | `retry_after` waits: a negative acknowledgement held until its deadline | `settler.rs` |
 //! | a copy to the dead-letter or the retry topic, ordered, then settled on its answer | [`SubscriptionMachine::finish`] ([`Settlement::Republish`]), [`SubscriptionMachine::answered`] |
-//! | an acknowledgement held until the handler's publishes are confirmed | `publishes` |
-//! | a batched entry's acknowledgement held until all of it is settled | [`entries`] |
+//! | an acknowledgement held until the handler's publishes are confirmed | `publishes.rs` |
+//! | a batched entry's acknowledgement held until all of it is settled | `entries.rs` |
 //! | which consumer calls to make, in which order | [`SubscriptionMachine::poll_call`] |
 //! | when the next wait ends | [`SubscriptionMachine::poll_timeout`] |
 //! | when a delivery stops counting as in flight | [`SubscriptionMachine::poll_release`] |
@@ -26,9 +27,10 @@
 //! was made and every deadline has its timer.
 
 mod call;
-pub mod entries;
-pub mod key_order;
+mod entries;
+mod key_order;
 mod publishes;
+mod settler;
 #[cfg(test)]
 mod tests;
 
@@ -39,15 +41,15 @@ use core::time::Duration;
 
 pub use call::Call;
 pub use entries::{BatchPlace, BatchSlot, EntryPosition};
-pub use key_order::KeyOrder;
+pub(crate) use settler::Settler;
 
 use crate::completion::{
-    Action, Completion, Republish, Settlement, SettlementError, Settler, OUT_OF_ATTEMPTS,
-    UNDECODABLE,
+    Completion, Republish, Settlement, SettlementError, OUT_OF_ATTEMPTS, UNDECODABLE,
 };
 use crate::publish::{Origin, Token};
 use crate::{HandlerOutcome, Instant, SubscriptionRules, SubscriptionType};
 use entries::{Arrival as EntryArrival, EntryLedger};
+use key_order::KeyOrder;
 use publishes::{AtEnd, Held, Ledger, Verdict};
 
 /// How a subscription runs, besides its completion rules.
@@ -545,9 +547,9 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             if let Some(call) = self.calls.pop_front() {
                 return Some(call);
             }
-            match self.settler.poll_action(now)? {
-                Action::Ack(Delivered { id, batch: None }) => return Some(Call::Ack(id)),
-                Action::Ack(Delivered {
+            match self.settler.poll_call(now)? {
+                Call::Ack(Delivered { id, batch: None }) => return Some(Call::Ack(id)),
+                Call::Ack(Delivered {
                     id,
                     batch: Some(place),
                 }) => {
@@ -561,7 +563,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
                         None => {}
                     }
                 }
-                Action::Nack(Delivered { id, batch }) => {
+                Call::Nack(Delivered { id, batch }) => {
                     let entry_pending = batch.is_some_and(|place| {
                         !self.entries.retry(place.in_entry((self.entry_of)(&id)))
                     });
@@ -569,6 +571,13 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
                         return Some(Call::Nack(id));
                     }
                 }
+                // The settler acknowledges whole messages only; a batch-index acknowledgement
+                // is made above, from the entry ledger. Passed on as it is all the same.
+                Call::AckIndex {
+                    id: Delivered { id, .. },
+                    slot,
+                    ack_set,
+                } => return Some(Call::AckIndex { id, slot, ack_set }),
             }
         }
     }

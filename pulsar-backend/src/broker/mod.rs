@@ -1,7 +1,7 @@
 //! `PulsarBroker`: handlers mounted on Pulsar, checked, then started.
 
 mod overrides;
-mod redrive;
+mod replay;
 mod start;
 
 use std::sync::Arc;
@@ -12,7 +12,7 @@ use ruststream::handler::Described;
 use ruststream::Handler;
 
 pub use overrides::PulsarOverrides;
-pub(crate) use redrive::replay;
+pub(crate) use replay::replay;
 
 use crate::driver::Mount;
 use crate::registration::{Mounted, Registration};
@@ -300,12 +300,12 @@ impl<S: Send + Sync + 'static> Broker<S> for PulsarBroker<S> {
 
     fn replay_dead_letters(
         self: Box<Self>,
-        replay: ruststream::redrive::Replay,
+        replay: ruststream::replay::Replay,
         context: StartContext,
     ) -> BoxFuture<
         'static,
-        Result<ruststream::redrive::ReplaySummary, ruststream::redrive::ReplayError>,
+        Result<ruststream::replay::ReplaySummary, ruststream::replay::ReplayError>,
     > {
-        Box::pin(redrive::replay(*self, replay, context))
+        Box::pin(replay::replay(*self, replay, context))
     }
 }

@@ -6,7 +6,7 @@
 //! until time moves".
 
 mod consumer;
-mod redrive;
+mod replay;
 mod transport;
 
 use std::collections::BTreeMap;
@@ -25,7 +25,7 @@ use ruststream_pulsar_model::{
 };
 
 pub(crate) use consumer::InProcessConsumer;
-pub(crate) use redrive::replay;
+pub(crate) use replay::replay;
 pub(crate) use transport::InProcessTransport;
 
 use crate::driver::Mount;

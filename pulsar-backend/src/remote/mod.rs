@@ -6,12 +6,12 @@
 
 mod connect;
 mod consumer;
-#[cfg(any(feature = "smol", feature = "async-std"))]
+#[cfg(feature = "async-std")]
 mod executor;
 mod in_flight;
 mod probe;
 mod publish;
-mod redrive;
+mod replay;
 
 use std::sync::Arc;
 
@@ -30,7 +30,7 @@ use in_flight::InFlight;
 use probe::Probe;
 use publish::Publisher;
 pub(crate) use publish::{MAX_PENDING_BYTES, MAX_PENDING_MESSAGES};
-pub(crate) use redrive::replay;
+pub(crate) use replay::replay;
 
 use crate::driver::Mount;
 use crate::registration::{Checked, CheckedSubscription};
@@ -44,7 +44,7 @@ pub(crate) fn add_drivers<S: Send + Sync + 'static, H: ruststream::Handler<S>>(
 ) {
     #[cfg(feature = "tokio")]
     mount.add::<Chunked<RemoteConsumer<pulsar::TokioExecutor>>, H>(handler);
-    #[cfg(any(feature = "smol", feature = "async-std"))]
+    #[cfg(feature = "async-std")]
     mount.add::<Chunked<RemoteConsumer<executor::AppExecutor>>, H>(handler);
     let _ = (mount, handler);
 }
@@ -95,13 +95,13 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
             return start_on(transport, checked, state, launch).await;
         }
     }
-    #[cfg(any(feature = "smol", feature = "async-std"))]
+    #[cfg(feature = "async-std")]
     {
         let exe = executor::AppExecutor::new(launch.runtime.clone());
         let transport = RemoteTransport::connect(settings, &checked, &launch, exe).await?;
         start_on(transport, checked, state, launch).await
     }
-    #[cfg(not(any(feature = "smol", feature = "async-std")))]
+    #[cfg(not(feature = "async-std"))]
     {
         let _ = (settings, state);
         Err(StartError::Connect {

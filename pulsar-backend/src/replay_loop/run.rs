@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use futures::future::{select, Either};
 use ruststream::message::Message;
-use ruststream::redrive::{Replay, ReplayEnd, ReplayError, ReplayEvent, ReplaySummary};
+use ruststream::replay::{Replay, ReplayEnd, ReplayError, ReplayEvent, ReplaySummary};
 use ruststream::runtime::Runtime;
 use ruststream::{Instant, MessageId};
-use ruststream_pulsar_model::{redriven_from, redriven_properties, REAL_TOPIC};
+use ruststream_pulsar_model::{replayed_from, replayed_properties, REAL_TOPIC};
 
 use super::entries::Entries;
 use super::{Dead, DeadLetters, Next};
@@ -146,7 +146,7 @@ pub(crate) async fn run<D: DeadLetters>(
 fn leave_unacknowledged<Id: Clone>(
     entries: Entries<Id>,
     summary: &mut ReplaySummary,
-    events: &mut ruststream::redrive::EventSink,
+    events: &mut ruststream::replay::EventSink,
 ) {
     let ids = entries.unacknowledged();
     if !ids.is_empty() {
@@ -181,9 +181,9 @@ fn copy_of<Id>(dead: &Dead<Id>, dlq: &str, to: String) -> Message {
     let mut copy = Message::new(to, dead.payload.clone());
     copy.key = dead.key.clone();
     copy.event_time = dead.event_time;
-    copy.properties = redriven_properties(
+    copy.properties = replayed_properties(
         &dead.properties,
-        redriven_from(dlq, &dead.message_id.to_string()),
+        replayed_from(dlq, &dead.message_id.to_string()),
     );
     copy
 }

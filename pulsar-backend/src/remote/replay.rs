@@ -7,7 +7,7 @@
 //! at the start, and the replay ends once it has read it (messages published to the dead-letter
 //! topic after the start wait for the next replay). A dead-letter topic read as several topics
 //! (a partitioned one) has no single last id: the replay ends once no message came for
-//! [`ReplayOptions::quiet`](ruststream::redrive::ReplayOptions::quiet), as it does when the
+//! [`ReplayOptions::quiet`](ruststream::replay::ReplayOptions::quiet), as it does when the
 //! last message was acknowledged already.
 //!
 //! An acknowledgement in pulsar-rs is a command sent without an answer. To know the broker
@@ -35,13 +35,13 @@ use pulsar::message::proto::MessageIdData;
 use pulsar::{Consumer, Executor, SubType};
 use ruststream::app::BoxError;
 use ruststream::message::Message;
-use ruststream::redrive::{Replay, ReplayEnd, ReplayError, ReplaySummary};
+use ruststream::replay::{Replay, ReplayEnd, ReplayError, ReplaySummary};
 use ruststream::runtime::{Flavor, Runtime};
 use ruststream::{MessageId, PublishError};
 
 use super::publish::Publisher;
 use super::{connect, RemoteSettings};
-use crate::relay::{Dead, DeadLetters, EntryKey, Next};
+use crate::replay_loop::{Dead, DeadLetters, EntryKey, Next};
 use crate::url::BrokerUrl;
 use ruststream::publish::Receipt;
 
@@ -68,12 +68,12 @@ pub(crate) async fn replay(
         #[cfg(feature = "tokio")]
         return replay_with(settings, url, replay, runtime, pulsar::TokioExecutor).await;
     }
-    #[cfg(any(feature = "smol", feature = "async-std"))]
+    #[cfg(feature = "async-std")]
     {
         let exe = super::executor::AppExecutor::new(runtime.clone());
         replay_with(settings, url, replay, runtime, exe).await
     }
-    #[cfg(not(any(feature = "smol", feature = "async-std")))]
+    #[cfg(not(feature = "async-std"))]
     {
         let _ = (settings, url, replay);
         Err(ReplayError::Connect {
@@ -170,7 +170,7 @@ async fn replay_with<Exe: Executor>(
             .batch_index_acks
             .unwrap_or(settings.batch_index_acks),
     };
-    crate::relay::run(source, replay, runtime).await
+    crate::replay_loop::run(source, replay, runtime).await
 }
 
 /// Where reading stops.
@@ -376,7 +376,7 @@ impl<Exe: Executor> DeadLetters for RemoteDeadLetters<Exe> {
     async fn ack(&mut self, id: &AckId, index: Option<(u32, u32)>) -> Result<(), BoxError> {
         let ack = match index {
             Some((index, size)) => MessageIdData {
-                ack_set: crate::relay::ack_set(index, size),
+                ack_set: crate::replay_loop::ack_set(index, size),
                 batch_size: i32::try_from(size).ok(),
                 ..id.id.clone()
             },

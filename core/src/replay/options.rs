@@ -9,7 +9,9 @@ use super::{PropertyFilter, Rate};
 /// The subscription a replay reads the dead-letter topic with, unless
 /// [`ReplayOptions::subscription`] names another: its own (Shared, from the earliest
 /// message), so that the handlers' subscriptions of the dead-letter topic are left as they
-/// are, and a replay that was stopped or killed continues where it left off.
+/// are, and a replay that was stopped or killed continues where it left off. (Its name is
+/// older than `dead-letter replay`'s and is kept: a broker keeps the subscription's position
+/// under it, and another name would start a replay over from the earliest message.)
 pub const DEFAULT_REPLAY_SUBSCRIPTION: &str = "ruststream-redrive";
 
 /// How long a replay on a server waits for the next message, once the messages it can tell
@@ -21,14 +23,14 @@ pub const DEFAULT_QUIET: Duration = Duration::from_secs(3);
 ///
 /// ```
 /// use std::num::NonZeroU32;
-/// use ruststream::redrive::{Rate, ReplayOptions};
+/// use ruststream::replay::{Rate, ReplayOptions};
 ///
 /// let options = ReplayOptions::new("refunds-dlq")
 ///     .filter("DEAD_LETTER_REASON=timeout".parse()?)
 ///     .limit(100)
 ///     .rate(Rate::per_second(NonZeroU32::new(50).unwrap()));
 /// assert_eq!(options.to, None, "each message back to the topic it came from");
-/// # Ok::<(), ruststream::redrive::FilterError>(())
+/// # Ok::<(), ruststream::replay::FilterError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -10,12 +10,12 @@ use core::str::FromStr;
 /// `name=value`; the value may contain `=` and may be empty (the property is present, empty).
 ///
 /// ```
-/// use ruststream::redrive::PropertyFilter;
+/// use ruststream::replay::PropertyFilter;
 ///
 /// let filter: PropertyFilter = "DEAD_LETTER_REASON=timeout".parse()?;
 /// assert!(filter.matches(&[("DEAD_LETTER_REASON".into(), "timeout".into())]));
 /// assert!(!filter.matches(&[]));
-/// # Ok::<(), ruststream::redrive::FilterError>(())
+/// # Ok::<(), ruststream::replay::FilterError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PropertyFilter {

@@ -9,7 +9,7 @@ use ruststream::app::StartContext;
 use ruststream::message::Message;
 use ruststream::runtime::{Runtime, WithClock};
 use ruststream::ManualClock;
-use ruststream_pulsar::redrive::{
+use ruststream_pulsar::replay::{
     self, Rate, Replay, ReplayEnd, ReplayEvent, ReplayOptions, ReplaySummary, DEAD_LETTER_REASON,
     DEFAULT_REPLAY_SUBSCRIPTION, ORIGIN_MESSAGE_ID, REAL_TOPIC, REDRIVEN_FROM,
 };
@@ -43,7 +43,7 @@ async fn replay_on(
     let context = StartContext::new(runtime())
         .in_process()
         .with(pulsar.clone());
-    let summary = redrive::replay(
+    let summary = replay::run(
         PulsarBroker::<()>::new("pulsar://unused:6650"),
         replay,
         context,
@@ -312,7 +312,7 @@ async fn moves_are_spaced_at_the_rate_on_the_clock_the_replay_runs_on() {
     ));
     let context = StartContext::new(runtime).in_process().with(pulsar.clone());
     let options = ReplayOptions::new("refunds-dlq").rate("2/s".parse::<Rate>().unwrap());
-    let replaying = tokio::spawn(redrive::replay(
+    let replaying = tokio::spawn(replay::run(
         PulsarBroker::<()>::new("pulsar://unused:6650"),
         Replay::new(options),
         context,
@@ -363,7 +363,7 @@ async fn a_stop_ends_the_replay_between_two_messages() {
     let context = StartContext::new(runtime())
         .in_process()
         .with(pulsar.clone());
-    let summary = redrive::replay(
+    let summary = replay::run(
         PulsarBroker::<()>::new("pulsar://unused:6650"),
         replay,
         context,
@@ -395,7 +395,7 @@ async fn a_chunked_dead_letter_stops_the_replay_and_stays() {
     let context = StartContext::new(runtime())
         .in_process()
         .with(pulsar.clone());
-    let refused = redrive::replay(
+    let refused = replay::run(
         PulsarBroker::<()>::new("pulsar://unused:6650"),
         Replay::new(ReplayOptions::new("refunds-dlq")),
         context,

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use ruststream::app::BoxError;
 use ruststream::message::Message;
-use ruststream::redrive::{Replay, ReplayEnd, ReplayError, ReplaySummary};
+use ruststream::replay::{Replay, ReplayEnd, ReplayError, ReplaySummary};
 use ruststream::runtime::Runtime;
 use ruststream::{MessageId, PublishError, SubscriptionType};
 use ruststream_pulsar_model::{
@@ -20,7 +20,7 @@ use ruststream_pulsar_model::{
 };
 
 use super::InProcessPulsar;
-use crate::relay::{Dead, DeadLetters, EntryKey, Next};
+use crate::replay_loop::{Dead, DeadLetters, EntryKey, Next};
 use crate::topic::Resolved;
 
 /// Run `replay` on `pulsar`, short names in `namespace`, keyed copies to a partitioned topic
@@ -77,7 +77,7 @@ pub(crate) async fn replay(
         hashing,
         runtime: runtime.clone(),
     };
-    let summary = crate::relay::run(source, replay, runtime).await;
+    let summary = crate::replay_loop::run(source, replay, runtime).await;
     pulsar.stop_timer();
     summary
 }

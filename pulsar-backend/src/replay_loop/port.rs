@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ruststream::app::BoxError;
 use ruststream::message::Message;
-use ruststream::redrive::ReplayEnd;
+use ruststream::replay::ReplayEnd;
 use ruststream::{MessageId, PublishError};
 
 /// The entry a message is stored in: what a whole-entry acknowledgement settles.

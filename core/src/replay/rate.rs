@@ -13,12 +13,12 @@ use core::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use ruststream::redrive::Rate;
+/// use ruststream::replay::Rate;
 ///
 /// let rate: Rate = "200/s".parse()?;
 /// assert_eq!(rate.interval(), Duration::from_millis(5));
 /// assert_eq!("30/min".parse::<Rate>()?.interval(), Duration::from_secs(2));
-/// # Ok::<(), ruststream::redrive::RateError>(())
+/// # Ok::<(), ruststream::replay::RateError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {

@@ -1,4 +1,4 @@
-//! What a redriven message carries: the copy of a dead-lettered message put back on the topic it
+//! What a replayed message carries: the copy of a dead-lettered message put back on the topic it
 //! came from (`<service> dead-letter replay`).
 //!
 //! The copy keeps the payload, the key and the application's properties. The properties a
@@ -23,7 +23,7 @@ pub const REAL_SUBSCRIPTION: &str = "REAL_SUBSCRIPTION";
 /// of `ORIGIN_MESSAGE_ID` joined with `DELAY_TIME` in its source, kept for compatibility).
 pub const ORIGIN_MESSAGE_IDY_TIME: &str = "ORIGIN_MESSAGE_IDY_TIME";
 
-/// Every property a redriven copy leaves out: what the dead-letter step and the retry topic
+/// Every property a replayed copy leaves out: what the dead-letter step and the retry topic
 /// wrote. [`REDRIVEN_FROM`] is not among them; it is replaced.
 pub const DEAD_LETTER_PROPERTIES: [&str; 8] = [
     REAL_TOPIC,
@@ -38,7 +38,7 @@ pub const DEAD_LETTER_PROPERTIES: [&str; 8] = [
 
 /// The value of [`REDRIVEN_FROM`] for the message `id` (`ledger:entry:partition[:index]`) of
 /// the dead-letter topic `topic`: `topic@id`.
-pub fn redriven_from(topic: &str, id: &str) -> String {
+pub fn replayed_from(topic: &str, id: &str) -> String {
     let mut value = String::with_capacity(topic.len() + 1 + id.len());
     value.push_str(topic);
     value.push('@');
@@ -46,10 +46,10 @@ pub fn redriven_from(topic: &str, id: &str) -> String {
     value
 }
 
-/// The properties of the redriven copy of a dead-lettered message with `properties`: the
+/// The properties of the replayed copy of a dead-lettered message with `properties`: the
 /// same, in the same order, without [`DEAD_LETTER_PROPERTIES`] and any older
-/// [`REDRIVEN_FROM`], then `REDRIVEN_FROM = from` (see [`redriven_from`]).
-pub fn redriven_properties(properties: &[(String, String)], from: String) -> Vec<(String, String)> {
+/// [`REDRIVEN_FROM`], then `REDRIVEN_FROM = from` (see [`replayed_from`]).
+pub fn replayed_properties(properties: &[(String, String)], from: String) -> Vec<(String, String)> {
     let mut kept: Vec<(String, String)> = properties
         .iter()
         .filter(|(name, _)| name != REDRIVEN_FROM && !DEAD_LETTER_PROPERTIES.contains(&&**name))
@@ -83,10 +83,10 @@ mod tests {
             (ORIGIN_MESSAGE_IDY_TIME, "7:3:-1:2"),
             ("source", "samples.jsonl:4"),
         ]);
-        let from = redriven_from("persistent://public/default/refunds-dlq", "9:41:-1");
+        let from = replayed_from("persistent://public/default/refunds-dlq", "9:41:-1");
         assert_eq!(from, "persistent://public/default/refunds-dlq@9:41:-1");
         assert_eq!(
-            redriven_properties(&dead, from),
+            replayed_properties(&dead, from),
             pairs(&[
                 ("trace", "t1"),
                 ("source", "samples.jsonl:4"),
@@ -99,7 +99,7 @@ mod tests {
     }
 
     #[test]
-    fn a_message_redriven_again_names_only_its_latest_dead_letter_topic() {
+    fn a_message_replayed_again_names_only_its_latest_dead_letter_topic() {
         let dead = pairs(&[
             (
                 REDRIVEN_FROM,
@@ -108,7 +108,7 @@ mod tests {
             ("k", "v"),
             (REAL_TOPIC, "persistent://public/default/refunds"),
         ]);
-        let copy = redriven_properties(&dead, "dlq@2:5:-1".to_owned());
+        let copy = replayed_properties(&dead, "dlq@2:5:-1".to_owned());
         assert_eq!(copy, pairs(&[("k", "v"), (REDRIVEN_FROM, "dlq@2:5:-1")]));
     }
 
@@ -116,7 +116,7 @@ mod tests {
     fn names_are_matched_exactly() {
         // Lower case, or a prefix, is an application's own property.
         let dead = pairs(&[("real_topic", "x"), ("REAL_TOPIC_OF_ORIGIN", "y")]);
-        let copy = redriven_properties(&dead, "d@1:1:-1".to_owned());
+        let copy = replayed_properties(&dead, "d@1:1:-1".to_owned());
         assert_eq!(copy.len(), 3);
     }
 }

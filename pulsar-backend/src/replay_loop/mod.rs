@@ -8,8 +8,8 @@
 //! A message of a batched entry is acknowledged on its own (at batch-index level) when the
 //! transport and the broker can, else with its entry once every message of the entry was
 //! moved (`entries.rs`): an entry acknowledged whole with a message still to move would lose
-//! that message. Each transport implements [`DeadLetters`] (`remote/redrive.rs`,
-//! `inprocess/redrive.rs`).
+//! that message. Each transport implements [`DeadLetters`] (`remote/replay.rs`,
+//! `inprocess/replay.rs`).
 
 mod entries;
 mod port;

@@ -1,34 +1,39 @@
-//! The per-subscription completion state machine a driver runs.
+//! The completion table's waits: settlements become consumer calls, the delayed ones at their
+//! deadline.
 
 use alloc::collections::{BinaryHeap, VecDeque};
 use core::cmp::Ordering;
 
-use super::{Action, Completion, Settlement, SettlementError, SubscriptionRules};
+use super::Call;
+#[cfg(test)]
+use crate::completion::{Completion, SettlementError};
+use crate::completion::{Settlement, SubscriptionRules};
 use crate::Instant;
 
-/// Turns completions into consumer calls, holding delayed negative acknowledgements until
-/// their deadline.
+/// Turns settlements into consumer calls ([`Call::Ack`] and [`Call::Nack`]; never
+/// [`Call::AckIndex`], which the subscription machine makes itself), holding delayed negative
+/// acknowledgements until their deadline.
 ///
-/// The driver that owns a subscription's consumer feeds it every completion with
-/// [`Settler::complete`], then drains [`Settler::poll_action`] and makes each call; it sleeps
-/// until [`Settler::next_deadline`] when nothing is ready. The machine never reads a clock and
-/// never performs I/O, so it runs unchanged under a test's virtual clock.
+/// The subscription machine feeds it every settlement with [`Settler::apply`], then drains
+/// [`Settler::poll_call`]; it arms its timer for [`Settler::next_deadline`] when nothing is
+/// ready. It never reads a clock and never performs I/O, so it runs unchanged under a test's
+/// virtual clock.
 ///
 /// Waits are kept in a binary heap ordered by deadline (ties in completion order), so a
 /// completion costs `O(log n)` in the number of waiting deliveries and the driver needs one
 /// timer for all of them. Its buffers grow to the largest backlog seen and are then reused:
 /// in steady state, settling a delivery does not allocate.
 #[derive(Debug)]
-pub struct Settler<Id> {
+pub(crate) struct Settler<Id> {
     rules: SubscriptionRules,
-    ready: VecDeque<Action<Id>>,
+    ready: VecDeque<Call<Id>>,
     waits: BinaryHeap<Wait<Id>>,
     next_seq: u64,
 }
 
 impl<Id> Settler<Id> {
     /// A machine for one subscription.
-    pub fn new(rules: SubscriptionRules) -> Self {
+    pub(crate) fn new(rules: SubscriptionRules) -> Self {
         Settler {
             rules,
             ready: VecDeque::new(),
@@ -38,17 +43,18 @@ impl<Id> Settler<Id> {
     }
 
     /// The rules it settles by.
-    pub fn rules(&self) -> &SubscriptionRules {
+    pub(crate) fn rules(&self) -> &SubscriptionRules {
         &self.rules
     }
 
     /// Record how the handling of delivery `id` ended, at `now`.
     ///
-    /// Returns the decision (for logs and counters); the calls it implies are then available
-    /// from [`Settler::poll_action`], immediately or once their deadline is reached. On error
-    /// the delivery is left unsettled and nothing is queued for it.
-    #[inline]
-    pub fn complete(
+    /// Returns the decision; the calls it implies are then available from
+    /// [`Settler::poll_call`], immediately or once their deadline is reached. On error the
+    /// delivery is left unsettled and nothing is queued for it. (The subscription machine
+    /// decides itself and calls [`Settler::apply`]; the completion table's tests use this.)
+    #[cfg(test)]
+    pub(crate) fn complete(
         &mut self,
         id: Id,
         completion: Completion,
@@ -64,10 +70,10 @@ impl<Id> Settler<Id> {
     /// ([`Settlement::Leave`]; a [`Settlement::Republish`] settles later, once its copy is
     /// answered, and queues none now either).
     #[inline]
-    pub fn apply(&mut self, id: Id, settlement: Settlement) {
+    pub(crate) fn apply(&mut self, id: Id, settlement: Settlement) {
         match settlement {
-            Settlement::Ack => self.ready.push_back(Action::Ack(id)),
-            Settlement::Nack => self.ready.push_back(Action::Nack(id)),
+            Settlement::Ack => self.ready.push_back(Call::Ack(id)),
+            Settlement::Nack => self.ready.push_back(Call::Nack(id)),
             Settlement::NackAt(deadline) => {
                 let seq = self.next_seq;
                 self.next_seq = self.next_seq.wrapping_add(1);
@@ -80,25 +86,25 @@ impl<Id> Settler<Id> {
     /// The next call to make at `now`, if any: first the immediate ones in completion order,
     /// then the delayed ones whose deadline is not after `now`, earliest first.
     #[inline]
-    pub fn poll_action(&mut self, now: Instant) -> Option<Action<Id>> {
-        if let Some(action) = self.ready.pop_front() {
-            return Some(action);
+    pub(crate) fn poll_call(&mut self, now: Instant) -> Option<Call<Id>> {
+        if let Some(call) = self.ready.pop_front() {
+            return Some(call);
         }
         if self.waits.peek().is_some_and(|w| w.deadline <= now) {
-            return self.waits.pop().map(|w| Action::Nack(w.id));
+            return self.waits.pop().map(|w| Call::Nack(w.id));
         }
         None
     }
 
     /// When the earliest waiting delivery is due, or `None` if nothing waits. Immediate calls
-    /// not yet taken by [`Settler::poll_action`] do not count: poll until it answers `None`
+    /// not yet taken by [`Settler::poll_call`] do not count: poll until it answers `None`
     /// first.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.waits.peek().map(|w| w.deadline)
     }
 
     /// How many deliveries are in a `retry_after` wait.
-    pub fn waiting(&self) -> usize {
+    pub(crate) fn waiting(&self) -> usize {
         self.waits.len()
     }
 
@@ -108,7 +114,7 @@ impl<Id> Settler<Id> {
     /// unacknowledged and the broker brings them back (after the ack timeout, or when the
     /// consumer disconnects). Immediate calls already queued are kept: a stopping driver still
     /// flushes them.
-    pub fn abandon_waits(&mut self) -> impl Iterator<Item = Id> + '_ {
+    pub(crate) fn abandon_waits(&mut self) -> impl Iterator<Item = Id> + '_ {
         self.waits.drain().map(|w| w.id)
     }
 }

@@ -1,7 +1,7 @@
 //! A configured broker's dead-letter replay: the same settings as starting it, no handler.
 
 use ruststream::app::{Settings, StartContext};
-use ruststream::redrive::{Replay, ReplayError, ReplaySummary};
+use ruststream::replay::{Replay, ReplayError, ReplaySummary};
 
 use super::{PulsarBroker, PulsarOverrides};
 use crate::inprocess::InProcessPulsar;

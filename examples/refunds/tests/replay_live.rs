@@ -14,7 +14,7 @@ use futures::StreamExt;
 use ruststream_pulsar::pulsar::consumer::{ConsumerOptions, InitialPosition};
 use ruststream_pulsar::pulsar::producer::ProducerOptions;
 use ruststream_pulsar::pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
-use ruststream_pulsar::redrive::{
+use ruststream_pulsar::replay::{
     DEAD_LETTER_REASON, DEFAULT_REPLAY_SUBSCRIPTION, ORIGIN_MESSAGE_ID, REAL_TOPIC, REDRIVEN_FROM,
 };
 use ruststream_test_brokers::ApacheStandalone;
@@ -180,7 +180,7 @@ fn replay_to_end(url: &str) -> String {
 /// properties.
 async fn copies(url: &str) -> BTreeMap<usize, Vec<(Option<String>, BTreeMap<String, String>)>> {
     let pulsar = client(url).await;
-    let mut check = consumer(&pulsar, REFUNDS, "redrive-check").await;
+    let mut check = consumer(&pulsar, REFUNDS, "replay-check").await;
     let mut copies: BTreeMap<usize, Vec<_>> = BTreeMap::new();
     let mut total = 0;
     loop {
@@ -219,12 +219,12 @@ async fn copies(url: &str) -> BTreeMap<usize, Vec<(Option<String>, BTreeMap<Stri
     copies
 }
 
-/// The redrive subscription's backlog on the dead-letter topic.
-async fn redrive_backlog(url: &str) -> Option<u64> {
+/// The replay subscription's backlog on the dead-letter topic.
+async fn replay_backlog(url: &str) -> Option<u64> {
     let pulsar = client(url).await;
-    let mut redrive = consumer(&pulsar, DLQ, DEFAULT_REPLAY_SUBSCRIPTION).await;
-    let stats = redrive.get_stats().await.expect("stats");
-    redrive.close().await.expect("closes");
+    let mut replay = consumer(&pulsar, DLQ, DEFAULT_REPLAY_SUBSCRIPTION).await;
+    let stats = replay.get_stats().await.expect("stats");
+    replay.close().await.expect("closes");
     stats[0].msg_backlog
 }
 
@@ -267,7 +267,7 @@ fn a_replay_killed_midway_and_run_again_moves_every_message_once_but_the_one_in_
         .map(|(n, _)| *n)
         .collect();
     println!(
-        "redrive live: {MESSAGES} dead-lettered in entries of {BATCH}; the killed replay \
+        "replay live: {MESSAGES} dead-lettered in entries of {BATCH}; the killed replay \
          printed {before_kill} moves, the second moved {moved_again}; {} copies on {REFUNDS}; \
          duplicates: {} {twice:?} (the message in flight at the kill); broker ready in {:?}, \
          all in {:?}",
@@ -309,7 +309,7 @@ fn a_replay_killed_midway_and_run_again_moves_every_message_once_but_the_one_in_
         }
     }
     assert_eq!(
-        rt.block_on(redrive_backlog(&url)),
+        rt.block_on(replay_backlog(&url)),
         Some(0),
         "the dead-letter backlog"
     );

@@ -2,16 +2,20 @@
 //! `<service> dead-letter replay`, for a service that offers it its own way (an admin
 //! endpoint, a job) and for tests on the in-process Pulsar.
 //!
-//! [`replay`] reads the dead-letter topic with a subscription of its own
+//! [`run`] reads the dead-letter topic with a subscription of its own
 //! ([`DEFAULT_REPLAY_SUBSCRIPTION`], Shared, from the earliest message), one message at a
 //! time: it publishes a copy to the message's `REAL_TOPIC` (or [`ReplayOptions::to`]) with the
 //! payload, key, event time and properties, less the dead-letter ones and plus
-//! [`REDRIVEN_FROM`] ([`redriven_properties`]); waits for the broker's receipt; acknowledges
+//! [`REDRIVEN_FROM`] ([`replayed_properties`]); waits for the broker's receipt; acknowledges
 //! the original and waits until the broker has the acknowledgement; then takes the next. A
 //! replay killed at any point leaves at most the message in flight copied and still on the
 //! dead-letter topic, which the next replay moves again: a duplicate is possible, a loss is
 //! not. Messages it skips (filter, no `REAL_TOPIC`, a failed copy) stay unacknowledged on its
 //! subscription, for a later replay.
+//!
+//! The copy's [`REDRIVEN_FROM`] property, and the replay's default subscription
+//! (`ruststream-redrive`), keep names older than the command's: messages and brokers carry
+//! them.
 //!
 //! A message of a batched entry is acknowledged on its own only where the broker acknowledges
 //! at batch-index level (Pulsar's `acknowledgmentAtBatchIndexLevelEnabled=true`, with
@@ -23,7 +27,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use ruststream::app::StartContext;
-//! use ruststream_pulsar::redrive::{self, Replay, ReplayOptions, REDRIVEN_FROM};
+//! use ruststream_pulsar::replay::{self, Replay, ReplayOptions, REDRIVEN_FROM};
 //! use ruststream_pulsar::{InProcessPulsar, PulsarBroker};
 //! use ruststream::message::Message;
 //!
@@ -37,7 +41,7 @@
 //! let runtime = Arc::new(ruststream_tokio::TokioRuntime::current());
 //! let context = StartContext::new(runtime).in_process().with(pulsar.clone());
 //! let broker = PulsarBroker::<()>::new("pulsar://localhost:6650");
-//! let summary = redrive::replay(broker, Replay::new(ReplayOptions::new("refunds-dlq")), context)
+//! let summary = replay::run(broker, Replay::new(ReplayOptions::new("refunds-dlq")), context)
 //!     .await?;
 //! assert_eq!(summary.moved, 1);
 //! let back = &pulsar.topic_messages("refunds")?[0];
@@ -51,13 +55,13 @@ use ruststream::app::StartContext;
 
 use crate::PulsarBroker;
 
-pub use ruststream::redrive::{
+pub use ruststream::replay::{
     EventSink, FilterError, PropertyFilter, Rate, RateError, Replay, ReplayEnd, ReplayError,
     ReplayEvent, ReplayOptions, ReplaySummary, DEFAULT_QUIET, DEFAULT_REPLAY_SUBSCRIPTION,
 };
-pub use ruststream_pulsar_model::redrive::{ORIGIN_MESSAGE_IDY_TIME, REAL_SUBSCRIPTION};
+pub use ruststream_pulsar_model::replay::{ORIGIN_MESSAGE_IDY_TIME, REAL_SUBSCRIPTION};
 pub use ruststream_pulsar_model::{
-    redriven_from, redriven_properties, DEAD_LETTER_ERROR, DEAD_LETTER_PROPERTIES,
+    replayed_from, replayed_properties, DEAD_LETTER_ERROR, DEAD_LETTER_PROPERTIES,
     DEAD_LETTER_REASON, DELAY_TIME, ORIGIN_MESSAGE_ID, REAL_TOPIC, RECONSUMETIMES, REDRIVEN_FROM,
 };
 
@@ -74,7 +78,7 @@ pub use ruststream_pulsar_model::{
 /// a topic name is invalid, or reading failed midway ([`ReplayError::Read`], with what was done
 /// until then). A copy that fails is not an error: it is counted in
 /// [`ReplaySummary::failed`] and its message stays.
-pub async fn replay<S: Send + Sync + 'static>(
+pub async fn run<S: Send + Sync + 'static>(
     broker: PulsarBroker<S>,
     replay: Replay,
     context: StartContext,

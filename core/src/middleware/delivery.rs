@@ -11,7 +11,7 @@ use crate::time::Instant;
 /// [`Delivery::span`]) rather than keeping state of their own.
 #[derive(Debug)]
 pub struct Delivery<'a> {
-    message: Incoming<'a>,
+    message: &'a Incoming<'a>,
     handler: &'static str,
     subscription: &'a str,
     started: Instant,
@@ -25,7 +25,7 @@ impl<'a> Delivery<'a> {
     /// clock, read by the driver), in no span yet.
     #[inline]
     pub fn new(
-        message: Incoming<'a>,
+        message: &'a Incoming<'a>,
         handler: &'static str,
         subscription: &'a str,
         started: Instant,
@@ -41,27 +41,25 @@ impl<'a> Delivery<'a> {
         }
     }
 
-    /// The same delivery, which the client could not read (`why`): the handler is not called,
-    /// and it ends as a payload that does not decode does.
+    /// Mark it as a message the client could not read (`why`): the handler is not called,
+    /// and it ends as a payload that does not decode does. (In place: a delivery is built
+    /// for every message, and moving it costs.)
     #[inline]
-    pub fn unreadable_because(mut self, why: Option<&'a str>) -> Self {
-        self.unreadable = why;
-        self
+    pub fn set_unreadable(&mut self, why: &'a str) {
+        self.unreadable = Some(why);
     }
 
-    /// The same delivery, come back more often than the registration's `max_attempts`
-    /// allows: the handler is not called and it goes to the dead-letter topic, whatever a
-    /// layer answers.
+    /// Mark it as come back more often than the registration's `max_attempts` allows: the
+    /// handler is not called and it goes to the dead-letter topic, whatever a layer answers.
     #[inline]
-    pub fn out_of_attempts(mut self, out: bool) -> Self {
-        self.out_of_attempts = out;
-        self
+    pub fn set_out_of_attempts(&mut self) {
+        self.out_of_attempts = true;
     }
 
     /// The message, as the handler's parameters are extracted from it.
     #[inline]
-    pub fn message(&self) -> &Incoming<'a> {
-        &self.message
+    pub fn message(&self) -> &'a Incoming<'a> {
+        self.message
     }
 
     /// The value of message property `name`, if present.

@@ -71,8 +71,10 @@ fn stack(answers: &[Option<HandlerOutcome>]) -> (Stack, Arc<Mutex<Vec<String>>>)
 fn deliver(stack: &Stack, out_of_attempts: bool) -> Completion {
     let properties = Vec::new();
     let incoming = Incoming::new(b"{}", &properties, "persistent://public/default/t");
-    let mut delivery =
-        Delivery::new(incoming, "h", "s", Instant::ZERO).out_of_attempts(out_of_attempts);
+    let mut delivery = Delivery::new(&incoming, "h", "s", Instant::ZERO);
+    if out_of_attempts {
+        delivery.set_out_of_attempts();
+    }
     let entered = stack.before(&mut delivery);
     let completion = match (out_of_attempts, entered.answer()) {
         (true, _) => Completion::OutOfAttempts,

@@ -125,7 +125,7 @@ struct Tail<Id> {
     /// (`report::context`).
     span: Option<tracing::Span>,
     /// The delivery, where its end may call for a copy (`Completion::may_republish`).
-    copy: Option<CopySource<Id>>,
+    copy: Option<Box<CopySource<Id>>>,
 }
 
 /// A delivery kept for the copy the machine may order (or the delay it decides), until the
@@ -142,7 +142,7 @@ struct CopyInFlight<Id> {
     to: Arc<str>,
     span: tracing::Span,
     /// The delivery it is a copy of, for the layers' `completed`.
-    source: CopySource<Id>,
+    source: Box<CopySource<Id>>,
     message_id: String,
 }
 
@@ -436,14 +436,15 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 (inv.publisher.as_ref()).map(|p| HandlerPort::new(p).counted(&inv.outbox, token));
             let incoming = incoming_of::<C>(&received).with_publisher(lent.as_ref());
             let out_of_attempts = admission == Admission::DeadLetter;
-            let mut delivery = Delivery::new(
-                incoming,
-                inv.handler.name(),
-                &inv.subscription,
-                inv.runtime.now(),
-            )
-            .unreadable_because(received.unreadable())
-            .out_of_attempts(out_of_attempts);
+            let started = inv.runtime.now();
+            let mut delivery =
+                Delivery::new(&incoming, inv.handler.name(), &inv.subscription, started);
+            if let Some(why) = received.unreadable() {
+                delivery.set_unreadable(why);
+            }
+            if out_of_attempts {
+                delivery.set_out_of_attempts();
+            }
             let entered = inv.stack.before(&mut delivery);
             let span = delivery.span().clone();
             let ran = match (out_of_attempts, entered.answer(), received.unreadable()) {
@@ -463,16 +464,20 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             let kept = (!done).then(|| Kept::of(entered, &delivery, &end));
             let (completion, ended) = (end.completion(), end.ended());
             drop(delivery);
-            finished(
-                received,
-                token,
-                completion,
-                ended,
-                publishes,
-                inv.key_ordered,
-                span,
-                kept,
-            )
+            // Moved out field by field: moving the whole delivery would copy all of it.
+            let batch = received.batch.map(|slot| slot.place());
+            let attempt = received.redelivery_count.unwrap_or(0);
+            let (id, key, copy) = match kept {
+                None => (received.id, received.key, None),
+                Some(kept) => (
+                    received.id.clone(),
+                    received.key.clone(),
+                    Some(Box::new(CopySource { received, kept })),
+                ),
+            };
+            let key = key.filter(|_| inv.key_ordered);
+            let ends = Ends(completion, ended, publishes, attempt);
+            finished(Delivered { batch, id }, token, ends, key, span, copy)
         }
     }
 
@@ -581,13 +586,15 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     fn completed(&self, source: &CopySource<C::Id>, completion: Completion) {
         let incoming = incoming_of::<C>(&source.received);
         let invocation = &*self.invocation;
-        let delivery = Delivery::new(
-            incoming,
+        let mut delivery = Delivery::new(
+            &incoming,
             invocation.handler.name(),
             &invocation.subscription,
             source.kept.started,
-        )
-        .unreadable_because(source.received.unreadable());
+        );
+        if let Some(why) = source.received.unreadable() {
+            delivery.set_unreadable(why);
+        }
         let kept = &source.kept;
         let error = kept.error.as_ref().map(|e| e as &dyn std::fmt::Display);
         let end = End::new(completion, error, kept.ended, kept.by_handler);
@@ -600,7 +607,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         &mut self,
         token: Token,
         republish: Republish,
-        source: CopySource<C::Id>,
+        source: Box<CopySource<C::Id>>,
         span: tracing::Span,
     ) {
         let received = &source.received;
@@ -889,57 +896,27 @@ fn incoming_of<C: ConsumerPort>(received: &Received<C::Id>) -> Incoming<'_> {
         .with_times(received.publish_time, received.event_time)
 }
 
-/// What the machine gets back of a delivery whose handling ended: its fields moved out one by
-/// one (moving the whole delivery first would copy all of it), and the delivery kept whole
-/// only where the machine may copy it (`kept`).
-#[allow(clippy::too_many_arguments)]
+/// How a handler invocation ended, as the machine is told it: its completion, when it
+/// ended, how many messages the handler published, and the delivery's attempt count.
+struct Ends(Completion, Instant, u32, u32);
+
+/// What the machine gets back of a delivery whose handling ended: a tail only where there is
+/// a key to keep, a span to log in, or a copy the machine may order.
 #[inline(always)]
-fn finished<Id: Clone>(
-    received: Received<Id>,
+fn finished<Id>(
+    id: Delivered<Id>,
     token: Token,
-    completion: Completion,
-    ended: Instant,
-    publishes: u32,
-    key_ordered: bool,
+    ends: Ends,
+    key: Option<String>,
     span: tracing::Span,
-    kept: Option<Kept>,
+    copy: Option<Box<CopySource<Id>>>,
 ) -> Finished<Id> {
-    let batch = received.batch.map(|slot| slot.place());
-    let attempt = received.redelivery_count.unwrap_or(0);
     let span = (!span.is_disabled()).then_some(span);
-    let (id, tail) = match kept {
-        Some(kept) => {
-            let id = received.id.clone();
-            let key = if key_ordered {
-                received.key.clone()
-            } else {
-                None
-            };
-            let copy = CopySource { received, kept };
-            (
-                id,
-                Some(Box::new(Tail {
-                    key,
-                    span,
-                    copy: Some(copy),
-                })),
-            )
-        }
-        // Only the id and the key are moved out of it; most deliveries have no tail at all.
-        None => {
-            let key = if key_ordered { received.key } else { None };
-            let tail = (key.is_some() || span.is_some()).then(|| {
-                Box::new(Tail {
-                    key,
-                    span,
-                    copy: None,
-                })
-            });
-            (received.id, tail)
-        }
-    };
+    let tail = (key.is_some() || span.is_some() || copy.is_some())
+        .then(|| Box::new(Tail { key, span, copy }));
+    let Ends(completion, ended, publishes, attempt) = ends;
     Finished {
-        id: Delivered { batch, id },
+        id,
         completion,
         ended,
         token,

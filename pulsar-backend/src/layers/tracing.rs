@@ -71,7 +71,7 @@ impl Display for Id<'_> {
 }
 
 fn start_span(delivery: &mut Delivery<'_>) {
-    let message = *delivery.message();
+    let message = delivery.message();
     let span = ::tracing::debug_span!(
         "delivery",
         handler = delivery.handler(),

@@ -23,32 +23,44 @@ pub(crate) struct RunningPulsar<T: Transport> {
 }
 
 impl<T: Transport> RunningPulsar<T> {
-    fn take_drivers(&self) -> Vec<DriverHandle> {
-        std::mem::take(&mut *self.drivers.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-}
-
-impl<T: Transport> RunningBroker for RunningPulsar<T> {
-    fn publish(&self, mut message: Message) -> Publishing<'_, MessageId> {
-        if !self.layers.publishes() {
-            return self.transport.publish_awaited(message);
-        }
+    /// [`RunningBroker::publish`] through the layers' publish hooks.
+    #[inline(never)]
+    fn publish_layered(&self, mut message: Message) -> Publishing<'_, MessageId> {
         match self.layers.publish(&mut message) {
             Ok(()) => self.transport.publish_awaited(message),
             Err(refused) => Publishing::done(Err(refused)),
         }
     }
 
-    fn send(&self, mut message: Message, receipt: Receipt) -> Publishing<'_, ()> {
-        if !self.layers.publishes() {
-            return self.transport.publish_port().send(message, receipt);
-        }
+    /// [`RunningBroker::send`] through the layers' publish hooks.
+    #[inline(never)]
+    fn send_layered(&self, mut message: Message, receipt: Receipt) -> Publishing<'_, ()> {
         match self.layers.publish(&mut message) {
             Ok(()) => self.transport.publish_port().send(message, receipt),
             Err(refused) => {
                 receipt.tell(Err(refused.clone()));
                 Publishing::done(Err(refused))
             }
+        }
+    }
+
+    fn take_drivers(&self) -> Vec<DriverHandle> {
+        std::mem::take(&mut *self.drivers.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl<T: Transport> RunningBroker for RunningPulsar<T> {
+    fn publish(&self, message: Message) -> Publishing<'_, MessageId> {
+        match self.layers.publishes() {
+            false => self.transport.publish_awaited(message),
+            true => self.publish_layered(message),
+        }
+    }
+
+    fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
+        match self.layers.publishes() {
+            false => self.transport.publish_port().send(message, receipt),
+            true => self.send_layered(message, receipt),
         }
     }
 

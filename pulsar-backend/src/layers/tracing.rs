@@ -79,7 +79,9 @@ fn start_span(delivery: &mut Delivery<'_>) {
         message_id = %Id(delivery),
         redelivery_count = message.redelivery_count,
     );
-    delivery.set_span(span);
+    if !span.is_disabled() {
+        delivery.set_span(span);
+    }
 }
 
 fn log_end(delivery: &Delivery<'_>, end: &End<'_>, dead_letter: Option<&str>) {

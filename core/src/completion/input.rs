@@ -83,7 +83,9 @@ impl Completion {
     /// what it becomes (a copy, a backoff's delay), which it says later.
     #[inline]
     pub fn is_final(&self) -> bool {
-        !(self.may_republish() || self.is_backoff())
+        // One test for the common end; the same as `!(may_republish() || is_backoff())`.
+        matches!(self, Completion::Returned(HandlerOutcome::Ack))
+            || !(self.may_republish() || self.is_backoff())
     }
 }
 

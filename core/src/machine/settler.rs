@@ -26,7 +26,10 @@ use crate::Instant;
 #[derive(Debug)]
 pub(crate) struct Settler<Id> {
     rules: SubscriptionRules,
-    ready: VecDeque<Call<Id>>,
+    /// The immediate calls, each as its delivery and whether it is acknowledged (else
+    /// negatively): smaller than a [`Call`], which has room for a batch-index acknowledgement
+    /// the settler never makes.
+    ready: VecDeque<(Id, bool)>,
     waits: BinaryHeap<Wait<Id>>,
     next_seq: u64,
 }
@@ -72,8 +75,8 @@ impl<Id> Settler<Id> {
     #[inline]
     pub(crate) fn apply(&mut self, id: Id, settlement: Settlement) {
         match settlement {
-            Settlement::Ack => self.ready.push_back(Call::Ack(id)),
-            Settlement::Nack => self.ready.push_back(Call::Nack(id)),
+            Settlement::Ack => self.ready.push_back((id, true)),
+            Settlement::Nack => self.ready.push_back((id, false)),
             Settlement::NackAt(deadline) => {
                 let seq = self.next_seq;
                 self.next_seq = self.next_seq.wrapping_add(1);
@@ -87,8 +90,11 @@ impl<Id> Settler<Id> {
     /// then the delayed ones whose deadline is not after `now`, earliest first.
     #[inline]
     pub(crate) fn poll_call(&mut self, now: Instant) -> Option<Call<Id>> {
-        if let Some(call) = self.ready.pop_front() {
-            return Some(call);
+        if let Some((id, ack)) = self.ready.pop_front() {
+            return Some(match ack {
+                true => Call::Ack(id),
+                false => Call::Nack(id),
+            });
         }
         if self.waits.peek().is_some_and(|w| w.deadline <= now) {
             return self.waits.pop().map(|w| Call::Nack(w.id));

@@ -17,7 +17,8 @@ pub struct Delivery<'a> {
     started: Instant,
     unreadable: Option<&'a str>,
     out_of_attempts: bool,
-    span: tracing::Span,
+    /// `None` until a layer sets one: a delivery in no span pays no span's drop.
+    span: Option<tracing::Span>,
 }
 
 impl<'a> Delivery<'a> {
@@ -37,7 +38,7 @@ impl<'a> Delivery<'a> {
             started,
             unreadable: None,
             out_of_attempts: false,
-            span: tracing::Span::none(),
+            span: None,
         }
     }
 
@@ -104,18 +105,21 @@ impl<'a> Delivery<'a> {
     /// a layer sets one).
     #[inline]
     pub fn span(&self) -> &tracing::Span {
-        &self.span
+        self.span.as_ref().unwrap_or(&NO_SPAN)
     }
 
     /// Run the handler, and log its end, in `span` (what a tracing layer does).
     #[inline]
     pub fn set_span(&mut self, span: tracing::Span) {
-        self.span = span;
+        self.span = Some(span);
     }
 
     /// The span, taken out for the handler's future (the driver's step).
     #[inline]
     pub fn take_span(&mut self) -> tracing::Span {
-        core::mem::replace(&mut self.span, tracing::Span::none())
+        self.span.take().unwrap_or_else(tracing::Span::none)
     }
 }
+
+/// The span of a delivery no layer put in one.
+static NO_SPAN: tracing::Span = tracing::Span::none();

@@ -111,6 +111,15 @@ impl Stack {
         }
     }
 
+    /// Its outermost layer, where that is an `L`, and the stack of the others: for a driver
+    /// that calls a layer it knows directly (no dynamic call), and the rest through the stack.
+    pub fn split_outermost<L: Layer>(&self) -> Option<(Arc<L>, Stack)> {
+        let ((first, _), rest) = self.layers.split_first()?;
+        let first: Arc<dyn Any + Send + Sync> = first.clone();
+        let first = first.downcast::<L>().ok()?;
+        Some((first, Stack::of(rest.iter().cloned())))
+    }
+
     /// This stack around `inner`: this one's layers first (further out).
     pub fn around(&self, inner: &Stack) -> Stack {
         match (self.is_empty(), inner.is_empty()) {
@@ -135,6 +144,12 @@ impl Stack {
     /// Run the `before` hooks, outermost first, until one answers.
     #[inline]
     pub fn before(&self, delivery: &mut Delivery<'_>) -> Entered {
+        if self.layers.is_empty() {
+            return Entered {
+                passed: 0,
+                answer: None,
+            };
+        }
         let out_of_attempts = delivery.is_out_of_attempts();
         for (index, (layer, hooks)) in self.layers.iter().enumerate() {
             if !hooks.has(Hooks::BEFORE) {
@@ -158,6 +173,9 @@ impl Stack {
     /// Run the `after` hooks of the layers `entered` passed, innermost first.
     #[inline]
     pub fn after(&self, entered: Entered, delivery: &Delivery<'_>, end: &mut End<'_>) {
+        if self.layers.is_empty() {
+            return;
+        }
         for (layer, hooks) in self.passed(entered).iter().rev() {
             if hooks.has(Hooks::AFTER) {
                 layer.after(delivery, end);
@@ -182,6 +200,9 @@ impl Stack {
     /// Run the `completed` hooks of the layers `entered` passed, innermost first.
     #[inline]
     pub fn completed(&self, entered: Entered, delivery: &Delivery<'_>, end: &End<'_>) {
+        if self.layers.is_empty() {
+            return;
+        }
         for (layer, hooks) in self.passed(entered).iter().rev() {
             if hooks.has(Hooks::COMPLETED) {
                 layer.completed(delivery, end);

@@ -25,6 +25,7 @@ use super::instruments::{Instruments, SettlementCall};
 use super::report;
 use super::slots::Slots;
 use super::{retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why};
+use crate::layers::HandlerLayers;
 
 /// How many events a driver handles before it yields to its executor once.
 const YIELD_EVERY: u32 = 64;
@@ -64,7 +65,7 @@ struct Invocation<S, H> {
     handler: Arc<H>,
     state: Arc<S>,
     runtime: Arc<dyn Runtime>,
-    stack: Stack,
+    layers: HandlerLayers,
     publisher: Option<Arc<dyn Publish>>,
     /// Where the answers of the handlers' publishes go.
     outbox: Arc<Outbox>,
@@ -217,7 +218,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             handler,
             state: config.state.clone(),
             runtime: config.runtime.clone(),
-            stack: config.stack.clone(),
+            layers: HandlerLayers::new(&config.stack),
             publisher: config.publisher.clone(),
             outbox: Outbox::new(),
             subscription: rules.subscription_name(),
@@ -445,39 +446,44 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             if out_of_attempts {
                 delivery.set_out_of_attempts();
             }
-            let entered = inv.stack.before(&mut delivery);
-            let span = delivery.span().clone();
+            let entered = inv.layers.before(&mut delivery);
             let ran = match (out_of_attempts, entered.answer(), received.unreadable()) {
                 (true, _, _) => Ran::OutOfAttempts,
                 (false, Some(outcome), _) => Ran::Answered(outcome),
                 (false, None, Some(reason)) => Ran::unreadable(inv.handler.name(), reason),
-                (false, None, None) => Ran::Handler(
-                    AssertUnwindSafe(inv.handler.call(incoming, &inv.state))
-                        .catch_unwind()
-                        .instrument(span.clone())
-                        .await,
-                ),
+                (false, None, None) => {
+                    let call = AssertUnwindSafe(inv.handler.call(incoming, &inv.state));
+                    let span = delivery.span().clone();
+                    Ran::Handler(call.catch_unwind().instrument(span).await)
+                }
             };
             let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
             let mut end = ran.end(inv.runtime.now());
-            let done = span.in_scope(|| inv.stack.end(entered, &delivery, &mut end));
+            let done = match delivery.span().is_disabled() {
+                true => inv.layers.end(entered, &delivery, &mut end),
+                false => (delivery.span().clone())
+                    .in_scope(|| inv.layers.end(entered, &delivery, &mut end)),
+            };
             let kept = (!done).then(|| Kept::of(entered, &delivery, &end));
             let (completion, ended) = (end.completion(), end.ended());
+            let span = delivery.take_span();
             drop(delivery);
             // Moved out field by field: moving the whole delivery would copy all of it.
             let batch = received.batch.map(|slot| slot.place());
             let attempt = received.redelivery_count.unwrap_or(0);
-            let (id, key, copy) = match kept {
-                None => (received.id, received.key, None),
-                Some(kept) => (
-                    received.id.clone(),
-                    received.key.clone(),
-                    Some(Box::new(CopySource { received, kept })),
-                ),
-            };
-            let key = key.filter(|_| inv.key_ordered);
             let ends = Ends(completion, ended, publishes, attempt);
-            finished(Delivered { batch, id }, token, ends, key, span, copy)
+            let key_ordered = |key: Option<String>| key.filter(|_| inv.key_ordered);
+            match kept {
+                None => {
+                    let (id, key) = (received.id, key_ordered(received.key));
+                    finished(Delivered { batch, id }, token, ends, key, span, None)
+                }
+                Some(kept) => {
+                    let (id, key) = (received.id.clone(), key_ordered(received.key.clone()));
+                    let copy = Some(Box::new(CopySource { received, kept }));
+                    finished(Delivered { batch, id }, token, ends, key, span, copy)
+                }
+            }
         }
     }
 
@@ -598,7 +604,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let kept = &source.kept;
         let error = kept.error.as_ref().map(|e| e as &dyn std::fmt::Display);
         let end = End::new(completion, error, kept.ended, kept.by_handler);
-        invocation.stack.completed(kept.entered, &delivery, &end);
+        invocation.layers.completed(kept.entered, &delivery, &end);
     }
 
     /// Publish the copy of `source` the machine ordered for delivery `token`; its answer
@@ -912,8 +918,11 @@ fn finished<Id>(
     copy: Option<Box<CopySource<Id>>>,
 ) -> Finished<Id> {
     let span = (!span.is_disabled()).then_some(span);
-    let tail = (key.is_some() || span.is_some() || copy.is_some())
-        .then(|| Box::new(Tail { key, span, copy }));
+    // Matched rather than tested: nothing is left to drop where there is no tail.
+    let tail = match (key, span, copy) {
+        (None, None, None) => None,
+        (key, span, copy) => Some(Box::new(Tail { key, span, copy })),
+    };
     let Ends(completion, ended, publishes, attempt) = ends;
     Finished {
         id,

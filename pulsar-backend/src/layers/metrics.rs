@@ -47,7 +47,7 @@ const OUTCOME_LABELS: [&str; 12] = [
 ];
 
 /// [`Metrics`] for one handler: its handles.
-struct HandlerMetrics {
+pub(crate) struct HandlerMetrics {
     deliveries: Counter,
     unreadable: Counter,
     outcomes: [Counter; OUTCOME_LABELS.len()],

@@ -9,6 +9,7 @@
 //! What the driver itself counts (settlement calls, publish failures, refused outcomes, the
 //! gauges) is the driver's, not a layer's: it is about the consumer, not the handler.
 
+mod handler_layers;
 mod metrics;
 mod trace_context;
 mod tracing;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 
 use ruststream::middleware::{Layer, Stack};
 
+pub(crate) use self::handler_layers::HandlerLayers;
 pub use self::metrics::Metrics;
 pub use self::trace_context::TraceContext;
 pub use self::tracing::Tracing;

@@ -39,7 +39,7 @@ impl Layer for Tracing {
 
 /// [`Tracing`] for one registration: with its dead-letter topic, which the line about a
 /// message that cannot be decoded names.
-struct TracingFor {
+pub(crate) struct TracingFor {
     dead_letter: Option<Arc<str>>,
 }
 
@@ -48,11 +48,13 @@ impl Layer for TracingFor {
         Hooks::BEFORE.and(Hooks::AFTER)
     }
 
+    #[inline]
     fn before(&self, delivery: &mut Delivery<'_>) -> Flow {
         start_span(delivery);
         Flow::Next
     }
 
+    #[inline]
     fn after(&self, delivery: &Delivery<'_>, end: &mut End<'_>) {
         log_end(delivery, end, self.dead_letter.as_deref());
     }
@@ -70,6 +72,7 @@ impl Display for Id<'_> {
     }
 }
 
+#[inline]
 fn start_span(delivery: &mut Delivery<'_>) {
     let message = delivery.message();
     let span = ::tracing::debug_span!(
@@ -84,7 +87,25 @@ fn start_span(delivery: &mut Delivery<'_>) {
     }
 }
 
+/// The line about how a call ended: a DEBUG line for an answer without an error (every
+/// delivery's end, checked inline), the rest out of line.
+#[inline]
 fn log_end(delivery: &Delivery<'_>, end: &End<'_>, dead_letter: Option<&str>) {
+    match (end.completion(), end.error().is_some()) {
+        (Completion::Returned(HandlerOutcome::RetryAfter(delay)), false) => {
+            ::tracing::debug!(outcome = "retry_after", ?delay, "handled")
+        }
+        (Completion::Returned(outcome), false) => {
+            ::tracing::debug!(outcome = outcome.name(), "handled")
+        }
+        _ => log_unusual_end(delivery, end, dead_letter),
+    }
+}
+
+/// The lines about a call that returned an error, or could not run or finish.
+#[cold]
+#[inline(never)]
+fn log_unusual_end(delivery: &Delivery<'_>, end: &End<'_>, dead_letter: Option<&str>) {
     let context = || {
         report::context(
             delivery.span(),
@@ -97,12 +118,6 @@ fn log_end(delivery: &Delivery<'_>, end: &End<'_>, dead_letter: Option<&str>) {
         (Completion::Returned(outcome), Some(error)) => {
             let _context = context();
             ::tracing::warn!(%error, outcome = outcome.name(), "handler returned an error");
-        }
-        (Completion::Returned(HandlerOutcome::RetryAfter(delay)), None) => {
-            ::tracing::debug!(outcome = "retry_after", ?delay, "handled")
-        }
-        (Completion::Returned(outcome), None) => {
-            ::tracing::debug!(outcome = outcome.name(), "handled")
         }
         (Completion::Undecodable, error) => {
             let _context = context();
@@ -129,7 +144,8 @@ fn log_end(delivery: &Delivery<'_>, end: &End<'_>, dead_letter: Option<&str>) {
             let _context = context();
             ::tracing::error!("handler panicked; the delivery is left unacknowledged");
         }
-        // Out of attempts: the line is the copy's, once it is confirmed.
+        // Out of attempts: the line is the copy's, once it is confirmed. (An answer without
+        // an error is `log_end`'s.)
         _ => {}
     }
 }

@@ -9,9 +9,12 @@ use crate::time::Instant;
 /// The driver builds it once per delivery, on the stack; layers read it, and the ones that
 /// need something from `before` to `after` find it here ([`Delivery::started`],
 /// [`Delivery::span`]) rather than keeping state of their own.
-#[derive(Debug)]
+///
+/// It holds how to read the message rather than a copy of it: the handler's own
+/// [`Incoming`] is built where the handler keeps it, and a delivery whose layers never ask
+/// for the message costs no second one.
 pub struct Delivery<'a> {
-    message: &'a Incoming<'a>,
+    message: &'a (dyn Fn() -> Incoming<'a> + Sync + 'a),
     handler: &'static str,
     subscription: &'a str,
     started: Instant,
@@ -21,12 +24,26 @@ pub struct Delivery<'a> {
     span: Option<tracing::Span>,
 }
 
+impl core::fmt::Debug for Delivery<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Delivery")
+            .field("message", &self.message())
+            .field("handler", &self.handler)
+            .field("subscription", &self.subscription)
+            .field("started", &self.started)
+            .field("unreadable", &self.unreadable)
+            .field("out_of_attempts", &self.out_of_attempts)
+            .field("span", &self.span)
+            .finish()
+    }
+}
+
 impl<'a> Delivery<'a> {
-    /// `message`, handed to handler `handler` of `subscription` at `started` (the app's
-    /// clock, read by the driver), in no span yet.
+    /// The message `message` reads, handed to handler `handler` of `subscription` at
+    /// `started` (the app's clock, read by the driver), in no span yet.
     #[inline]
     pub fn new(
-        message: &'a Incoming<'a>,
+        message: &'a (dyn Fn() -> Incoming<'a> + Sync + 'a),
         handler: &'static str,
         subscription: &'a str,
         started: Instant,
@@ -57,16 +74,17 @@ impl<'a> Delivery<'a> {
         self.out_of_attempts = true;
     }
 
-    /// The message, as the handler's parameters are extracted from it.
+    /// The message, as the handler's parameters are extracted from it (read anew on each
+    /// call: keep it where a hook needs it more than once).
     #[inline]
-    pub fn message(&self) -> &'a Incoming<'a> {
-        self.message
+    pub fn message(&self) -> Incoming<'a> {
+        (self.message)()
     }
 
     /// The value of message property `name`, if present.
     #[inline]
     pub fn property(&self, name: &str) -> Option<&'a str> {
-        self.message.property(name)
+        self.message().property(name)
     }
 
     /// The handler's name (its function's).

@@ -70,7 +70,7 @@ fn stack(answers: &[Option<HandlerOutcome>]) -> (Stack, Arc<Mutex<Vec<String>>>)
 /// Runs one delivery through `stack` as a driver does, the handler answering `ack`.
 fn deliver(stack: &Stack, out_of_attempts: bool) -> Completion {
     let properties = Vec::new();
-    let incoming = Incoming::new(b"{}", &properties, "persistent://public/default/t");
+    let incoming = || Incoming::new(b"{}", &properties, "persistent://public/default/t");
     let mut delivery = Delivery::new(&incoming, "h", "s", Instant::ZERO);
     if out_of_attempts {
         delivery.set_out_of_attempts();
@@ -210,4 +210,28 @@ fn mount_makes_each_layer_for_its_registration() {
     let mut message = Message::new("t", Vec::new());
     mounted.publish(&mut message).expect("accepted");
     assert_eq!(message.properties, [("by".into(), "refund".into())]);
+}
+
+#[test]
+fn the_outermost_layer_is_split_off_only_where_it_is_of_the_type_asked() {
+    struct A(u8);
+    impl Layer for A {}
+    struct B;
+    impl Layer for B {}
+    let stack = Stack::new().push(A(7)).push(B);
+    let (a, rest) = stack.split_outermost::<A>().expect("A is outermost");
+    assert_eq!(a.0, 7, "the very layer, not a copy of another");
+    assert_eq!((rest.len(), rest.position::<B>()), (1, Some(0)));
+    assert!(stack.split_outermost::<B>().is_none(), "B is not outermost");
+    assert!(Stack::new().split_outermost::<A>().is_none());
+    assert_eq!(stack.len(), 2, "the stack split is left as it was");
+}
+
+#[test]
+fn a_stack_of_no_layers_passes_every_delivery_and_changes_no_answer() {
+    assert_eq!(
+        deliver(&Stack::new(), false),
+        Completion::Returned(HandlerOutcome::Ack)
+    );
+    assert_eq!(deliver(&Stack::new(), true), Completion::OutOfAttempts);
 }

@@ -16,6 +16,7 @@ mod dead_letter;
 mod ended;
 mod handle;
 mod handled;
+mod in_span;
 mod instruments;
 mod mount;
 mod port;

@@ -18,9 +18,9 @@ use ruststream::middleware::{Delivery, End, Entered, Stack};
 use ruststream::publish::{Answered, HandlerPort, Origin, Outbox, Receipt, Token};
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::{Handler, Instant};
-use tracing::Instrument;
 
 use super::ended::Ran;
+use super::in_span::InSpan;
 use super::instruments::{Instruments, SettlementCall};
 use super::report;
 use super::slots::Slots;
@@ -435,26 +435,28 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             let inv = &*invocation;
             let lent =
                 (inv.publisher.as_ref()).map(|p| HandlerPort::new(p).counted(&inv.outbox, token));
-            let incoming = incoming_of::<C>(&received).with_publisher(lent.as_ref());
+            let message = || incoming_of::<C>(&received);
             let out_of_attempts = admission == Admission::DeadLetter;
+            let unreadable = received.unreadable();
             let started = inv.runtime.now();
             let mut delivery =
-                Delivery::new(&incoming, inv.handler.name(), &inv.subscription, started);
-            if let Some(why) = received.unreadable() {
+                Delivery::new(&message, inv.handler.name(), &inv.subscription, started);
+            if let Some(why) = unreadable {
                 delivery.set_unreadable(why);
             }
             if out_of_attempts {
                 delivery.set_out_of_attempts();
             }
             let entered = inv.layers.before(&mut delivery);
-            let ran = match (out_of_attempts, entered.answer(), received.unreadable()) {
+            let ran = match (out_of_attempts, entered.answer(), unreadable) {
                 (true, _, _) => Ran::OutOfAttempts,
                 (false, Some(outcome), _) => Ran::Answered(outcome),
                 (false, None, Some(reason)) => Ran::unreadable(inv.handler.name(), reason),
                 (false, None, None) => {
+                    // Built where the handler keeps it: the layers read theirs from `message`.
+                    let incoming = incoming_of::<C>(&received).with_publisher(lent.as_ref());
                     let call = AssertUnwindSafe(inv.handler.call(incoming, &inv.state));
-                    let span = delivery.span().clone();
-                    Ran::Handler(call.catch_unwind().instrument(span).await)
+                    Ran::Handler(InSpan::new(call.catch_unwind(), delivery.span()).await)
                 }
             };
             let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
@@ -590,10 +592,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
 
     /// Tell the layers `source` passed that it ended as `completion`.
     fn completed(&self, source: &CopySource<C::Id>, completion: Completion) {
-        let incoming = incoming_of::<C>(&source.received);
+        let message = || incoming_of::<C>(&source.received);
         let invocation = &*self.invocation;
         let mut delivery = Delivery::new(
-            &incoming,
+            &message,
             invocation.handler.name(),
             &invocation.subscription,
             source.kept.started,

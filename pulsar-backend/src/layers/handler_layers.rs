@@ -93,3 +93,42 @@ fn take<L: Layer>(stack: &mut Stack) -> Option<Arc<L>> {
 fn passes(flow: Flow) {
     debug_assert!(matches!(flow, Flow::Next), "a built-in layer answered");
 }
+
+#[cfg(test)]
+mod tests {
+    use ruststream::middleware::{Layer, Mounting};
+
+    use super::*;
+    use crate::layers::{Metrics, Tracing};
+
+    struct Mine;
+    impl Layer for Mine {}
+
+    fn mounted(stack: Stack) -> HandlerLayers {
+        HandlerLayers::new(&stack.mount(&Mounting::new("h", "s", "t")))
+    }
+
+    #[test]
+    fn the_builtins_in_their_default_order_are_called_directly() {
+        let layers = mounted(crate::layers::builtins().push(Mine));
+        assert!(layers.tracing.is_some() && layers.metrics.is_some());
+        #[cfg(feature = "otel")]
+        assert!(layers.trace_context.is_some());
+        assert_eq!(layers.rest.len(), 1, "only the service's own layer is left");
+        assert!(layers.rest.contains::<Mine>());
+    }
+
+    #[test]
+    fn builtins_reordered_or_behind_another_layer_stay_in_the_stack_in_their_order() {
+        let layers = mounted(Stack::new().push(Metrics).push(Tracing));
+        assert!(layers.metrics.is_some(), "metrics is outermost: split off");
+        assert!(layers.tracing.is_none());
+        assert!(
+            layers.rest.contains::<TracingFor>(),
+            "tracing stays, after metrics"
+        );
+        let layers = mounted(Stack::new().push(Mine).push(Tracing).push(Metrics));
+        assert!(layers.tracing.is_none() && layers.metrics.is_none());
+        assert_eq!(layers.rest.len(), 3);
+    }
+}

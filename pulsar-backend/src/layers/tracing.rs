@@ -61,9 +61,9 @@ impl Layer for TracingFor {
 }
 
 /// The message id as a line shows it (`-` where the broker gave none).
-struct Id<'a>(&'a Delivery<'a>);
+struct Id<'d, 'a>(&'d Delivery<'a>);
 
-impl Display for Id<'_> {
+impl Display for Id<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0.message().message_id {
             Some(id) => id.fmt(f),
@@ -72,15 +72,15 @@ impl Display for Id<'_> {
     }
 }
 
-#[inline]
+#[inline(always)]
 fn start_span(delivery: &mut Delivery<'_>) {
-    let message = delivery.message();
+    // The message is read only where the span is enabled: the fields are evaluated then.
     let span = ::tracing::debug_span!(
         "delivery",
         handler = delivery.handler(),
-        topic = %message.topic,
+        topic = %delivery.message().topic,
         message_id = %Id(delivery),
-        redelivery_count = message.redelivery_count,
+        redelivery_count = delivery.message().redelivery_count,
     );
     if !span.is_disabled() {
         delivery.set_span(span);
@@ -89,7 +89,7 @@ fn start_span(delivery: &mut Delivery<'_>) {
 
 /// The line about how a call ended: a DEBUG line for an answer without an error (every
 /// delivery's end, checked inline), the rest out of line.
-#[inline]
+#[inline(always)]
 fn log_end(delivery: &Delivery<'_>, end: &End<'_>, dead_letter: Option<&str>) {
     match (end.completion(), end.error().is_some()) {
         (Completion::Returned(HandlerOutcome::RetryAfter(delay)), false) => {

@@ -324,7 +324,7 @@ impl Dispatch<'_> {
             // The common case, with the one look-up of the consumer above.
             *self.queued += messages.len();
             // A loop, not `extend`: `VecDeque`'s extend cost about 60 instructions a message
-            // more here (docs/performance.md).
+            // more here (CHANGELOG.md).
             for message in messages {
                 consumer.queue.push_back(Delivery {
                     consumer: to,

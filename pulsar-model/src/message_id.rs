@@ -55,7 +55,7 @@ impl std::hash::Hash for MessageId {
 impl MessageId {
     /// Append the id as [`Display`](fmt::Display) writes it, without `core::fmt`: an
     /// in-process publish returns its id printed, and formatting it with `write!` was a large
-    /// share of a publish's cost (docs/performance.md).
+    /// share of a publish's cost (CHANGELOG.md).
     pub fn push_to(&self, out: &mut String) {
         self.pieces(|piece| {
             out.push_str(piece);

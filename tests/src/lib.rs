@@ -5,6 +5,7 @@
 //! manual clock ([`ManualRuntime`]).
 
 pub mod behaviour;
+pub mod captured_log;
 pub mod cases;
 #[cfg(doctest)]
 mod guides;

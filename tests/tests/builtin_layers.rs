@@ -2,9 +2,8 @@
 //! tracing one, and what they did stops while the rest goes on. (Its own test binary: it
 //! installs the process-wide metrics recorder and tracing subscriber.)
 
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use metrics_util::MetricKind;
@@ -15,27 +14,8 @@ use ruststream_pulsar::layers::{Metrics, Tracing};
 use ruststream_pulsar::metric;
 use ruststream_pulsar::testing::TestApp;
 use ruststream_pulsar::PulsarBroker;
+use ruststream_tests::captured_log::CapturedLog;
 use ruststream_tests::scenario::*;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    /// What was logged since the last call.
-    fn take(&self) -> String {
-        String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
-    }
-}
 
 /// A service's own metrics: deliveries and how they ended, counted its way.
 #[derive(Clone, Default)]
@@ -100,13 +80,8 @@ async fn the_metrics_layer_is_replaced_and_the_tracing_one_dropped() {
     recorder
         .install()
         .expect("the only recorder of this binary");
-    let captured = Captured::default();
-    let sink = captured.clone();
-    tracing_subscriber::fmt()
-        .with_writer(move || sink.clone())
-        .with_ansi(false)
-        .with_env_filter("ruststream_pulsar=debug")
-        .init();
+    let captured = CapturedLog::default();
+    captured.install("ruststream_pulsar=debug");
 
     // The built-ins as they come: the deliveries counted, each call in its span, logged.
     two_deliveries(|broker| broker).await;

@@ -2,35 +2,16 @@
 //! message id. (Its own test binary: it installs the process-wide tracing subscriber.)
 
 use ruststream::message::Message;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 
 use ruststream::HandlerOutcome;
 use ruststream_pulsar::testing::TestApp;
+use ruststream_tests::captured_log::CapturedLog;
 use ruststream_tests::scenario::*;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_refusal_names_the_topic_and_message_id() {
-    let captured = Captured::default();
-    let sink = captured.clone();
-    tracing_subscriber::fmt()
-        .with_writer(move || sink.clone())
-        .with_ansi(false)
-        .with_env_filter("info")
-        .init();
+    let captured = CapturedLog::default();
+    captured.install("info");
     let tb = TestApp::with_state(
         app(|b| {
             b.include(shared);
@@ -45,7 +26,7 @@ async fn the_refusal_names_the_topic_and_message_id() {
         .await
         .unwrap();
     tb.stop().await;
-    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let log = captured.take();
     let refusal = log
         .lines()
         .find(|l| l.contains("outcome refused"))

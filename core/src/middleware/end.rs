@@ -85,12 +85,4 @@ impl<'a> End<'a> {
     pub fn answer(&mut self, outcome: HandlerOutcome) {
         self.completion = Completion::Returned(outcome);
     }
-
-    /// The same end, now `completion` (what the machine made of it: a backoff resolved, a
-    /// copy confirmed).
-    #[inline]
-    pub fn became(mut self, completion: Completion) -> Self {
-        self.completion = completion;
-        self
-    }
 }

@@ -1,6 +1,6 @@
 //! Starting a broker on a transport: one consumer and one driver task per subscription.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ruststream::app::{RunningBroker, StartError};
 use ruststream::middleware::{LayeredPort, Mounting, Stack};
@@ -50,12 +50,12 @@ pub(crate) async fn start_on<T: Transport, S: Send + Sync + 'static>(
             &handled,
         ));
     }
-    Ok(Box::new(RunningPulsar {
-        layers: settings.layers,
+    Ok(Box::new(RunningPulsar::new(
+        settings.layers,
         transport,
-        drivers: Mutex::new(drivers),
+        drivers,
         handled,
-    }))
+    )))
 }
 
 /// Start the driver of one subscription on its consumer.

@@ -73,6 +73,14 @@ struct Invocation<S, H> {
     key_ordered: bool,
 }
 
+impl<S, H> Invocation<S, H> {
+    /// The publisher lent to the handler of delivery `token`, which counts what it publishes.
+    #[inline(always)]
+    fn lend(&self, token: Token) -> Option<HandlerPort<'_>> {
+        (self.publisher.as_ref()).map(|p| HandlerPort::new(p).counted(&self.outbox, token))
+    }
+}
+
 /// What the layers' `completed` hooks need of a delivery the machine decides the end of,
 /// besides the delivery itself.
 struct Kept {
@@ -421,6 +429,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// The handler invocation for `received`: the layers' `before` hooks, the handler (unless
     /// a layer answered, or the delivery is out of attempts), their `after` hooks, and where
     /// its end is final already their `completed` hooks; then what the machine gets back.
+    ///
+    /// The handler's `Incoming` is built where the handler keeps it (the layers read theirs
+    /// through `message`), and what the machine gets back is moved out of `received` field by
+    /// field: moving a whole delivery copies all of it, and each copy shows in the figures.
     #[inline(always)]
     fn begin(
         &mut self,
@@ -433,17 +445,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let invocation = self.invocation.clone();
         async move {
             let inv = &*invocation;
-            let lent =
-                (inv.publisher.as_ref()).map(|p| HandlerPort::new(p).counted(&inv.outbox, token));
+            let lent = inv.lend(token);
             let message = || incoming_of::<C>(&received);
             let out_of_attempts = admission == Admission::DeadLetter;
             let unreadable = received.unreadable();
             let started = inv.runtime.now();
             let mut delivery =
                 Delivery::new(&message, inv.handler.name(), &inv.subscription, started);
-            if let Some(why) = unreadable {
-                delivery.set_unreadable(why);
-            }
+            unreadable.inspect(|why| delivery.set_unreadable(why));
             if out_of_attempts {
                 delivery.set_out_of_attempts();
             }
@@ -453,7 +462,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 (false, Some(outcome), _) => Ran::Answered(outcome),
                 (false, None, Some(reason)) => Ran::unreadable(inv.handler.name(), reason),
                 (false, None, None) => {
-                    // Built where the handler keeps it: the layers read theirs from `message`.
                     let incoming = incoming_of::<C>(&received).with_publisher(lent.as_ref());
                     let call = AssertUnwindSafe(inv.handler.call(incoming, &inv.state));
                     Ran::Handler(InSpan::new(call.catch_unwind(), delivery.span()).await)
@@ -467,23 +475,20 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     .in_scope(|| inv.layers.end(entered, &delivery, &mut end)),
             };
             let kept = (!done).then(|| Kept::of(entered, &delivery, &end));
-            let (completion, ended) = (end.completion(), end.ended());
+            let attempt = received.redelivery_count.unwrap_or(0);
+            let ends = Ends(end.completion(), end.ended(), publishes, attempt);
             let span = delivery.take_span();
             drop(delivery);
-            // Moved out field by field: moving the whole delivery would copy all of it.
             let batch = received.batch.map(|slot| slot.place());
-            let attempt = received.redelivery_count.unwrap_or(0);
-            let ends = Ends(completion, ended, publishes, attempt);
-            let key_ordered = |key: Option<String>| key.filter(|_| inv.key_ordered);
             match kept {
                 None => {
-                    let (id, key) = (received.id, key_ordered(received.key));
+                    let (id, key) = (received.id, received.key.filter(|_| inv.key_ordered));
                     finished(Delivered { batch, id }, token, ends, key, span, None)
                 }
                 Some(kept) => {
-                    let (id, key) = (received.id.clone(), key_ordered(received.key.clone()));
-                    let copy = Some(Box::new(CopySource { received, kept }));
-                    finished(Delivered { batch, id }, token, ends, key, span, copy)
+                    let key = received.key.clone().filter(|_| inv.key_ordered);
+                    let (id, copy) = (received.id.clone(), Box::new(CopySource { received, kept }));
+                    finished(Delivered { batch, id }, token, ends, key, span, Some(copy))
                 }
             }
         }

@@ -32,11 +32,13 @@ mod driver;
 mod inprocess;
 pub mod layers;
 mod message_id;
+pub mod metric;
 pub mod prelude;
 mod registration;
 mod remote;
 pub mod replay;
 mod replay_loop;
+mod report;
 mod schema;
 mod subscription;
 #[cfg(feature = "testing")]
@@ -52,7 +54,6 @@ pub use broker::{
     DEFAULT_SUBSCRIPTION, SETTINGS,
 };
 pub use chunked::{INCOMPLETE_CHUNKED_MESSAGE_EXPIRY, MAX_PENDING_CHUNKED_MESSAGES};
-pub use driver::metric;
 pub use inprocess::{InProcessPulsar, TopicMessage};
 pub use registration::Mounted;
 pub use ruststream_pulsar_model::{

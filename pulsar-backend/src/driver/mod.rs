@@ -20,7 +20,6 @@ mod in_span;
 mod instruments;
 mod mount;
 mod port;
-pub(crate) mod report;
 mod retry_letter;
 mod run;
 mod slots;
@@ -28,7 +27,6 @@ mod slots;
 pub(crate) use dead_letter::{DeadLetter, Why};
 pub(crate) use handle::DriverHandle;
 pub(crate) use handled::Handled;
-pub use instruments::metric;
 pub(crate) use mount::Mount;
 pub(crate) use port::{
     Compressed, ConsumerPort, Payload, Properties, Received, SharedMessage, Unusual,

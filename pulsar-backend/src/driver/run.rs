@@ -22,10 +22,10 @@ use ruststream::{Handler, Instant};
 use super::ended::Ran;
 use super::in_span::InSpan;
 use super::instruments::{Instruments, SettlementCall};
-use super::report;
 use super::slots::Slots;
 use super::{retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why};
 use crate::layers::HandlerLayers;
+use crate::report;
 
 /// How many events a driver handles before it yields to its executor once.
 const YIELD_EVERY: u32 = 64;

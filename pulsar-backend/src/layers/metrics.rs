@@ -7,7 +7,7 @@ use ruststream::completion::Completion;
 use ruststream::middleware::{Delivery, End, Flow, Hooks, Layer, Mounting};
 use ruststream::HandlerOutcome;
 
-use crate::driver::metric;
+use crate::metric;
 
 /// Counts each handler's deliveries ([`metric::DELIVERIES`]), the unreadable ones
 /// ([`metric::UNREADABLE`]) and how they ended ([`metric::OUTCOMES`]), and records how long

@@ -7,7 +7,7 @@ use ruststream::completion::Completion;
 use ruststream::middleware::{Delivery, End, Flow, Hooks, Layer, Mounting};
 use ruststream::HandlerOutcome;
 
-use crate::driver::report;
+use crate::report;
 
 /// Runs each handler in a `delivery` span (DEBUG: at the default level a successful delivery
 /// creates none) named by its handler, topic, message id and redelivery count, and logs how

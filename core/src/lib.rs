@@ -30,6 +30,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod app;
+pub mod batch;
 mod batching;
 mod boxed;
 pub mod codec;

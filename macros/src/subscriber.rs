@@ -84,6 +84,11 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         }
     };
 
+    // `&[T]` but `&[u8]`: a batch handler, whose payloads are `T`s.
+    let batch_of = match &payload_ty {
+        Type::Slice(slice) if !is_u8(&slice.elem) => Some((*slice.elem).clone()),
+        _ => None,
+    };
     let mut extract_tys = Vec::new();
     let mut extract_args = Vec::new();
     let mut extract_lets = Vec::new();
@@ -113,6 +118,16 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             ));
         }
         let var = format_ident!("__arg{}", i);
+        if batch_of.is_some() {
+            extract_lets.push(quote_spanned! {ty.span()=>
+                let #var = <#ty as ::ruststream::batch::ExtractBatch<'_, __S>>::extract_batch(
+                    batch, state,
+                );
+            });
+            extract_tys.push(ty.clone());
+            extract_args.push(var);
+            continue;
+        }
         extract_lets.push(quote_spanned! {ty.span()=>
             let #var = <#ty as ::ruststream::handler::Extract<__S>>::extract(
                 &message, state, #name_str,
@@ -123,8 +138,8 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
     }
 
     // `&[u8]`: the payload as delivered, not decoded (any encoding, or none).
-    let raw = matches!(&payload_ty, Type::Slice(slice)
-        if matches!(&*slice.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("u8")));
+    let raw = matches!(&payload_ty, Type::Slice(slice) if is_u8(&slice.elem));
+    let payload_ty = batch_of.clone().unwrap_or(payload_ty);
     let decode = if raw {
         quote!(let payload: &[u8] = message.payload;)
     } else {
@@ -164,6 +179,57 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let doc = format!(
         "The `#[subscriber]` handler `{name_str}`; its function body is [`{name_str}::handle`]."
     );
+
+    if batch_of.is_some() {
+        let pieces = BatchPieces {
+            name,
+            name_str: &name_str,
+            payload_ty: &payload_ty,
+            extract_tys: &extract_tys,
+            extract_args: &extract_args,
+            extract_lets: &extract_lets,
+        };
+        let handler_impl = batch_handler(&pieces);
+        return Ok(quote! {
+            #[doc = #doc]
+            #[allow(non_camel_case_types)]
+            #[derive(Debug, Clone, Copy, Default)]
+            #vis struct #name;
+
+            impl #name {
+                /// The handler's function, as written.
+                #(#attrs)*
+                #vis async fn handle(#inputs) #output #body
+
+                /// This batch handler, gathered in batches of at most `max_messages` (a
+                /// registration's `.batch(policy)` overrides it).
+                #vis const fn batch(
+                    self,
+                    max_messages: ::core::num::NonZeroUsize,
+                ) -> ::ruststream::batch::Batched<Self> {
+                    ::ruststream::batch::Batched::new(self, max_messages)
+                }
+            }
+
+            #payload_check
+
+            impl ::ruststream::handler::Described for #name {
+                type Descriptor = #descriptor_type;
+
+                fn descriptor(&self) -> #descriptor_type {
+                    #descriptor
+                }
+
+                fn dead_letters(&self) -> bool {
+                    #dead_letters
+                }
+
+                #payload_schema
+            }
+
+            #handler_impl
+        });
+    }
 
     Ok(quote! {
         #[doc = #doc]
@@ -220,6 +286,103 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             }
         }
     })
+}
+
+/// Whether `ty` is `u8`.
+fn is_u8(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("u8"))
+}
+
+/// What the `Handler` impl of a batch handler is written from.
+struct BatchPieces<'a> {
+    name: &'a syn::Ident,
+    name_str: &'a str,
+    /// The type of one payload: `T` in `&[T]`.
+    payload_ty: &'a Type,
+    extract_tys: &'a [Type],
+    extract_args: &'a [syn::Ident],
+    extract_lets: &'a [TokenStream],
+}
+
+/// The `Handler` impl of a batch handler: every message decoded, the ones that do not decode
+/// rejected on their own, the function called once with the rest, its outcome spread back.
+/// A single message is a batch of one.
+fn batch_handler(pieces: &BatchPieces<'_>) -> TokenStream {
+    let BatchPieces {
+        name,
+        name_str,
+        payload_ty,
+        extract_tys,
+        extract_args,
+        extract_lets,
+    } = pieces;
+    // `Batch<'_>` is a parameter for any state; the others (`State<T>`) are bounded, for every
+    // lifetime of the batch.
+    let bounds = extract_tys
+        .iter()
+        .filter(|ty| !is_batch_view(ty))
+        .map(|ty| quote!(#ty: for<'__b> ::ruststream::batch::ExtractBatch<'__b, __S>,));
+    quote! {
+        impl<__S> ::ruststream::Handler<__S> for #name
+        where
+            __S: ::core::marker::Send + ::core::marker::Sync + 'static,
+            #(#bounds)*
+        {
+            fn name(&self) -> &'static str {
+                #name_str
+            }
+
+            fn call<'a>(
+                &'a self,
+                message: ::ruststream::handler::Incoming<'a>,
+                state: &'a __S,
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<::ruststream::Answer, ::ruststream::Rejection>,
+            > + ::core::marker::Send + 'a {
+                async move {
+                    let messages = [message];
+                    let mut answers = self.call_batch(&messages, state).await;
+                    answers.pop().expect("one answer per message")
+                }
+            }
+
+            fn batch_policy(&self) -> ::core::option::Option<::ruststream::batch::BatchPolicy> {
+                ::core::option::Option::Some(::ruststream::batch::BatchPolicy::default())
+            }
+
+            fn call_batch<'a>(
+                &'a self,
+                messages: &'a [::ruststream::handler::Incoming<'a>],
+                state: &'a __S,
+            ) -> impl ::core::future::Future<
+                Output = ::ruststream::__private::Vec<
+                    ::core::result::Result<::ruststream::Answer, ::ruststream::Rejection>,
+                >,
+            > + ::core::marker::Send + 'a
+            where
+                __S: ::core::marker::Sync,
+            {
+                async move {
+                    let decoded =
+                        ::ruststream::batch::Decoded::<#payload_ty>::decode(messages, #name_str);
+                    if decoded.is_empty() {
+                        return decoded.finish(::ruststream::batch::BatchOutcome::ack());
+                    }
+                    let outcome = {
+                        let batch = decoded.batch(messages);
+                        #(#extract_lets)*
+                        #name::handle(decoded.values(), #(#extract_args),*).await
+                    };
+                    decoded.finish(outcome)
+                }
+            }
+        }
+    }
+}
+
+/// Whether `ty` is the `Batch<'_>` parameter (its last path segment is `Batch`).
+fn is_batch_view(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Batch"))
 }
 
 /// The attribute's arguments: the descriptor, then options in any order: its type

@@ -2,8 +2,11 @@
 
 use core::future::Future;
 
+use alloc::vec::Vec;
+
 use super::Incoming;
 use super::Rejection;
+use crate::batch::BatchPolicy;
 use crate::outcome::Answer;
 
 /// A message handler for an app whose state is `S`.
@@ -34,6 +37,34 @@ pub trait Handler<S>: Send + Sync + 'static {
         message: Incoming<'a>,
         state: &'a S,
     ) -> impl Future<Output = Result<Answer, Rejection>> + Send + 'a;
+
+    /// For a handler that takes many messages at once (its first parameter is a slice), the
+    /// policy its batches are gathered by unless its registration sets one; `None`, the
+    /// default, for a handler of one message. The broker gathers batches only for handlers
+    /// that answer `Some`.
+    fn batch_policy(&self) -> Option<BatchPolicy> {
+        None
+    }
+
+    /// Run the handler on a batch of `messages`: one answer per message, in their order. By
+    /// default each message is handled on its own, one after the other; a batch handler
+    /// decodes them all and runs its function once.
+    fn call_batch<'a>(
+        &'a self,
+        messages: &'a [Incoming<'a>],
+        state: &'a S,
+    ) -> impl Future<Output = Vec<Result<Answer, Rejection>>> + Send + 'a
+    where
+        S: Sync,
+    {
+        async move {
+            let mut answers = Vec::with_capacity(messages.len());
+            for message in messages {
+                answers.push(self.call(*message, state).await);
+            }
+            answers
+        }
+    }
 }
 
 /// Where a handler is mounted, as its `#[subscriber(..)]` attribute says, with the type it was

@@ -28,6 +28,7 @@
 
 mod call;
 mod entries;
+mod gather;
 mod key_order;
 mod publishes;
 mod settler;
@@ -43,12 +44,14 @@ pub use call::Call;
 pub use entries::{BatchPlace, BatchSlot, EntryPosition};
 pub(crate) use settler::Settler;
 
+use crate::batch::BatchPolicy;
 use crate::completion::{
     Completion, Republish, Settlement, SettlementError, OUT_OF_ATTEMPTS, UNDECODABLE,
 };
 use crate::publish::{Origin, Token};
 use crate::{HandlerOutcome, Instant, SubscriptionRules, SubscriptionType};
 use entries::{Arrival as EntryArrival, EntryLedger};
+use gather::Gathering;
 use key_order::KeyOrder;
 use publishes::{AtEnd, Held, Ledger, Verdict};
 
@@ -74,6 +77,10 @@ pub struct MachineConfig {
     pub dead_letter_topic: bool,
     /// Whether the registration declared a retry topic: `retry_later(d)` is copied there.
     pub retry_topic: bool,
+    /// For a batch handler, how its deliveries are gathered into batches
+    /// ([`SubscriptionMachine::gather`], [`SubscriptionMachine::poll_batch`]): the
+    /// concurrency then counts batches.
+    pub batch: Option<BatchPolicy>,
 }
 
 /// How long after a retried message was due back (at once for `retry`, after its delay for
@@ -98,6 +105,7 @@ impl MachineConfig {
             ordered_retries: false,
             dead_letter_topic: false,
             retry_topic: false,
+            batch: None,
         }
     }
 }
@@ -183,6 +191,8 @@ pub struct SubscriptionMachine<Id, D> {
     publishes: Ledger<Id>,
     /// Deliveries to start now (their key was let go), with whether each was parked.
     startable: VecDeque<(D, bool)>,
+    /// For a batch handler, the deliveries gathered for its next batch.
+    gathering: Option<Gathering<D>>,
     /// Where a message id's entry is, as the transport knows it.
     entry_of: fn(&Id) -> EntryPosition,
     /// A number drawn from a message id, the same for the same id: the backoff's jitter.
@@ -211,6 +221,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             releases: Vec::new(),
             publishes: Ledger::new(),
             startable: VecDeque::new(),
+            gathering: config.batch.map(Gathering::new),
             entry_of,
             seed_of: |_| 0,
         }
@@ -236,6 +247,13 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     #[inline]
     pub fn wants_delivery(&self) -> bool {
         let held = self.keys.held();
+        if let Some(gathering) = &self.gathering {
+            // Batches: the next one is gathered while others run; deliveries held for their
+            // key are bounded by what the running batches and the next could hold.
+            let bound = gathering.max_messages() * (self.config.concurrency + 1);
+            return gathering.has_room()
+                && (held < bound || (self.keys.awaiting() > 0 && held < HELD_WHILE_AWAITING));
+        }
         self.running + held < self.config.concurrency
             || (self.keys.awaiting() > 0
                 && self.running < self.config.concurrency
@@ -586,7 +604,12 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// [`SubscriptionMachine::poll_call`] do not count: poll until it answers `None` first.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let waits = self.settler.next_deadline();
+        let mut waits = self.settler.next_deadline();
+        if let Some(gathering) = &self.gathering {
+            if let Some(due) = gathering.deadline(self.config.concurrency) {
+                waits = Some(waits.map_or(due, |w| w.min(due)));
+            }
+        }
         if self.keys.awaiting() == 0 {
             return waits;
         }
@@ -626,6 +649,72 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     #[inline]
     pub fn poll_release(&mut self) -> Option<Id> {
         self.releases.pop()
+    }
+
+    /// Whether deliveries are gathered into batches (the registration's handler takes a
+    /// slice): each delivery [`SubscriptionMachine::start`] lets run (and each of
+    /// [`SubscriptionMachine::poll_start`] and [`SubscriptionMachine::poll_expired`]) is then
+    /// [`SubscriptionMachine::gather`]ed, and handed over by [`SubscriptionMachine::poll_batch`].
+    #[inline]
+    pub fn gathers(&self) -> bool {
+        self.gathering.is_some()
+    }
+
+    /// Gather `delivery`, whose payload is `bytes` long, at `now`, for the next batch.
+    ///
+    /// # Panics
+    ///
+    /// Where the subscription does not gather ([`SubscriptionMachine::gathers`]).
+    #[inline]
+    pub fn gather(&mut self, delivery: D, bytes: usize, now: Instant) {
+        self.gathering
+            .as_mut()
+            .expect("gather only where the machine gathers batches")
+            .push(delivery, bytes, now);
+    }
+
+    /// The next batch to hand to the handler at `now`, if one is due: fewer batches run than
+    /// the concurrency allows, and the gathered deliveries reach the policy's max messages or
+    /// bytes, or the first of them waited the max wait, or the subscription stops. Call until
+    /// `None` after every event; the batch runs until [`SubscriptionMachine::batch_done`],
+    /// and each of its deliveries is [`SubscriptionMachine::finish`]ed on its own. `true`
+    /// with a delivery says it was parked ([`SubscriptionMachine::park_gathered`]): acquire it.
+    #[inline]
+    pub fn poll_batch(&mut self, now: Instant) -> Option<Vec<(D, bool)>> {
+        let concurrency = self.config.concurrency;
+        self.gathering.as_mut()?.poll(now, concurrency)
+    }
+
+    /// Before the driver waits: every gathered delivery that waits for time is parked,
+    /// `release` called with each (it waits for its batch's max wait, not for a handler, so
+    /// it does not count as in flight), to be acquired again when its batch is handed over.
+    pub fn park_gathered(&mut self, release: impl FnMut(&D)) {
+        if let Some(gathering) = &mut self.gathering {
+            gathering.park(release);
+        }
+    }
+
+    /// A batch [`SubscriptionMachine::poll_batch`] handed over is done: another may run.
+    pub fn batch_done(&mut self) {
+        if let Some(gathering) = &mut self.gathering {
+            gathering.done();
+        }
+    }
+
+    /// Batches running, and deliveries gathered for the next (both 0 where the subscription
+    /// does not gather).
+    pub fn batches(&self) -> (usize, usize) {
+        self.gathering
+            .as_ref()
+            .map_or((0, 0), |g| (g.running(), g.gathered()))
+    }
+
+    /// The service is stopping: what is gathered is handed over in partial batches, without
+    /// waiting ([`SubscriptionMachine::poll_batch`]).
+    pub fn drain_batches(&mut self) {
+        if let Some(gathering) = &mut self.gathering {
+            gathering.drain();
+        }
     }
 
     /// Handlers running now.

@@ -261,12 +261,14 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         let descriptor = handler.descriptor().into_subscription();
         let dead_letters = handler.dead_letters();
         let payload_schema = handler.payload_schema();
+        let handler_batch = handler.batch_policy();
         let handler = Arc::new(handler);
         let mut mount = Mount::new(handler.name());
         crate::inprocess::add_driver(&mut mount, &handler);
         crate::remote::add_drivers(&mut mount, &handler);
         let mut registration = Registration::new(Arc::new(mount), descriptor, dead_letters);
         registration.payload_schema = payload_schema;
+        registration.handler_batch = handler_batch;
         self.registrations.push(registration);
         Mounted::new(self.registrations.last_mut().expect("just pushed"))
     }

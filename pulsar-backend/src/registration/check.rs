@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use ruststream::app::{BoxError, StartError};
+use ruststream::batch::BatchPolicy;
 use ruststream::completion::SubscriptionRules;
 use ruststream::SubscriptionType;
 use ruststream_pulsar_model::{TopicPattern, TopicSelection};
@@ -170,10 +171,22 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             .concurrency
             .or(descriptor.concurrency)
             .unwrap_or(default_concurrency(descriptor.kind));
-        let receiver_queue = reg
-            .receiver_queue
-            .or(descriptor.receiver_queue)
-            .unwrap_or(concurrency);
+        let batch = match batch_policy(reg.batch, reg.handler_batch, descriptor.ack_timeout) {
+            Ok(batch) => batch,
+            Err(e) => {
+                problems.push(format!("handler `{name}`: {e}").into());
+                None
+            }
+        };
+        // A batch fills from the receiver queue: by default it holds the running batches and
+        // the next one.
+        let receiver_queue =
+            reg.receiver_queue
+                .or(descriptor.receiver_queue)
+                .unwrap_or(match batch {
+                    Some(policy) => policy.messages().get().saturating_mul(concurrency + 1),
+                    None => concurrency,
+                });
         if let (true, Some(retry)) = (single_active, &retry_topic) {
             let retry_selection = TopicSelection::Topics(vec![retry.clone()]);
             if let Some(other) =
@@ -213,6 +226,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
                     concurrency,
                     receiver_queue,
                     rules: retry_rules,
+                    batch,
                     schema: None,
                 });
             }
@@ -233,6 +247,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             concurrency,
             receiver_queue,
             rules,
+            batch,
             schema: reg.payload_schema.clone(),
         });
     }
@@ -245,6 +260,35 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             broker: "pulsar",
             problems,
         }),
+    }
+}
+
+/// The batch policy a registration runs with: its own (`.batch(policy)`) over the handler's;
+/// refused for a handler of one message, and for a max wait the ack timeout would cut short.
+fn batch_policy(
+    registration: Option<BatchPolicy>,
+    handler: Option<BatchPolicy>,
+    ack_timeout: Option<Duration>,
+) -> Result<Option<BatchPolicy>, String> {
+    let policy = match (registration, handler) {
+        (Some(_), None) => {
+            return Err(
+                "`.batch(..)` gathers messages for a batch handler, and this one takes \
+                        one message: make its first parameter a slice (`&[T]`), or remove \
+                        `.batch(..)`"
+                    .to_owned(),
+            )
+        }
+        (registration, handler) => registration.or(handler),
+    };
+    match (policy, ack_timeout) {
+        (Some(policy), Some(timeout)) if policy.wait() >= timeout => Err(format!(
+            "the batch's max wait {:?} is not shorter than the ack timeout {timeout:?}, which \
+             counts from when a message is received: a message could come back while it \
+             waits for its batch. Shorten the max wait or raise the ack timeout",
+            policy.wait()
+        )),
+        (policy, _) => Ok(policy),
     }
 }
 

@@ -37,6 +37,8 @@ pub(crate) struct CheckedSubscription<S> {
     /// pulsar-rs's receiver queue, and the in-process consumer's prefetch.
     pub(crate) receiver_queue: usize,
     pub(crate) rules: SubscriptionRules,
+    /// For a batch handler, how its batches are gathered.
+    pub(crate) batch: Option<ruststream::batch::BatchPolicy>,
     /// The schema it subscribes with (the handler's payload schema; none on the retry topic,
     /// whose copies ruststream writes without one).
     pub(crate) schema: Option<ruststream::Schema>,

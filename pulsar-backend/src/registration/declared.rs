@@ -27,6 +27,10 @@ pub(crate) struct Registration<S> {
     pub(crate) receiver_queue: Option<usize>,
     /// The handler's payload schema, which the broker checks when it subscribes.
     pub(crate) payload_schema: Option<ruststream::Schema>,
+    /// The batch policy the registration sets (`Mounted::batch`).
+    pub(crate) batch: Option<ruststream::batch::BatchPolicy>,
+    /// The handler's own batch policy: `Some` for a batch handler (`Handler::batch_policy`).
+    pub(crate) handler_batch: Option<ruststream::batch::BatchPolicy>,
 }
 
 impl<S> Registration<S> {
@@ -48,6 +52,8 @@ impl<S> Registration<S> {
             concurrency: None,
             receiver_queue: None,
             payload_schema: None,
+            batch: None,
+            handler_batch: None,
         }
     }
 }
@@ -122,6 +128,15 @@ impl<'a, S> Mounted<'a, S> {
     /// `concurrency` and [`crate::DEFAULT_CONCURRENCY`].
     pub fn concurrency(self, limit: usize) -> Self {
         self.registration.concurrency = Some(limit.max(1));
+        self
+    }
+
+    /// Gather this batch handler's messages into batches by `policy` (max messages, max
+    /// bytes, max wait), over the handler's own (`handler.batch(n)`, or
+    /// [`BatchPolicy::default`](ruststream::batch::BatchPolicy::default)). Only for a handler
+    /// whose first parameter is a slice: the broker refuses to start otherwise.
+    pub fn batch(self, policy: ruststream::batch::BatchPolicy) -> Self {
+        self.registration.batch = Some(policy);
         self
     }
 

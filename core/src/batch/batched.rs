@@ -1,0 +1,95 @@
+//! A batch handler with its batch policy, as `include` takes it.
+
+use alloc::vec::Vec;
+use core::future::Future;
+use core::num::NonZeroUsize;
+use core::time::Duration;
+
+use super::BatchPolicy;
+use crate::handler::{Described, Handler, Incoming, Rejection};
+use crate::outcome::Answer;
+
+/// A batch handler with the policy it is gathered by: what `handler.batch(max_messages)`
+/// gives, for `b.include(..)`. The registration's own `.batch(policy)` overrides it.
+///
+/// ```ignore
+/// b.include(aggregate.batch(nonzero!(64)).batch_wait(Duration::from_millis(250)));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Batched<H> {
+    handler: H,
+    policy: BatchPolicy,
+}
+
+impl<H> Batched<H> {
+    /// `handler`, gathered in batches of at most `max_messages` (other limits the defaults of
+    /// [`BatchPolicy::new`]).
+    pub const fn new(handler: H, max_messages: NonZeroUsize) -> Self {
+        Batched {
+            handler,
+            policy: BatchPolicy::new(max_messages),
+        }
+    }
+
+    /// Hand a partial batch over `wait` after its first message arrived.
+    pub const fn batch_wait(mut self, wait: Duration) -> Self {
+        self.policy = self.policy.max_wait(wait);
+        self
+    }
+
+    /// Hand a batch over once its payloads reach `bytes`.
+    pub const fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.policy = self.policy.max_bytes(bytes);
+        self
+    }
+
+    /// The policy.
+    pub const fn policy(&self) -> BatchPolicy {
+        self.policy
+    }
+}
+
+impl<H: Described> Described for Batched<H> {
+    type Descriptor = H::Descriptor;
+
+    fn descriptor(&self) -> Self::Descriptor {
+        self.handler.descriptor()
+    }
+
+    fn dead_letters(&self) -> bool {
+        self.handler.dead_letters()
+    }
+
+    fn payload_schema(&self) -> Option<crate::schema::Schema> {
+        self.handler.payload_schema()
+    }
+}
+
+impl<S: Sync, H: Handler<S>> Handler<S> for Batched<H> {
+    fn name(&self) -> &'static str {
+        self.handler.name()
+    }
+
+    fn call<'a>(
+        &'a self,
+        message: Incoming<'a>,
+        state: &'a S,
+    ) -> impl Future<Output = Result<Answer, Rejection>> + Send + 'a {
+        self.handler.call(message, state)
+    }
+
+    fn batch_policy(&self) -> Option<BatchPolicy> {
+        Some(self.policy)
+    }
+
+    fn call_batch<'a>(
+        &'a self,
+        messages: &'a [Incoming<'a>],
+        state: &'a S,
+    ) -> impl Future<Output = Vec<Result<Answer, Rejection>>> + Send + 'a
+    where
+        S: Sync,
+    {
+        self.handler.call_batch(messages, state)
+    }
+}

@@ -1,0 +1,102 @@
+//! One call of a batch handler, as `#[subscriber(..)]` writes it: decode, call, spread the
+//! outcome over the messages.
+
+use alloc::vec::Vec;
+
+use super::{Batch, IntoBatchOutcome};
+use crate::handler::{Incoming, Payload, Rejection};
+use crate::outcome::Answer;
+
+/// The payloads of a batch that decoded, with where each message went: what a batch handler
+/// is called with, and what its outcome is spread back over. Used by `#[subscriber(..)]`.
+#[derive(Debug)]
+pub struct Decoded<T> {
+    values: Vec<T>,
+    /// For each value, its message's place in the batch.
+    index: Vec<usize>,
+    /// The answer of each message of the batch, set for those that did not decode.
+    answers: Vec<Option<Result<Answer, Rejection>>>,
+}
+
+impl<T: Payload> Decoded<T> {
+    /// Decode every message of `messages` for handler `handler`; one that does not decode is
+    /// left out of the values, rejected on its own.
+    pub fn decode(messages: &[Incoming<'_>], handler: &'static str) -> Self {
+        let mut values = Vec::with_capacity(messages.len());
+        let mut index = Vec::with_capacity(messages.len());
+        let mut answers: Vec<Option<Result<Answer, Rejection>>> = Vec::new();
+        answers.resize_with(messages.len(), || None);
+        for (at, message) in messages.iter().enumerate() {
+            match T::decode(message.payload, handler) {
+                Ok(value) => {
+                    values.push(value);
+                    index.push(at);
+                }
+                Err(rejection) => answers[at] = Some(Err(rejection)),
+            }
+        }
+        Decoded {
+            values,
+            index,
+            answers,
+        }
+    }
+}
+
+impl<T> Decoded<T> {
+    /// The payloads that decoded, in order.
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    /// Their messages, aligned with [`Decoded::values`].
+    pub fn batch<'a>(&'a self, messages: &'a [Incoming<'a>]) -> Batch<'a> {
+        Batch::new(messages, &self.index)
+    }
+
+    /// Whether nothing decoded: the handler is not called.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Every message's answer: the handler's `outcome`, spread over the messages that
+    /// decoded, and the rejection of each that did not. (With nothing decoded, the handler
+    /// is not called, and any `outcome` finishes.)
+    pub fn finish(self, outcome: impl IntoBatchOutcome) -> Vec<Result<Answer, Rejection>> {
+        let Decoded {
+            index, mut answers, ..
+        } = self;
+        let given = outcome.into_batch_outcome().into_answers(index.len());
+        for (at, answer) in index.into_iter().zip(given) {
+            answers[at] = Some(Ok(answer));
+        }
+        answers
+            .into_iter()
+            .map(|answer| answer.expect("every message is answered: decoded ones by the outcome"))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::BatchOutcome;
+    use crate::HandlerOutcome;
+
+    #[test]
+    fn a_message_that_does_not_decode_is_rejected_alone_and_the_rest_are_indexed() {
+        let payloads: [&[u8]; 3] = [b"1", b"{", b"3"];
+        let messages: Vec<Incoming<'_>> = payloads
+            .iter()
+            .map(|p| Incoming::new(p, &[], "t").with_key(Some("k")))
+            .collect();
+        let decoded = Decoded::<u32>::decode(&messages, "sum");
+        assert_eq!(decoded.values(), &[1, 3]);
+        assert_eq!(decoded.batch(&messages).len(), 2);
+        assert_eq!(decoded.batch(&messages).key(1), Some("k"));
+        let answers = decoded.finish(BatchOutcome::ack().except(1, HandlerOutcome::retry()));
+        assert!(matches!(&answers[0], Ok(a) if a.outcome == HandlerOutcome::Ack));
+        assert!(matches!(&answers[1], Err(Rejection::Decode { .. })));
+        assert!(matches!(&answers[2], Ok(a) if a.outcome == HandlerOutcome::Retry));
+    }
+}

@@ -1,0 +1,195 @@
+//! Gathering a batch handler's deliveries into batches.
+//!
+//! A delivery that may run (admitted, its key free) waits here until its batch is cut: when
+//! the queue holds the policy's max messages or max bytes, when the first of it has waited the
+//! max wait, or, partial, when the subscription stops. A batch is one admission: at most the
+//! concurrency's number of batches run at once, and the queue is filled meanwhile.
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use crate::batch::BatchPolicy;
+use crate::Instant;
+
+/// The deliveries gathered for the next batch, and the batches running.
+#[derive(Debug)]
+pub(crate) struct Gathering<D> {
+    policy: BatchPolicy,
+    /// Each delivery with its payload's size, when it was gathered, and whether it was parked
+    /// (released while it waits for time: acquired again when its batch is handed over).
+    queue: VecDeque<(D, usize, Instant, bool)>,
+    /// The payload bytes in `queue`.
+    bytes: usize,
+    /// Batches handed over and not done.
+    running: usize,
+    /// The subscription stops: partial batches go at once.
+    draining: bool,
+}
+
+impl<D> Gathering<D> {
+    pub(crate) fn new(policy: BatchPolicy) -> Self {
+        Gathering {
+            policy,
+            queue: VecDeque::new(),
+            bytes: 0,
+            running: 0,
+            draining: false,
+        }
+    }
+
+    /// Whether the queue has room for another delivery.
+    #[inline]
+    pub(crate) fn has_room(&self) -> bool {
+        self.queue.len() < self.policy.messages().get() && self.bytes < self.policy.bytes()
+    }
+
+    /// How many deliveries a batch holds at most.
+    pub(crate) fn max_messages(&self) -> usize {
+        self.policy.messages().get()
+    }
+
+    /// Add `delivery` (`bytes` of payload) at `now`.
+    #[inline]
+    pub(crate) fn push(&mut self, delivery: D, bytes: usize, now: Instant) {
+        self.bytes += bytes;
+        self.queue.push_back((delivery, bytes, now, false));
+    }
+
+    /// Whether a batch is due at `now`: one may run, and the queue is full, or its first
+    /// delivery waited long enough, or the subscription stops.
+    fn due(&self, now: Instant, concurrency: usize) -> bool {
+        let Some((_, _, first, _)) = self.queue.front() else {
+            return false;
+        };
+        self.running < concurrency
+            && (!self.has_room()
+                || self.draining
+                || now >= first.saturating_add(self.policy.wait()))
+    }
+
+    /// The next batch, if one is due at `now`: as many deliveries as the policy allows, in
+    /// the order they were gathered (at least one, however large), each with whether it was
+    /// parked. It counts as running until [`Gathering::done`].
+    pub(crate) fn poll(&mut self, now: Instant, concurrency: usize) -> Option<Vec<(D, bool)>> {
+        if !self.due(now, concurrency) {
+            return None;
+        }
+        let mut batch = Vec::with_capacity(self.queue.len().min(self.max_messages()));
+        let mut bytes = 0;
+        while let Some((_, size, _, _)) = self.queue.front() {
+            let full = batch.len() == self.max_messages()
+                || (!batch.is_empty() && bytes + size > self.policy.bytes());
+            if full {
+                break;
+            }
+            let (delivery, size, _, parked) = self.queue.pop_front().expect("looked at");
+            bytes += size;
+            batch.push((delivery, parked));
+        }
+        self.bytes -= bytes;
+        self.running += 1;
+        Some(batch)
+    }
+
+    /// A batch handed over is done (every delivery of it finished).
+    pub(crate) fn done(&mut self) {
+        self.running = self.running.saturating_sub(1);
+    }
+
+    /// Batches running.
+    pub(crate) fn running(&self) -> usize {
+        self.running
+    }
+
+    /// Deliveries waiting for their batch.
+    pub(crate) fn gathered(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// When the first delivery's wait ends, if one waits and a batch may run then.
+    pub(crate) fn deadline(&self, concurrency: usize) -> Option<Instant> {
+        match (self.queue.front(), self.running < concurrency) {
+            (Some((_, _, first, _)), true) => Some(first.saturating_add(self.policy.wait())),
+            _ => None,
+        }
+    }
+
+    /// Park every delivery that waits for time and was not parked yet: `release` is called
+    /// with each, which is then acquired again when its batch is handed over.
+    pub(crate) fn park(&mut self, mut release: impl FnMut(&D)) {
+        for (delivery, _, _, parked) in self.queue.iter_mut().rev() {
+            if *parked {
+                break;
+            }
+            release(delivery);
+            *parked = true;
+        }
+    }
+
+    /// The subscription stops: what is gathered goes in partial batches, without waiting.
+    pub(crate) fn drain(&mut self) {
+        self.draining = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::time::Duration;
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_nanos(ms * 1_000_000)
+    }
+
+    fn policy() -> BatchPolicy {
+        BatchPolicy::new(crate::nonzero!(3))
+            .max_bytes(100)
+            .max_wait(Duration::from_millis(250))
+    }
+
+    #[test]
+    fn a_full_batch_goes_at_once_and_a_partial_one_at_exactly_the_max_wait() {
+        let mut gathering = Gathering::new(policy());
+        for i in 0..4 {
+            gathering.push(i, 1, at(10));
+        }
+        assert_eq!(
+            gathering.poll(at(10), 2),
+            Some(alloc::vec![(0, false), (1, false), (2, false)])
+        );
+        let mut parked = alloc::vec::Vec::new();
+        gathering.park(|d| parked.push(*d));
+        gathering.park(|d| parked.push(*d));
+        assert_eq!(parked, alloc::vec![3]);
+        assert_eq!(gathering.deadline(2), Some(at(260)));
+        assert_eq!(gathering.poll(at(259), 2), None);
+        assert_eq!(gathering.poll(at(260), 2), Some(alloc::vec![(3, true)]));
+        assert_eq!(gathering.running(), 2);
+    }
+
+    #[test]
+    fn concurrency_counts_batches_and_bytes_cut_a_batch() {
+        let mut gathering = Gathering::new(policy());
+        gathering.push('a', 60, at(0));
+        gathering.push('b', 60, at(0));
+        assert!(!gathering.has_room());
+        assert_eq!(gathering.poll(at(0), 1), Some(alloc::vec![('a', false)]));
+        // One batch runs: the next waits for it, full or not.
+        assert_eq!(gathering.poll(at(1_000), 1), None);
+        assert_eq!(gathering.deadline(1), None);
+        gathering.done();
+        assert_eq!(
+            gathering.poll(at(1_000), 1),
+            Some(alloc::vec![('b', false)])
+        );
+    }
+
+    #[test]
+    fn a_stopping_subscription_hands_over_a_partial_batch_at_once() {
+        let mut gathering = Gathering::new(policy());
+        gathering.push(1, 1, at(0));
+        assert_eq!(gathering.poll(at(0), 1), None);
+        gathering.drain();
+        assert_eq!(gathering.poll(at(0), 1), Some(alloc::vec![(1, false)]));
+    }
+}

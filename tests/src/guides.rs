@@ -55,3 +55,6 @@ pub struct Interoperability;
 
 #[doc = include_str!("../../docs/middleware.md")]
 pub struct Middleware;
+
+#[doc = include_str!("../../docs/batch-handlers.md")]
+pub struct BatchHandlers;

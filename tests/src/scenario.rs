@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use futures::channel::oneshot;
 use ruststream::app::App;
+use ruststream::batch::{Batch, BatchOutcome};
 use ruststream::codec::MsgPack;
 use ruststream::params::{
     EventTime, MessageId, MessageKey, Properties, PublishTime, RedeliveryCount, Topic,
@@ -59,6 +60,8 @@ pub struct Script {
     /// The overlap handlers: how many run now, the most that ever ran at once, and the job
     /// ids in the order their handlers started.
     overlap: Mutex<Overlap>,
+    /// The batches the batch handlers were given: each job's id and key, in order.
+    batches: Mutex<Vec<Vec<(u64, Option<String>)>>>,
 }
 
 /// What the overlap handlers record.
@@ -104,6 +107,7 @@ impl Script {
             attempts: Mutex::new(HashMap::new()),
             seen: Mutex::new(Vec::new()),
             overlap: Mutex::new(Overlap::default()),
+            batches: Mutex::new(Vec::new()),
         })
     }
 
@@ -125,6 +129,7 @@ impl Script {
             attempts: Mutex::new(HashMap::new()),
             seen: Mutex::new(Vec::new()),
             overlap: Mutex::new(Overlap::default()),
+            batches: Mutex::new(Vec::new()),
         })
     }
 
@@ -144,6 +149,20 @@ impl Script {
     /// Always `step`.
     pub fn always(step: Step) -> Arc<Script> {
         Script::new([], step)
+    }
+
+    /// The batches the batch handlers were given so far: each job's id and key.
+    pub fn batches(&self) -> Vec<Vec<(u64, Option<String>)>> {
+        self.batches.lock().unwrap().clone()
+    }
+
+    /// Record a batch, and answer each of its jobs as `for_job` does.
+    fn batch(&self, jobs: &[Job], batch: Batch<'_>) -> BatchOutcome {
+        let seen = (jobs.iter().enumerate())
+            .map(|(i, job)| (job.id, batch.key(i).map(str::to_owned)))
+            .collect();
+        self.batches.lock().unwrap().push(seen);
+        BatchOutcome::each(jobs.iter().map(|job| self.for_job(job)))
     }
 
     /// What the overlap handlers recorded.
@@ -687,4 +706,28 @@ pub fn layered_app(
         broker_layers(PulsarBroker::new("pulsar://localhost:6650")),
         mount,
     )
+}
+
+/// The max wait of the batch handlers' batches.
+pub const BATCH_WAIT: Duration = Duration::from_millis(250);
+
+/// A batch handler on a KeyShared subscription (4 partitions in its cases): records each
+/// batch, answers each job by the script.
+#[subscriber(
+    PulsarSubscription::new("jobs-bh", "bh-ks")
+        .subscription_type(SubscriptionType::KeyShared)
+        .ack_timeout(ACK_TIMEOUT)
+)]
+pub async fn batch_handler(
+    jobs: &[Job],
+    batch: Batch<'_>,
+    State(script): State<Arc<Script>>,
+) -> BatchOutcome {
+    script.batch(jobs, batch)
+}
+
+/// Reads the batch handler's dead-letter topic.
+#[subscriber(PulsarSubscription::new("jobs-bh-dlq", "bh-review"))]
+pub async fn batch_handler_dead_letters(_payload: &[u8]) -> HandlerOutcome {
+    HandlerOutcome::ack()
 }

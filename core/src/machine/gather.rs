@@ -18,6 +18,8 @@ pub(crate) struct Gathering<D> {
     /// Each delivery with its payload's size, when it was gathered, and whether it was parked
     /// (released while it waits for time: acquired again when its batch is handed over).
     queue: VecDeque<(D, usize, Instant, bool)>,
+    /// Whether a delivery gathered since the last [`Gathering::park`] is not parked.
+    unparked: bool,
     /// The payload bytes in `queue`.
     bytes: usize,
     /// Batches handed over and not done.
@@ -34,6 +36,7 @@ impl<D> Gathering<D> {
             bytes: 0,
             running: 0,
             draining: false,
+            unparked: false,
         }
     }
 
@@ -52,6 +55,7 @@ impl<D> Gathering<D> {
     #[inline]
     pub(crate) fn push(&mut self, delivery: D, bytes: usize, now: Instant) {
         self.bytes += bytes;
+        self.unparked = true;
         self.queue.push_back((delivery, bytes, now, false));
     }
 
@@ -117,6 +121,9 @@ impl<D> Gathering<D> {
     /// Park every delivery that waits for time and was not parked yet: `release` is called
     /// with each, which is then acquired again when its batch is handed over.
     pub(crate) fn park(&mut self, mut release: impl FnMut(&D)) {
+        if !core::mem::take(&mut self.unparked) {
+            return;
+        }
         for (delivery, _, _, parked) in self.queue.iter_mut().rev() {
             if *parked {
                 break;

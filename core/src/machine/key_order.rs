@@ -162,6 +162,17 @@ impl<K: Ord + Clone, I: PartialEq, D> KeyOrder<K, I, D> {
         }
     }
 
+    /// Park every held delivery not parked yet (`parked` is called with each one's id): what
+    /// it waits behind waits for time (a batch being gathered), not for a handler.
+    pub(crate) fn park_all(&mut self, mut parked: impl FnMut(&I)) {
+        for busy in self.busy.values_mut() {
+            for (held, _, is_parked) in busy.waiting.iter_mut().filter(|h| !h.2) {
+                *is_parked = true;
+                parked(held);
+            }
+        }
+    }
+
     /// When the earliest wait for a retried message ends, if a key waits for one.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.busy

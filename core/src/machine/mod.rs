@@ -687,10 +687,18 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
 
     /// Before the driver waits: every gathered delivery that waits for time is parked,
     /// `release` called with each (it waits for its batch's max wait, not for a handler, so
-    /// it does not count as in flight), to be acquired again when its batch is handed over.
+    /// it does not count as in flight), to be acquired again when its batch is handed over;
+    /// and so is every delivery held behind a key, which waits for those (its id is among the
+    /// releases, [`SubscriptionMachine::poll_release`], and it is acquired again when it
+    /// starts).
     pub fn park_gathered(&mut self, release: impl FnMut(&D)) {
-        if let Some(gathering) = &mut self.gathering {
-            gathering.park(release);
+        let Some(gathering) = &mut self.gathering else {
+            return;
+        };
+        gathering.park(release);
+        if self.keys.held() > 0 {
+            let releases = &mut self.releases;
+            self.keys.park_all(|held| releases.push(held.clone()));
         }
     }
 

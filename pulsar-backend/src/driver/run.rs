@@ -57,6 +57,8 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) key_ordered: bool,
     /// Whether a retried message keeps its key until it comes back.
     pub(crate) ordered_retries: bool,
+    /// For a batch handler, how its deliveries are gathered into batches.
+    pub(crate) batch: Option<ruststream::batch::BatchPolicy>,
 }
 
 /// What every handler invocation of a driver uses, shared: one reference count per delivery
@@ -205,6 +207,8 @@ pub(crate) struct Driver<C: ConsumerPort, S, H> {
     /// The copies being handed to the producer (waiting for room, or for the topic's
     /// partitions); each is answered through the outbox either way.
     sending: FuturesUnordered<BoxFuture<'static, ()>>,
+    /// A batch handler's running batches (`begin_batch`): one box per batch.
+    batches: FuturesUnordered<BoxFuture<'static, Vec<Finished<C::Id>>>>,
 }
 
 impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
@@ -217,6 +221,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             batch_index_acks: consumer.acks_batch_index(),
             dead_letter_topic: config.dead_letter.is_some(),
             retry_topic: config.retry.is_some(),
+            batch: config.batch,
             ..MachineConfig::new(config.concurrency)
         };
         let machine =
@@ -246,6 +251,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             answers: Vec::new(),
             copies: HashMap::new(),
             sending: FuturesUnordered::new(),
+            batches: FuturesUnordered::new(),
         }
     }
 
@@ -277,11 +283,16 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         // settled at once, and may let the next delivery of its key start. A macro, as the
         // invocations' future type has no name to write a method over.
         // (A delivery is moved as little as can be: each move is a copy of 192 bytes.)
+        // A batch handler's delivery is gathered for its batch instead (`hand_over`).
         macro_rules! start_one {
             ($received:expr, $admission:expr) => {{
-                let finished = running.start_with(|| self.begin($received, $admission));
-                if let Some(done) = finished {
-                    self.finish(done);
+                if self.machine.gathers() {
+                    self.gather($received, $admission);
+                } else {
+                    let finished = running.start_with(|| self.begin($received, $admission));
+                    if let Some(done) = finished {
+                        self.finish(done);
+                    }
                 }
             }};
         }
@@ -305,6 +316,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 // single-threaded executor run.
                 ruststream::runtime::yield_now().await;
             }
+            if self.machine.gathers() {
+                self.hand_over();
+            }
             if flush_now || (burst_ended && unflushed) {
                 if self.machine.awaits_retries() {
                     let now = self.config.runtime.now();
@@ -326,7 +340,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 }
                 self.flush().await;
                 self.show_gauges(running.len());
+                self.hand_over();
                 self.arm_timer();
+                // Gathered deliveries now wait for their batch's max wait (or for a running
+                // batch), not for a handler: they do not count as in flight meanwhile.
+                let consumer = &mut self.consumer;
+                self.machine
+                    .park_gathered(|(received, _)| consumer.release(&received.id));
                 while let Some(id) = self.machine.poll_release() {
                     self.consumer.release(&id);
                 }
@@ -340,6 +360,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     self.finish(done);
                     start_ready!();
                     return Poll::Ready(Event::Handled);
+                }
+                if !self.batches.is_empty() {
+                    if let Poll::Ready(Some(done)) = self.batches.poll_next_unpin(cx) {
+                        self.batch_finished(done);
+                        start_ready!();
+                        return Poll::Ready(Event::Handled);
+                    }
                 }
                 // Answers matter once a delivery waits for them (one that comes while its
                 // handler runs is taken when the handler ends): no look, and no waker to
@@ -492,6 +519,147 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 }
             }
         }
+    }
+
+    /// Gather a batch handler's delivery for its batch.
+    fn gather(&mut self, received: Received<C::Id>, admission: Admission) {
+        let bytes = received.payload.len();
+        let now = self.config.runtime.now();
+        self.machine.gather((received, admission), bytes, now);
+    }
+
+    /// Start every batch the machine hands over now.
+    fn hand_over(&mut self) {
+        if self.machine.batches().1 == 0 {
+            return;
+        }
+        let now = self.config.runtime.now();
+        while let Some(batch) = self.machine.poll_batch(now) {
+            let members = batch
+                .into_iter()
+                .map(|((received, admission), parked)| {
+                    if parked {
+                        self.consumer.acquire(&received.id);
+                    }
+                    (received, admission)
+                })
+                .collect();
+            let batch = self.begin_batch(members);
+            self.batches.push(Box::pin(batch));
+        }
+    }
+
+    /// The invocation of a batch handler: each delivery passes the layers' `before` hooks on
+    /// its own, those the handler is due (not answered by a layer, not out of attempts,
+    /// readable) go to it in one call, and each ends on its own: its `after` and `completed`
+    /// hooks, and what the machine gets back, as `begin` does for one.
+    fn begin_batch(
+        &mut self,
+        members: Vec<(Received<C::Id>, Admission)>,
+    ) -> impl Future<Output = Vec<Finished<C::Id>>> + Send + 'static {
+        let first = self.next_token;
+        self.next_token = first.wrapping_add(members.len() as u32);
+        for _ in &members {
+            self.config.handled.bump();
+        }
+        let invocation = self.invocation.clone();
+        async move {
+            let inv = &*invocation;
+            let started = inv.runtime.now();
+            let ends = {
+                let views: Vec<_> = (members.iter())
+                    .map(|(received, _)| move || incoming_of::<C>(received))
+                    .collect();
+                let mut deliveries: Vec<Delivery<'_>> = (members.iter().zip(&views))
+                    .map(|((received, admission), view)| {
+                        let mut delivery =
+                            Delivery::new(view, inv.handler.name(), &inv.subscription, started);
+                        received
+                            .unreadable()
+                            .inspect(|why| delivery.set_unreadable(why));
+                        if *admission == Admission::DeadLetter {
+                            delivery.set_out_of_attempts();
+                        }
+                        delivery
+                    })
+                    .collect();
+                let entered: Vec<Entered> = (deliveries.iter_mut())
+                    .map(|delivery| inv.layers.before(delivery))
+                    .collect();
+                let mut ran: Vec<Option<Ran>> = (members.iter().zip(&entered))
+                    .map(|((received, admission), entered)| {
+                        let out_of_attempts = *admission == Admission::DeadLetter;
+                        match (out_of_attempts, entered.answer(), received.unreadable()) {
+                            (true, _, _) => Some(Ran::OutOfAttempts),
+                            (false, Some(outcome), _) => Some(Ran::Answered(outcome)),
+                            (false, None, Some(why)) => {
+                                Some(Ran::unreadable(inv.handler.name(), why))
+                            }
+                            (false, None, None) => None,
+                        }
+                    })
+                    .collect();
+                let due: Vec<usize> = (0..ran.len()).filter(|&i| ran[i].is_none()).collect();
+                if !due.is_empty() {
+                    let messages: Vec<Incoming<'_>> = (due.iter())
+                        .map(|&i| incoming_of::<C>(&members[i].0))
+                        .collect();
+                    let span = tracing::debug_span!(
+                        "batch",
+                        handler = inv.handler.name(),
+                        messages = due.len()
+                    );
+                    let call = AssertUnwindSafe(inv.handler.call_batch(&messages, &inv.state));
+                    let answers = InSpan::new(call.catch_unwind(), &span).await;
+                    let mut answers = answers.map(Vec::into_iter);
+                    for &i in &due {
+                        ran[i] = Some(Ran::Handler(match &mut answers {
+                            Ok(answers) => match answers.next() {
+                                Some(answer) => Ok(answer),
+                                None => Err(Box::new(
+                                    "the batch handler gave fewer answers than messages",
+                                )),
+                            },
+                            Err(_) => Err(Box::new("the batch handler panicked")),
+                        }));
+                    }
+                }
+                let ended = inv.runtime.now();
+                (deliveries.into_iter().zip(entered).zip(ran).zip(&members))
+                    .map(|(((mut delivery, entered), ran), (received, _))| {
+                        let ran = ran.expect("every delivery ran or was answered");
+                        let mut end = ran.end(ended);
+                        let done = match delivery.span().is_disabled() {
+                            true => inv.layers.end(entered, &delivery, &mut end),
+                            false => (delivery.span().clone())
+                                .in_scope(|| inv.layers.end(entered, &delivery, &mut end)),
+                        };
+                        let kept = (!done).then(|| Kept::of(entered, &delivery, &end));
+                        let attempt = received.redelivery_count.unwrap_or(0);
+                        let ends = Ends(end.completion(), end.ended(), 0, attempt);
+                        (ends, kept, delivery.take_span())
+                    })
+                    .collect::<Vec<_>>()
+            };
+            (members.into_iter().zip(ends).enumerate())
+                .map(|(i, ((received, _), (ends, kept, span)))| {
+                    let token = Token(first.wrapping_add(i as u32));
+                    let batch = received.batch.map(|slot| slot.place());
+                    let key = received.key.clone().filter(|_| inv.key_ordered);
+                    let id = received.id.clone();
+                    let copy = kept.map(|kept| Box::new(CopySource { received, kept }));
+                    finished(Delivered { batch, id }, token, ends, key, span, copy)
+                })
+                .collect()
+        }
+    }
+
+    /// A batch ended: hand each of its deliveries to the machine, then let another batch run.
+    fn batch_finished(&mut self, done: Vec<Finished<C::Id>>) {
+        for done in done {
+            self.finish(done);
+        }
+        self.machine.batch_done();
     }
 
     /// Hand a handler invocation that ended to the machine, and publish the copy it orders.
@@ -839,12 +1007,21 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             .now()
             .saturating_add(self.config.shutdown_grace);
         let mut grace = self.config.runtime.sleep_until(deadline);
+        // A batch handler's gathered deliveries go now, in partial batches.
+        self.machine.drain_batches();
+        self.hand_over();
         loop {
-            if running.len() == 0 && self.machine.awaiting_publishes() == 0 {
+            if running.len() == 0
+                && self.batches.is_empty()
+                && self.machine.awaiting_publishes() == 0
+            {
                 break;
             }
             let next = poll_fn(|cx| {
                 if let Poll::Ready(Some(done)) = running.poll_next(cx) {
+                    return Poll::Ready(Some(Ok(vec![done])));
+                }
+                if let Poll::Ready(Some(done)) = self.batches.poll_next_unpin(cx) {
                     return Poll::Ready(Some(Ok(done)));
                 }
                 if self.invocation.outbox.poll_answers(cx).is_ready() {
@@ -857,11 +1034,15 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             })
             .await;
             match next {
-                Some(Ok(done)) => self.finish(done),
+                Some(Ok(done)) if self.machine.gathers() => {
+                    self.batch_finished(done);
+                    self.hand_over();
+                }
+                Some(Ok(done)) => done.into_iter().for_each(|done| self.finish(done)),
                 None => self.take_answers(),
                 Some(Err(())) => {
                     tracing::warn!(
-                        count = running.len(),
+                        count = running.len() + self.batches.len(),
                         awaiting_publishes = self.machine.awaiting_publishes(),
                         grace = ?self.config.shutdown_grace,
                         "stopping: handlers still running, or publishes not answered, after the \
@@ -869,6 +1050,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     );
                     // Dropped: cancelled, no outcome. Closing the consumer below releases them.
                     running.clear();
+                    self.batches.clear();
                     break;
                 }
             }

@@ -118,6 +118,7 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             topic: topics.into(),
             key_ordered: subscription.key_ordered,
             ordered_retries: subscription.ordered_retries,
+            batch: subscription.batch,
         },
     )
 }

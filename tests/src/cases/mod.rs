@@ -10,7 +10,7 @@
 //! registration refuses), `ack_timeout`, `dead_letter` (the attempt limit and
 //! `dead_letter(reason)`), `unusable` (undecodable and unreadable deliveries), `retries`
 //! (`retry_later`, the attempt count, backoff), `key_order`, `subscriptions`, `publishing`,
-//! `parameters`, `batches`, `partitions` and `middleware` (layers at each scope). This file holds what they share and [`ALL`], whose
+//! `parameters`, `batches` (batched entries), `batch_handlers`, `partitions` and `middleware` (layers at each scope). This file holds what they share and [`ALL`], whose
 //! order is the order the cases run in.
 #![allow(missing_docs)]
 
@@ -29,6 +29,7 @@ use crate::harness::{Env, Running};
 use crate::scenario::*;
 
 mod ack_timeout;
+mod batch_handlers;
 mod batches;
 mod dead_letter;
 mod key_order;
@@ -42,6 +43,7 @@ mod subscriptions;
 mod unusable;
 
 pub use ack_timeout::*;
+pub use batch_handlers::*;
 pub use batches::*;
 pub use dead_letter::*;
 pub use key_order::*;
@@ -148,6 +150,9 @@ cases!(
     a_timing_layer_times_every_call: Brokers::Both,
     a_layer_dead_letters_what_lacks_a_tenant: Brokers::Both,
     a_publish_layer_stamps_every_message: Brokers::Both,
+    a_batch_settles_each_message_on_its_own: Brokers::ApacheOnly,
+    batches_keep_each_keys_order: Brokers::ApacheOnly,
+    a_partial_batch_goes_at_the_max_wait: Brokers::ApacheOnly,
 );
 
 /// The ids of a batch publish all name one entry, each with its index: the producer really

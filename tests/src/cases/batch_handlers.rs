@@ -1,0 +1,174 @@
+//! Batch handlers: each message of a batch settled on its own, per-key order kept across
+//! batches, and a partial batch handed over at its max wait.
+
+use super::*;
+
+/// The batch handler in batches of at most 10, with an attempt limit and a dead-letter topic.
+fn mount_batches(b: &mut ruststream_pulsar::PulsarBroker<Plan>) {
+    b.include(
+        batch_handler
+            .batch(ruststream::nonzero!(10))
+            .batch_wait(BATCH_WAIT),
+    )
+    .max_attempts(n(3))
+    .dead_letter("jobs-bh-dlq");
+    b.include(batch_handler_dead_letters);
+}
+
+/// Every partition of the batch handler's topic has nothing left unacknowledged.
+async fn nothing_left(app: &dyn Running) {
+    for i in 0..PARTITIONS {
+        let partition = format!("jobs-bh-partition-{i}");
+        if let Some(backlog) = app.backlog(&partition, "bh-ks").await {
+            assert_eq!(backlog, 0, "every entry of {partition} acknowledged");
+        }
+    }
+}
+
+/// A batch of 10 from a batching producer: messages 3 and 7 are retried once, message 5 does
+/// not decode. 5 goes to the dead-letter topic with `undecodable` and its batch-mates are
+/// still handled, 3 and 7 come back once (together, in a later batch) and are then
+/// acknowledged, the others are acknowledged once.
+pub async fn a_batch_settles_each_message_on_its_own(env: Env) {
+    let exact = env.exact();
+    let script = Script::by_job(|id, attempt| match (id, attempt) {
+        (3 | 7, 0) => HandlerOutcome::retry(),
+        _ => HandlerOutcome::ack(),
+    });
+    let app = env
+        .start_partitioned(
+            app(mount_batches),
+            script.clone(),
+            &[("jobs-bh", PARTITIONS)],
+        )
+        .await;
+    let records: Vec<Message> = (1..=10)
+        .map(|id| match id {
+            5 => Message::new("jobs-bh", b"not json".to_vec()),
+            id => Message::new("jobs-bh", job(id)),
+        })
+        .collect();
+    let ids = app.publish_batch(records).await;
+    assert_one_entry(&ids);
+    let dead = app.until_calls("batch_handler_dead_letters", 1, SOON).await;
+    let calls = app.until_calls("batch_handler", 12, SOON).await;
+    app.pass(QUIET).await;
+    assert_eq!(dead.len(), 1, "one dead letter: {dead:?}");
+    assert_eq!(dead[0].payload_bytes(), b"not json");
+    assert_eq!(dead[0].property("DEAD_LETTER_REASON"), Some("undecodable"));
+    let calls_now = app.calls_of("batch_handler");
+    assert_eq!(calls_now.len(), calls.len(), "nothing more came back");
+    let undecodable: Vec<_> = (calls.iter())
+        .filter(|c| c.payload_bytes() == b"not json")
+        .collect();
+    assert_eq!(undecodable.len(), 1, "message 5 handled once");
+    assert_eq!(undecodable[0].completion(), Completion::DeadLettered);
+    let decoded: Vec<_> = (calls.iter())
+        .filter(|c| c.payload_bytes() != b"not json")
+        .cloned()
+        .collect();
+    let seen = calls_per_job(&decoded);
+    for id in [1, 2, 4, 6, 8, 9, 10] {
+        assert_eq!(seen.get(&id), Some(&1), "job {id} once: {seen:?}");
+    }
+    for id in [3, 7] {
+        assert_eq!(seen.get(&id), Some(&2), "job {id} retried once: {seen:?}");
+    }
+    let mut last = std::collections::BTreeMap::new();
+    for call in &decoded {
+        let job: Job = call.payload().expect("a job");
+        last.insert(job.id, call.outcome());
+    }
+    assert!(
+        last.values().all(|o| *o == Some(HandlerOutcome::ack())),
+        "every job ends acknowledged: {last:?}"
+    );
+    let batches = script.batches();
+    let first: Vec<u64> = batches[0].iter().map(|(id, _)| *id).collect();
+    if exact {
+        assert_eq!(
+            first,
+            [1, 2, 3, 4, 6, 7, 8, 9, 10],
+            "one batch of the nine that decode"
+        );
+        let again: Vec<u64> = batches[1].iter().map(|(id, _)| *id).collect();
+        assert_eq!(again, [3, 7], "the two retried come back together");
+        assert_eq!(batches.len(), 2, "{batches:?}");
+    }
+    assert!(batches.iter().all(|b| b.len() <= 10), "{batches:?}");
+    nothing_left(&*app).await;
+    app.stop().await;
+}
+
+/// Keyed batches from a key-based batching producer on 4 partitions, KeyShared: every job is
+/// handled once, each key's jobs in publish order, within a batch and across batches.
+pub async fn batches_keep_each_keys_order(env: Env) {
+    let script = Script::by_job(|_, _| HandlerOutcome::ack());
+    let app = env
+        .start_partitioned(
+            app(mount_batches),
+            script.clone(),
+            &[("jobs-bh", PARTITIONS)],
+        )
+        .await;
+    const KEYS: u64 = 4;
+    const PER_KEY: u64 = 5;
+    for key in 0..KEYS {
+        let records: Vec<Message> = (0..PER_KEY)
+            .map(|i| Message::new("jobs-bh", job(key * PER_KEY + i)).key(format!("key-{key}")))
+            .collect();
+        assert_one_entry(&app.publish_batch(records).await);
+    }
+    let calls = app
+        .until_calls("batch_handler", (KEYS * PER_KEY) as usize, SOON)
+        .await;
+    app.pass(QUIET).await;
+    let seen = calls_per_job(&calls);
+    assert_eq!(seen.len(), (KEYS * PER_KEY) as usize, "{seen:?}");
+    assert!(seen.values().all(|n| *n == 1), "each once: {seen:?}");
+    let mut order: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+    for batch in script.batches() {
+        for (id, key) in batch {
+            let key = key.expect("every job has its key");
+            assert_eq!(key, format!("key-{}", id / PER_KEY), "job {id}'s key");
+            order.entry(key).or_default().push(id);
+        }
+    }
+    for (key, ids) in &order {
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "{key} out of order: {ids:?}"
+        );
+    }
+    nothing_left(&*app).await;
+    app.stop().await;
+}
+
+/// Three messages, fewer than the batch holds: they are handed over together once the first
+/// has waited the max wait, on the virtual clock exactly then.
+pub async fn a_partial_batch_goes_at_the_max_wait(env: Env) {
+    let exact = env.exact();
+    let script = Script::by_job(|_, _| HandlerOutcome::ack());
+    let app = env
+        .start_partitioned(
+            app(mount_batches),
+            script.clone(),
+            &[("jobs-bh", PARTITIONS)],
+        )
+        .await;
+    let records: Vec<Message> = (1..=3).map(|id| Message::new("jobs-bh", job(id))).collect();
+    assert_one_entry(&app.publish_batch(records).await);
+    let calls = app.until_calls("batch_handler", 3, SOON).await;
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    if exact {
+        for call in &calls {
+            assert_eq!(call.at(), BATCH_WAIT, "handed over at exactly the max wait");
+        }
+    }
+    let ids: Vec<Vec<u64>> = (script.batches().iter())
+        .map(|b| b.iter().map(|(id, _)| *id).collect())
+        .collect();
+    assert_eq!(ids, [vec![1, 2, 3]], "one partial batch");
+    nothing_left(&*app).await;
+    app.stop().await;
+}

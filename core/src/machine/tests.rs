@@ -1024,3 +1024,164 @@ proptest! {
         prop_assert!(unanswered.is_empty());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// Batches, for any batching of entries, keys, policy, answers, concurrency and order of
+    /// events: every message is handled until it ends acknowledged exactly once by its own
+    /// answer, every entry is acknowledged; at most `concurrency` batches run, none over the
+    /// policy's max messages; a key is never in two running batches, nor twice in one; and
+    /// every arrival and every re-acquisition of a parked delivery is released exactly once.
+    #[test]
+    fn batches_settle_every_message_exactly_once_and_keep_each_key_to_one(
+        sizes in proptest::collection::vec(1u32..5, 1..12),
+        answers in proptest::collection::vec(answer(), 64),
+        concurrency in 1usize..4,
+        max_messages in 1usize..6,
+        keys in 1u64..4,
+        picks in proptest::collection::vec(any::<u8>(), 256),
+    ) {
+        let policy = crate::batch::BatchPolicy::new(core::num::NonZeroUsize::new(max_messages).unwrap())
+            .max_wait(Duration::from_millis(20));
+        let mut m: SubscriptionMachine<Msg, Msg> = SubscriptionMachine::new(
+            SubscriptionRules::new("s", SubscriptionType::KeyShared, Some(Duration::from_millis(100))),
+            MachineConfig { batch: Some(policy), ..MachineConfig::new(concurrency) },
+            entry_of,
+        );
+        prop_assert!(m.gathers());
+        let key_of = |id: &Msg| alloc::format!("k{}", id.entry % keys);
+        let mut broker = Broker {
+            sizes: sizes.clone(),
+            acked: BTreeSet::new(),
+            to_send: (0..sizes.len() as u64).collect(),
+            out: BTreeMap::new(),
+        };
+        let mut queue: VecDeque<(Msg, u32)> = VecDeque::new();
+        let mut batches: Vec<Vec<Msg>> = Vec::new();
+        let mut attempts: BTreeMap<Msg, usize> = BTreeMap::new();
+        let mut acked_by_handler: BTreeMap<Msg, usize> = BTreeMap::new();
+        let (mut arrived, mut acquired, mut released) = (0usize, 0usize, 0usize);
+        let mut now = 0u64;
+        let mut picks = picks.iter().cycle();
+        // Entries the ack timeout brought back: a copy may arrive while the first is still
+        // gathered or held behind its key (the timeout counts from receipt), and be handled
+        // again: at least once, not exactly once, for those.
+        let mut timed_out: BTreeSet<u64> = BTreeSet::new();
+        for _step in 0..3_000 {
+            while let Some(entry) = broker.to_send.pop_front() {
+                if broker.acked.contains(&entry) {
+                    continue;
+                }
+                broker.out.insert(entry, now);
+                let size = broker.sizes[entry as usize];
+                for index in 0..size {
+                    queue.push_back((Msg { entry, index }, size));
+                }
+            }
+            while m.wants_delivery() {
+                let Some((id, size)) = queue.pop_front() else { break };
+                arrived += 1;
+                let admission = m.arrive(&Arrival { id: &id, batch: slot(id, size), redelivery_count: Some(0) });
+                match admission {
+                    Admission::Handle => {
+                        let key = key_of(&id);
+                        if m.start(Admission::Handle, Some(&key), &id) {
+                            m.gather(id, 1, at(now));
+                        } else {
+                            // A copy of one held already (its entry came back) is let go.
+                            let _ = m.hold(&key, &id, id);
+                        }
+                    }
+                    Admission::Skip => {}
+                    other => prop_assert!(false, "unexpected {other:?}"),
+                }
+            }
+            // Batches due now are handed over.
+            while let Some(batch) = m.poll_batch(at(now)) {
+                prop_assert!(batch.len() <= max_messages && !batch.is_empty());
+                let ids: Vec<Msg> = batch.iter().map(|(id, _)| *id).collect();
+                acquired += batch.iter().filter(|(_, parked)| *parked).count();
+                let mut busy: BTreeSet<alloc::string::String> =
+                    batches.iter().flatten().map(key_of).collect();
+                for id in &ids {
+                    prop_assert!(busy.insert(key_of(id)), "{:?}'s key runs already: {:?} {:?}", id, batches, ids);
+                }
+                batches.push(ids);
+                prop_assert!(batches.len() <= concurrency);
+                prop_assert_eq!(m.batches().0, batches.len());
+            }
+            if !batches.is_empty() && picks.next().unwrap() % 3 != 0 {
+                // One running batch ends, each message by its own answer.
+                let pick = *picks.next().unwrap() as usize % batches.len();
+                for id in batches.swap_remove(pick) {
+                    let n = attempts.entry(id).or_default();
+                    let answer = if *n >= 3 { Answer::Ack } else { answers[(id.entry as usize * 5 + id.index as usize + *n) % answers.len()] };
+                    *n += 1;
+                    let completion = match answer {
+                        Answer::Ack => HandlerOutcome::ack().into(),
+                        Answer::Drop => HandlerOutcome::drop().into(),
+                        Answer::Retry => HandlerOutcome::retry().into(),
+                        Answer::RetryAfter(ms) => HandlerOutcome::retry_after(Duration::from_millis(ms)).into(),
+                        Answer::Panic => Completion::Panicked,
+                    };
+                    if matches!(answer, Answer::Ack | Answer::Drop) {
+                        *acked_by_handler.entry(id).or_default() += 1;
+                    }
+                    let size = broker.sizes[id.entry as usize];
+                    let key = key_of(&id);
+                    let _ = m.finish(ended(Delivered { id, batch: slot(id, size).map(BatchSlot::place) }, completion, at(now), Some(&key)));
+                }
+                m.batch_done();
+                while let Some((id, parked)) = m.poll_start() {
+                    acquired += usize::from(parked);
+                    m.gather(id, 1, at(now));
+                }
+            } else {
+                now += 10;
+            }
+            while let Some(call) = m.poll_call(at(now)) {
+                match call {
+                    Call::Ack(id) => {
+                        broker.acked.insert(id.entry);
+                        broker.out.remove(&id.entry);
+                    }
+                    Call::Nack(id) => {
+                        if broker.out.remove(&id.entry).is_some() {
+                            broker.to_send.push_back(id.entry);
+                        }
+                    }
+                    Call::AckIndex { .. } => prop_assert!(false, "index acks are off"),
+                }
+            }
+            // The driver waits: what waits for time is parked.
+            m.park_gathered(|_| released += 1);
+            while m.poll_release().is_some() {
+                released += 1;
+            }
+            let expired: Vec<u64> = broker.out.iter().filter(|(_, sent)| now >= **sent + 100).map(|(e, _)| *e).collect();
+            for entry in expired {
+                broker.out.remove(&entry);
+                broker.to_send.push_back(entry);
+                timed_out.insert(entry);
+            }
+            let idle = batches.is_empty() && m.batches() == (0, 0) && m.running() == 0;
+            if broker.acked.len() == sizes.len() && queue.is_empty() && idle {
+                break;
+            }
+        }
+        prop_assert_eq!(broker.acked.len(), sizes.len(), "every entry acknowledged");
+        for (entry, size) in sizes.iter().enumerate() {
+            for index in 0..*size {
+                let id = Msg { entry: entry as u64, index };
+                let times = acked_by_handler.get(&id).copied().unwrap_or(0);
+                match timed_out.contains(&(entry as u64)) {
+                    true => prop_assert!(times >= 1, "{:?} acknowledged by its handler", id),
+                    false => prop_assert_eq!(times, 1, "{:?} acknowledged by its handler once", id),
+                }
+            }
+        }
+        prop_assert_eq!(m.batches(), (0, 0));
+        prop_assert_eq!(released, arrived + acquired, "every arrival and re-acquisition released once");
+    }
+}

@@ -61,8 +61,11 @@ pub struct Script {
     /// ids in the order their handlers started.
     overlap: Mutex<Overlap>,
     /// The batches the batch handlers were given: each job's id and key, in order.
-    batches: Mutex<Vec<Vec<(u64, Option<String>)>>>,
+    batches: Mutex<Vec<SeenBatch>>,
 }
+
+/// A batch a batch handler was given: each job's id and key, in order.
+pub type SeenBatch = Vec<(u64, Option<String>)>;
 
 /// What the overlap handlers record.
 #[derive(Debug, Default, Clone)]
@@ -152,7 +155,7 @@ impl Script {
     }
 
     /// The batches the batch handlers were given so far: each job's id and key.
-    pub fn batches(&self) -> Vec<Vec<(u64, Option<String>)>> {
+    pub fn batches(&self) -> Vec<SeenBatch> {
         self.batches.lock().unwrap().clone()
     }
 

@@ -2,8 +2,9 @@
 //! and the two phases as functions of their own (`phase_publish`, `phase_consume`), whose
 //! instructions `scripts/bench` reads from callgrind.
 //!
-//! `inprocess <json|raw> <messages> [keep-all]`: `json` handlers decode the order; `raw` ones
-//! take `&[u8]`. With `keep-all` the in-process Pulsar keeps every message instead of freeing
+//! `inprocess <json|raw|json-batch> <messages> [keep-all]`: `json` handlers decode the order;
+//! `raw` ones take `&[u8]`; `json-batch` is a batch handler of 100 (`&[Order]`), which decodes
+//! every order and acknowledges the batch. With `keep-all` the in-process Pulsar keeps every message instead of freeing
 //! it once acknowledged. Prints `key=value` lines.
 
 use std::hint::black_box;
@@ -31,15 +32,30 @@ async fn raw(payload: &[u8]) -> HandlerOutcome {
     HandlerOutcome::ack()
 }
 
-fn app(decode: bool) -> impl App<State = ()> {
+/// Decodes 100 orders at a time and acknowledges them all.
+#[subscriber("bench-json-batch")]
+async fn json_batch(orders: &[Order]) -> HandlerOutcome {
+    black_box(orders);
+    HandlerOutcome::ack()
+}
+
+/// Which handler the benchmark runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Json,
+    Raw,
+    JsonBatch,
+}
+
+fn app(mode: Mode) -> impl App<State = ()> {
     RustStream::new(AppInfo::new("bench", "0.0.0")).with_broker(
         PulsarBroker::new("pulsar://127.0.0.1:6650"),
         move |b| {
-            if decode {
-                b.include(json);
-            } else {
-                b.include(raw);
-            }
+            match mode {
+                Mode::Json => b.include(json),
+                Mode::Raw => b.include(raw),
+                Mode::JsonBatch => b.include(json_batch.batch(ruststream::nonzero!(100))),
+            };
         },
     )
 }
@@ -63,10 +79,11 @@ fn phase_consume(bench: &Bench) {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: inprocess <json|raw> <messages> [keep-all]";
-    let decode = match args.next().as_deref() {
-        Some("json") => true,
-        Some("raw") => false,
+    let usage = "usage: inprocess <json|raw|json-batch> <messages> [keep-all]";
+    let mode = match args.next().as_deref() {
+        Some("json") => Mode::Json,
+        Some("raw") => Mode::Raw,
+        Some("json-batch") => Mode::JsonBatch,
         _ => panic!("{usage}"),
     };
     let messages: u64 = args
@@ -78,11 +95,15 @@ fn main() {
         Some("keep-all") => true,
         Some(_) => panic!("{usage}"),
     };
-    let topic = if decode { "bench-json" } else { "bench-raw" };
+    let topic = match mode {
+        Mode::Json => "bench-json",
+        Mode::Raw => "bench-raw",
+        Mode::JsonBatch => "bench-json-batch",
+    };
     let bench = if keep_all {
-        Bench::start_keeping_every_message(app(decode))
+        Bench::start_keeping_every_message(app(mode))
     } else {
-        Bench::start(app(decode))
+        Bench::start(app(mode))
     };
 
     // Warm up: first-use allocations (the topic, the subscription's queues) are not per
@@ -106,7 +127,7 @@ fn main() {
     bench.stop();
 
     let n = messages as usize;
-    println!("mode={}", if decode { "json" } else { "raw" });
+    println!("mode={mode:?}");
     println!("messages={messages}");
     println!("handled={handled}");
     println!(

@@ -90,42 +90,49 @@ impl BatchOutcome {
 
     /// The outcome of each of `len` messages, in order. Exceptions past `len` are ignored.
     pub fn into_answers(self, len: usize) -> Vec<Answer> {
+        self.spread(len).collect()
+    }
+
+    /// The outcome of each of `len` messages, in order, one at a time (no list is built
+    /// where there is no exception).
+    pub fn spread(self, len: usize) -> impl Iterator<Item = Answer> {
         let BatchOutcome {
             all,
             error,
-            except,
+            mut except,
             listed,
         } = self;
-        let mut answers: Vec<Option<Answer>> = (0..len).map(|_| None).collect();
-        for (index, answer) in except {
-            if let Some(slot) = answers.get_mut(index) {
-                *slot = Some(answer);
-            }
-        }
-        answers
-            .into_iter()
-            .map(|answer| match answer {
-                Some(answer) => answer,
-                None => {
-                    let answer = Answer::new(all);
-                    match (&error, listed) {
-                        (Some(error), _) => Answer {
-                            error: Some(Box::new(Shared(error.clone()))),
-                            ..answer
-                        },
-                        (None, Some(given)) => answer.because(Shared(Arc::from(Box::<
-                            dyn core::error::Error + Send + Sync,
-                        >::from(
-                            format!(
-                            "the batch handler returned {given} outcomes for a batch of \
-                                 {len} messages; the ones without an outcome are retried"
-                        )
-                        )))),
-                        (None, None) => answer,
-                    }
+        // By index, the later of two for one index last (a stable sort keeps their order).
+        except.sort_by_key(|(index, _)| *index);
+        let mut except = except.into_iter().peekable();
+        let error = match (error, listed) {
+            (Some(error), _) => Some(error),
+            (None, Some(given)) if given < len => Some(Arc::from(Box::<
+                dyn core::error::Error + Send + Sync,
+            >::from(format!(
+                "the batch handler returned {given} outcomes for a batch of {len} messages; \
+                 the ones without an outcome are retried"
+            )))),
+            (None, _) => None,
+        };
+        (0..len).map(move |at| {
+            let mut found = None;
+            while let Some((index, _)) = except.peek() {
+                if *index > at {
+                    break;
                 }
+                let (index, answer) = except.next().expect("peeked");
+                if index == at {
+                    found = Some(answer);
+                }
+            }
+            found.unwrap_or_else(|| Answer {
+                error: error
+                    .clone()
+                    .map(|e| Box::new(Shared(e)) as Box<dyn core::error::Error + Send + Sync>),
+                ..Answer::new(all)
             })
-            .collect()
+        })
     }
 }
 

@@ -14,8 +14,10 @@ pub struct Decoded<T> {
     values: Vec<T>,
     /// For each value, its message's place in the batch.
     index: Vec<usize>,
-    /// The answer of each message of the batch, set for those that did not decode.
-    answers: Vec<Option<Result<Answer, Rejection>>>,
+    /// The messages that did not decode, by place, in order (most batches have none).
+    rejected: Vec<(usize, Rejection)>,
+    /// How many messages the batch has.
+    len: usize,
 }
 
 impl<T: Payload> Decoded<T> {
@@ -24,21 +26,21 @@ impl<T: Payload> Decoded<T> {
     pub fn decode(messages: &[Incoming<'_>], handler: &'static str) -> Self {
         let mut values = Vec::with_capacity(messages.len());
         let mut index = Vec::with_capacity(messages.len());
-        let mut answers: Vec<Option<Result<Answer, Rejection>>> = Vec::new();
-        answers.resize_with(messages.len(), || None);
+        let mut rejected = Vec::new();
         for (at, message) in messages.iter().enumerate() {
             match T::decode(message.payload, handler) {
                 Ok(value) => {
                     values.push(value);
                     index.push(at);
                 }
-                Err(rejection) => answers[at] = Some(Err(rejection)),
+                Err(rejection) => rejected.push((at, rejection)),
             }
         }
         Decoded {
             values,
             index,
-            answers,
+            rejected,
+            len: messages.len(),
         }
     }
 }
@@ -64,15 +66,18 @@ impl<T> Decoded<T> {
     /// is not called, and any `outcome` finishes.)
     pub fn finish(self, outcome: impl IntoBatchOutcome) -> Vec<Result<Answer, Rejection>> {
         let Decoded {
-            index, mut answers, ..
+            index,
+            rejected,
+            len,
+            ..
         } = self;
-        let given = outcome.into_batch_outcome().into_answers(index.len());
-        for (at, answer) in index.into_iter().zip(given) {
-            answers[at] = Some(Ok(answer));
-        }
-        answers
-            .into_iter()
-            .map(|answer| answer.expect("every message is answered: decoded ones by the outcome"))
+        let mut given = outcome.into_batch_outcome().spread(index.len());
+        let mut rejected = rejected.into_iter().peekable();
+        (0..len)
+            .map(|at| match rejected.next_if(|(place, _)| *place == at) {
+                Some((_, rejection)) => Err(rejection),
+                None => Ok(given.next().expect("one outcome per message that decoded")),
+            })
             .collect()
     }
 }

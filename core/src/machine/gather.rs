@@ -5,11 +5,25 @@
 //! max wait, or, partial, when the subscription stops. A batch is one admission: at most the
 //! concurrency's number of batches run at once, and the queue is filled meanwhile.
 
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use crate::batch::BatchPolicy;
 use crate::Instant;
+
+/// A delivery gathered for a batch: handed over as it is kept, so that a batch is the
+/// gathering's own storage and no delivery is copied on the way.
+#[derive(Debug)]
+pub struct Gathered<D> {
+    /// The delivery.
+    pub delivery: D,
+    /// Whether it was parked while it waited ([`super::SubscriptionMachine::park_gathered`]):
+    /// acquire it again.
+    pub parked: bool,
+    /// Its payload's size.
+    bytes: usize,
+    /// When it was gathered.
+    at: Instant,
+}
 
 /// The deliveries gathered for the next batch, and the batches running.
 #[derive(Debug)]
@@ -17,7 +31,7 @@ pub(crate) struct Gathering<D> {
     policy: BatchPolicy,
     /// Each delivery with its payload's size, when it was gathered, and whether it was parked
     /// (released while it waits for time: acquired again when its batch is handed over).
-    queue: VecDeque<(D, usize, Instant, bool)>,
+    queue: Vec<Gathered<D>>,
     /// Whether a delivery gathered since the last [`Gathering::park`] is not parked.
     unparked: bool,
     /// The payload bytes in `queue`.
@@ -32,7 +46,7 @@ impl<D> Gathering<D> {
     pub(crate) fn new(policy: BatchPolicy) -> Self {
         Gathering {
             policy,
-            queue: VecDeque::new(),
+            queue: Vec::new(),
             bytes: 0,
             running: 0,
             draining: false,
@@ -56,45 +70,57 @@ impl<D> Gathering<D> {
     pub(crate) fn push(&mut self, delivery: D, bytes: usize, now: Instant) {
         self.bytes += bytes;
         self.unparked = true;
-        self.queue.push_back((delivery, bytes, now, false));
+        if self.queue.capacity() == 0 {
+            self.queue.reserve_exact(self.policy.messages().get());
+        }
+        self.queue.push(Gathered {
+            delivery,
+            parked: false,
+            bytes,
+            at: now,
+        });
     }
 
     /// Whether a batch is due at `now`: one may run, and the queue is full, or its first
     /// delivery waited long enough, or the subscription stops.
     fn due(&self, now: Instant, concurrency: usize) -> bool {
-        let Some((_, _, first, _)) = self.queue.front() else {
+        let Some(first) = self.queue.first() else {
             return false;
         };
         self.running < concurrency
             && (!self.has_room()
                 || self.draining
-                || now >= first.saturating_add(self.policy.wait()))
+                || now >= first.at.saturating_add(self.policy.wait()))
     }
 
     /// The next batch, if one is due at `now`: as many deliveries as the policy allows, in
     /// the order they were gathered (at least one, however large), each with whether it was
     /// parked. It counts as running until [`Gathering::done`].
-    pub(crate) fn poll(&mut self, now: Instant, concurrency: usize) -> Option<Vec<(D, bool)>> {
+    pub(crate) fn poll(&mut self, now: Instant, concurrency: usize) -> Option<Vec<Gathered<D>>> {
         if !self.due(now, concurrency) {
             return None;
         }
-        let mut batch = Vec::with_capacity(self.queue.len().min(self.max_messages()));
+        // The common cut takes the whole queue, which holds no more than a batch: handed
+        // over as it is.
+        let mut take = 0;
         let mut bytes = 0;
-        while let Some((_, size, _, _)) = self.queue.front() {
-            let full = batch.len() == self.max_messages()
-                || (!batch.is_empty() && bytes + size > self.policy.bytes());
+        for gathered in &self.queue {
+            let full = take == self.max_messages()
+                || (take > 0 && bytes + gathered.bytes > self.policy.bytes());
             if full {
                 break;
             }
-            let (delivery, size, _, parked) = self.queue.pop_front().expect("looked at");
-            bytes += size;
-            batch.push((delivery, parked));
+            take += 1;
+            bytes += gathered.bytes;
         }
+        let batch = match take == self.queue.len() {
+            true => core::mem::take(&mut self.queue),
+            false => self.queue.drain(..take).collect(),
+        };
         self.bytes -= bytes;
         self.running += 1;
         Some(batch)
     }
-
     /// A batch handed over is done (every delivery of it finished).
     pub(crate) fn done(&mut self) {
         self.running = self.running.saturating_sub(1);
@@ -112,8 +138,8 @@ impl<D> Gathering<D> {
 
     /// When the first delivery's wait ends, if one waits and a batch may run then.
     pub(crate) fn deadline(&self, concurrency: usize) -> Option<Instant> {
-        match (self.queue.front(), self.running < concurrency) {
-            (Some((_, _, first, _)), true) => Some(first.saturating_add(self.policy.wait())),
+        match (self.queue.first(), self.running < concurrency) {
+            (Some(first), true) => Some(first.at.saturating_add(self.policy.wait())),
             _ => None,
         }
     }
@@ -124,12 +150,12 @@ impl<D> Gathering<D> {
         if !core::mem::take(&mut self.unparked) {
             return;
         }
-        for (delivery, _, _, parked) in self.queue.iter_mut().rev() {
-            if *parked {
+        for gathered in self.queue.iter_mut().rev() {
+            if gathered.parked {
                 break;
             }
-            release(delivery);
-            *parked = true;
+            release(&gathered.delivery);
+            gathered.parked = true;
         }
     }
 
@@ -154,6 +180,10 @@ mod tests {
             .max_wait(Duration::from_millis(250))
     }
 
+    fn ids<D: Copy>(batch: Option<Vec<Gathered<D>>>) -> Option<Vec<(D, bool)>> {
+        batch.map(|b| b.iter().map(|g| (g.delivery, g.parked)).collect())
+    }
+
     #[test]
     fn a_full_batch_goes_at_once_and_a_partial_one_at_exactly_the_max_wait() {
         let mut gathering = Gathering::new(policy());
@@ -161,7 +191,7 @@ mod tests {
             gathering.push(i, 1, at(10));
         }
         assert_eq!(
-            gathering.poll(at(10), 2),
+            ids(gathering.poll(at(10), 2)),
             Some(alloc::vec![(0, false), (1, false), (2, false)])
         );
         let mut parked = alloc::vec::Vec::new();
@@ -169,8 +199,11 @@ mod tests {
         gathering.park(|d| parked.push(*d));
         assert_eq!(parked, alloc::vec![3]);
         assert_eq!(gathering.deadline(2), Some(at(260)));
-        assert_eq!(gathering.poll(at(259), 2), None);
-        assert_eq!(gathering.poll(at(260), 2), Some(alloc::vec![(3, true)]));
+        assert_eq!(ids(gathering.poll(at(259), 2)), None);
+        assert_eq!(
+            ids(gathering.poll(at(260), 2)),
+            Some(alloc::vec![(3, true)])
+        );
         assert_eq!(gathering.running(), 2);
     }
 
@@ -180,13 +213,16 @@ mod tests {
         gathering.push('a', 60, at(0));
         gathering.push('b', 60, at(0));
         assert!(!gathering.has_room());
-        assert_eq!(gathering.poll(at(0), 1), Some(alloc::vec![('a', false)]));
+        assert_eq!(
+            ids(gathering.poll(at(0), 1)),
+            Some(alloc::vec![('a', false)])
+        );
         // One batch runs: the next waits for it, full or not.
-        assert_eq!(gathering.poll(at(1_000), 1), None);
+        assert_eq!(ids(gathering.poll(at(1_000), 1)), None);
         assert_eq!(gathering.deadline(1), None);
         gathering.done();
         assert_eq!(
-            gathering.poll(at(1_000), 1),
+            ids(gathering.poll(at(1_000), 1)),
             Some(alloc::vec![('b', false)])
         );
     }
@@ -195,8 +231,8 @@ mod tests {
     fn a_stopping_subscription_hands_over_a_partial_batch_at_once() {
         let mut gathering = Gathering::new(policy());
         gathering.push(1, 1, at(0));
-        assert_eq!(gathering.poll(at(0), 1), None);
+        assert_eq!(ids(gathering.poll(at(0), 1)), None);
         gathering.drain();
-        assert_eq!(gathering.poll(at(0), 1), Some(alloc::vec![(1, false)]));
+        assert_eq!(ids(gathering.poll(at(0), 1)), Some(alloc::vec![(1, false)]));
     }
 }

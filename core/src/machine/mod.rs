@@ -51,6 +51,7 @@ use crate::completion::{
 use crate::publish::{Origin, Token};
 use crate::{HandlerOutcome, Instant, SubscriptionRules, SubscriptionType};
 use entries::{Arrival as EntryArrival, EntryLedger};
+pub use gather::Gathered;
 use gather::Gathering;
 use key_order::KeyOrder;
 use publishes::{AtEnd, Held, Ledger, Verdict};
@@ -677,10 +678,10 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// the concurrency allows, and the gathered deliveries reach the policy's max messages or
     /// bytes, or the first of them waited the max wait, or the subscription stops. Call until
     /// `None` after every event; the batch runs until [`SubscriptionMachine::batch_done`],
-    /// and each of its deliveries is [`SubscriptionMachine::finish`]ed on its own. `true`
-    /// with a delivery says it was parked ([`SubscriptionMachine::park_gathered`]): acquire it.
+    /// and each of its deliveries is [`SubscriptionMachine::finish`]ed on its own. A delivery
+    /// that was parked ([`SubscriptionMachine::park_gathered`]) is to be acquired again.
     #[inline]
-    pub fn poll_batch(&mut self, now: Instant) -> Option<Vec<(D, bool)>> {
+    pub fn poll_batch(&mut self, now: Instant) -> Option<Vec<Gathered<D>>> {
         let concurrency = self.config.concurrency;
         self.gathering.as_mut()?.poll(now, concurrency)
     }

@@ -1100,8 +1100,8 @@ proptest! {
             // Batches due now are handed over.
             while let Some(batch) = m.poll_batch(at(now)) {
                 prop_assert!(batch.len() <= max_messages && !batch.is_empty());
-                let ids: Vec<Msg> = batch.iter().map(|(id, _)| *id).collect();
-                acquired += batch.iter().filter(|(_, parked)| *parked).count();
+                let ids: Vec<Msg> = batch.iter().map(|g| g.delivery).collect();
+                acquired += batch.iter().filter(|g| g.parked).count();
                 let mut busy: BTreeSet<alloc::string::String> =
                     batches.iter().flatten().map(key_of).collect();
                 for id in &ids {

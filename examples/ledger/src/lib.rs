@@ -62,6 +62,8 @@ impl ruststream::IntoOutcome for LedgerError {
 pub struct Ledger {
     db: Mutex<Connection>,
     commits: Mutex<u64>,
+    /// Movements written (not counting duplicates), read without the database.
+    written: std::sync::atomic::AtomicU64,
 }
 
 impl Ledger {
@@ -93,6 +95,7 @@ impl Ledger {
         Ok(Ledger {
             db: Mutex::new(db),
             commits: Mutex::new(0),
+            written: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -128,6 +131,8 @@ impl Ledger {
         }
         tx.commit()?;
         *self.commits.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        let new = stored.iter().filter(|s| **s == Stored::New).count() as u64;
+        (self.written).fetch_add(new, std::sync::atomic::Ordering::Relaxed);
         Ok(stored)
     }
 
@@ -154,6 +159,12 @@ impl Ledger {
         Ok(u64::try_from(count).unwrap_or(0))
     }
 
+    /// How many movements this process wrote (duplicates not counted), without asking the
+    /// database.
+    pub fn written(&self) -> u64 {
+        self.written.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// How many transactions were committed.
     pub fn commits(&self) -> u64 {
         *self.commits.lock().unwrap_or_else(PoisonError::into_inner)
@@ -170,7 +181,9 @@ pub struct Books {
 /// Up to [`BATCH`] movements, one transaction: a movement of zero goes to the dead-letter
 /// topic on its own; a database error retries them all.
 #[subscriber(
-    PulsarSubscription::new(MOVEMENTS, "ledger").ack_timeout(Duration::from_secs(30)),
+    PulsarSubscription::new(MOVEMENTS, "ledger")
+        .ack_timeout(Duration::from_secs(30))
+        .initial_position(InitialPosition::Earliest),
     dead_letter
 )]
 pub async fn store_movements(
@@ -190,7 +203,9 @@ pub async fn store_movements(
 
 /// The same service one movement at a time: a transaction each.
 #[subscriber(
-    PulsarSubscription::new(MOVEMENTS, "ledger").ack_timeout(Duration::from_secs(30)),
+    PulsarSubscription::new(MOVEMENTS, "ledger")
+        .ack_timeout(Duration::from_secs(30))
+        .initial_position(InitialPosition::Earliest),
     dead_letter
 )]
 pub async fn store_movement(
@@ -213,10 +228,13 @@ pub enum Handling {
     OneByOne,
 }
 
-/// The ledger service on the broker at `url`, its movements taken as `handling` says, stored
+/// The ledger service on `broker`, its movements taken as `handling` says, stored
 /// in the SQLite file `db` (in memory without one) opened at startup.
-pub fn app_on(url: &str, handling: Handling, db: Option<PathBuf>) -> impl App<State = Books> {
-    let url = url.to_owned();
+pub fn app_on(
+    broker: PulsarBroker<Books>,
+    handling: Handling,
+    db: Option<PathBuf>,
+) -> impl App<State = Books> {
     RustStream::new(AppInfo::new("ledger", "0.1.0"))
         .on_startup(async move |()| {
             let ledger = match &db {
@@ -227,7 +245,7 @@ pub fn app_on(url: &str, handling: Handling, db: Option<PathBuf>) -> impl App<St
                 ledger: Arc::new(ledger),
             })
         })
-        .with_broker(PulsarBroker::new(url), move |b| {
+        .with_broker(broker, move |b| {
             let mounted = match handling {
                 Handling::Batches => b.include(
                     store_movements

@@ -10,7 +10,7 @@ use ruststream_pulsar::prelude::*;
 fn app() -> impl App<State = Books> {
     let db = std::env::var_os("LEDGER_DB").unwrap_or_else(|| "ledger.sqlite3".into());
     app_on(
-        "pulsar://localhost:6650",
+        PulsarBroker::new("pulsar://localhost:6650"),
         Handling::Batches,
         Some(db.into()),
     )

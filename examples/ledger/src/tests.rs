@@ -22,10 +22,13 @@ async fn start(spawn: Arc<dyn Spawn>, handling: Handling) -> (TestApp, Arc<Ledge
     let books = Books {
         ledger: ledger.clone(),
     };
-    let app = TestApp::with_state(app_on("pulsar://localhost:6650", handling, None), books)
-        .on(spawn)
-        .await
-        .expect("the ledger starts");
+    let app = TestApp::with_state(
+        app_on(PulsarBroker::new("pulsar://localhost:6650"), handling, None),
+        books,
+    )
+    .on(spawn)
+    .await
+    .expect("the ledger starts");
     (app, ledger)
 }
 
@@ -99,9 +102,10 @@ async fn a_bad_movement_goes_alone(spawn: Arc<dyn Spawn>) {
     tb.stop().await;
 }
 
-fn on_all(
-    case: fn(Arc<dyn Spawn>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
-) {
+/// A case, on the runtime it is given.
+type Case = fn(Arc<dyn Spawn>) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+fn on_all(case: Case) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

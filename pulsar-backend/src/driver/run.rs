@@ -12,7 +12,7 @@ use futures::{FutureExt, StreamExt};
 use ruststream::completion::{Completion, Republish, Settlement, SubscriptionRules};
 use ruststream::handler::{BoxFuture, Incoming, Publish};
 use ruststream::machine::{
-    Admission, Arrival, Call, Delivered, Ended, MachineConfig, SubscriptionMachine,
+    Admission, Arrival, Call, Delivered, Ended, Gathered, MachineConfig, SubscriptionMachine,
 };
 use ruststream::middleware::{Delivery, End, Entered, Stack};
 use ruststream::publish::{Answered, HandlerPort, Origin, Outbox, Receipt, Token};
@@ -125,6 +125,22 @@ struct Finished<Id> {
     /// What only some deliveries carry: the key of a key-ordered one, the content of one the
     /// machine may copy. One pointer, so that what every delivery carries stays small.
     tail: Option<Box<Tail<Id>>>,
+}
+
+impl<Id> Finished<Id> {
+    /// Keep `copy` with it, for the copy the machine may order.
+    fn keep_copy(&mut self, copy: Box<CopySource<Id>>) {
+        match &mut self.tail {
+            Some(tail) => tail.copy = Some(copy),
+            None => {
+                self.tail = Some(Box::new(Tail {
+                    key: None,
+                    span: None,
+                    copy: Some(copy),
+                }))
+            }
+        }
+    }
 }
 
 /// What only some finished invocations carry.
@@ -535,16 +551,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         }
         let now = self.config.runtime.now();
         while let Some(batch) = self.machine.poll_batch(now) {
-            let members = batch
-                .into_iter()
-                .map(|((received, admission), parked)| {
-                    if parked {
-                        self.consumer.acquire(&received.id);
-                    }
-                    (received, admission)
-                })
-                .collect();
-            let batch = self.begin_batch(members);
+            for gathered in batch.iter().filter(|gathered| gathered.parked) {
+                self.consumer.acquire(&gathered.delivery.0.id);
+            }
+            let batch = self.begin_batch(batch);
             self.batches.push(Box::pin(batch));
         }
     }
@@ -552,11 +562,21 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// The invocation of a batch handler: each delivery passes the layers' `before` hooks on
     /// its own, those the handler is due (not answered by a layer, not out of attempts,
     /// readable) go to it in one call, and each ends on its own: its `after` and `completed`
-    /// hooks, and what the machine gets back, as `begin` does for one.
+    /// hooks, and what the machine gets back, as `begin` does for one. The batch is the
+    /// machine's own storage, and each delivery stays in it: one list a batch for what the
+    /// layers see of the deliveries, one for the handler's messages, one for what the machine
+    /// gets back.
     fn begin_batch(
         &mut self,
-        members: Vec<(Received<C::Id>, Admission)>,
+        members: Vec<Gathered<(Received<C::Id>, Admission)>>,
     ) -> impl Future<Output = Vec<Finished<C::Id>>> + Send + 'static {
+        /// One delivery of the batch, as the layers and the handler take it.
+        struct Member<'a> {
+            delivery: Delivery<'a>,
+            entered: Entered,
+            /// What ran; `None` while the handler is due.
+            ran: Option<Ran>,
+        }
         let first = self.next_token;
         self.next_token = first.wrapping_add(members.len() as u32);
         for _ in &members {
@@ -565,92 +585,106 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let invocation = self.invocation.clone();
         async move {
             let inv = &*invocation;
+            let name = inv.handler.name();
             let started = inv.runtime.now();
-            let ends = {
+            let mut done: Vec<Finished<C::Id>> = Vec::with_capacity(members.len());
+            // The deliveries whose end the machine decides, with what their copy needs.
+            let mut kept: Vec<(usize, Kept)> = Vec::new();
+            {
                 let views: Vec<_> = (members.iter())
-                    .map(|(received, _)| move || incoming_of::<C>(received))
+                    .map(|gathered| {
+                        let received = &gathered.delivery.0;
+                        move || incoming_of::<C>(received)
+                    })
                     .collect();
-                let mut deliveries: Vec<Delivery<'_>> = (members.iter().zip(&views))
-                    .map(|((received, admission), view)| {
-                        let mut delivery =
-                            Delivery::new(view, inv.handler.name(), &inv.subscription, started);
-                        received
-                            .unreadable()
-                            .inspect(|why| delivery.set_unreadable(why));
-                        if *admission == Admission::DeadLetter {
+                let mut batch: Vec<Member<'_>> = (members.iter().zip(&views))
+                    .map(|(gathered, view)| {
+                        let (received, admission) = &gathered.delivery;
+                        let mut delivery = Delivery::new(view, name, &inv.subscription, started);
+                        let unreadable = received.unreadable();
+                        unreadable.inspect(|why| delivery.set_unreadable(why));
+                        let out_of_attempts = *admission == Admission::DeadLetter;
+                        if out_of_attempts {
                             delivery.set_out_of_attempts();
                         }
-                        delivery
-                    })
-                    .collect();
-                let entered: Vec<Entered> = (deliveries.iter_mut())
-                    .map(|delivery| inv.layers.before(delivery))
-                    .collect();
-                let mut ran: Vec<Option<Ran>> = (members.iter().zip(&entered))
-                    .map(|((received, admission), entered)| {
-                        let out_of_attempts = *admission == Admission::DeadLetter;
-                        match (out_of_attempts, entered.answer(), received.unreadable()) {
+                        let entered = inv.layers.before(&mut delivery);
+                        let ran = match (out_of_attempts, entered.answer(), unreadable) {
                             (true, _, _) => Some(Ran::OutOfAttempts),
                             (false, Some(outcome), _) => Some(Ran::Answered(outcome)),
-                            (false, None, Some(why)) => {
-                                Some(Ran::unreadable(inv.handler.name(), why))
-                            }
+                            (false, None, Some(why)) => Some(Ran::unreadable(name, why)),
                             (false, None, None) => None,
+                        };
+                        Member {
+                            delivery,
+                            entered,
+                            ran,
                         }
                     })
                     .collect();
-                let due: Vec<usize> = (0..ran.len()).filter(|&i| ran[i].is_none()).collect();
-                if !due.is_empty() {
-                    let messages: Vec<Incoming<'_>> = (due.iter())
-                        .map(|&i| incoming_of::<C>(&members[i].0))
-                        .collect();
-                    let span = tracing::debug_span!(
-                        "batch",
-                        handler = inv.handler.name(),
-                        messages = due.len()
+                let due = batch.iter().filter(|member| member.ran.is_none()).count();
+                if due > 0 {
+                    let mut messages: Vec<Incoming<'_>> = Vec::with_capacity(due);
+                    messages.extend(
+                        (members.iter().zip(&batch))
+                            .filter(|(_, member)| member.ran.is_none())
+                            .map(|(gathered, _)| incoming_of::<C>(&gathered.delivery.0)),
                     );
+                    let span =
+                        tracing::debug_span!("batch", handler = name, messages = messages.len());
                     let call = AssertUnwindSafe(inv.handler.call_batch(&messages, &inv.state));
                     let answers = InSpan::new(call.catch_unwind(), &span).await;
                     let mut answers = answers.map(Vec::into_iter);
-                    for &i in &due {
-                        ran[i] = Some(Ran::Handler(match &mut answers {
-                            Ok(answers) => match answers.next() {
-                                Some(answer) => Ok(answer),
-                                None => Err(Box::new(
-                                    "the batch handler gave fewer answers than messages",
-                                )),
-                            },
+                    for member in batch.iter_mut().filter(|member| member.ran.is_none()) {
+                        member.ran = Some(Ran::Handler(match &mut answers {
+                            Ok(answers) => answers.next().ok_or_else(|| {
+                                Box::new("the batch handler gave fewer answers than messages")
+                                    as Box<dyn std::any::Any + Send>
+                            }),
                             Err(_) => Err(Box::new("the batch handler panicked")),
                         }));
                     }
                 }
                 let ended = inv.runtime.now();
-                (deliveries.into_iter().zip(entered).zip(ran).zip(&members))
-                    .map(|(((mut delivery, entered), ran), (received, _))| {
-                        let ran = ran.expect("every delivery ran or was answered");
-                        let mut end = ran.end(ended);
-                        let done = match delivery.span().is_disabled() {
-                            true => inv.layers.end(entered, &delivery, &mut end),
-                            false => (delivery.span().clone())
-                                .in_scope(|| inv.layers.end(entered, &delivery, &mut end)),
-                        };
-                        let kept = (!done).then(|| Kept::of(entered, &delivery, &end));
-                        let attempt = received.redelivery_count.unwrap_or(0);
-                        let ends = Ends(end.completion(), end.ended(), 0, attempt);
-                        (ends, kept, delivery.take_span())
-                    })
-                    .collect::<Vec<_>>()
-            };
-            (members.into_iter().zip(ends).enumerate())
-                .map(|(i, ((received, _), (ends, kept, span)))| {
+                for (i, (member, gathered)) in batch.into_iter().zip(&members).enumerate() {
+                    let Member {
+                        mut delivery,
+                        entered,
+                        ran,
+                    } = member;
+                    let received = &gathered.delivery.0;
+                    let ran = ran.expect("every delivery ran or was answered");
+                    let mut end = ran.end(ended);
+                    let hooks_done = match delivery.span().is_disabled() {
+                        true => inv.layers.end(entered, &delivery, &mut end),
+                        false => (delivery.span().clone())
+                            .in_scope(|| inv.layers.end(entered, &delivery, &mut end)),
+                    };
+                    if !hooks_done {
+                        kept.push((i, Kept::of(entered, &delivery, &end)));
+                    }
+                    let attempt = received.redelivery_count.unwrap_or(0);
+                    let ends = Ends(end.completion(), end.ended(), 0, attempt);
                     let token = Token(first.wrapping_add(i as u32));
-                    let batch = received.batch.map(|slot| slot.place());
-                    let key = received.key.clone().filter(|_| inv.key_ordered);
-                    let id = received.id.clone();
-                    let copy = kept.map(|kept| Box::new(CopySource { received, kept }));
-                    finished(Delivered { batch, id }, token, ends, key, span, copy)
-                })
-                .collect()
+                    let at = received.batch.map(|slot| slot.place());
+                    let key = received.key.as_ref().filter(|_| inv.key_ordered).cloned();
+                    let id = Delivered {
+                        batch: at,
+                        id: received.id.clone(),
+                    };
+                    done.push(finished(id, token, ends, key, delivery.take_span(), None));
+                }
+            }
+            // A delivery the machine may copy keeps its message until the copy is made.
+            if !kept.is_empty() {
+                let mut kept = kept.into_iter().peekable();
+                for (i, gathered) in members.into_iter().enumerate() {
+                    if let Some((_, kept)) = kept.next_if(|(at, _)| *at == i) {
+                        let received = gathered.delivery.0;
+                        done[i].keep_copy(Box::new(CopySource { received, kept }));
+                    }
+                }
+            }
+            done
         }
     }
 

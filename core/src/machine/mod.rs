@@ -13,6 +13,7 @@
 //! | a copy to the dead-letter or the retry topic, ordered, then settled on its answer | [`SubscriptionMachine::finish`] ([`Settlement::Republish`]), [`SubscriptionMachine::answered`] |
 //! | an acknowledgement held until the handler's publishes are confirmed | `publishes.rs` |
 //! | a batched entry's acknowledgement held until all of it is settled | `entries.rs` |
+//! | a batch handler's batches: gathered by max messages, bytes and wait, one admission each | [`SubscriptionMachine::gather`], [`SubscriptionMachine::poll_batch`], `gather.rs` |
 //! | which consumer calls to make, in which order | [`SubscriptionMachine::poll_call`] |
 //! | when the next wait ends | [`SubscriptionMachine::poll_timeout`] |
 //! | when a delivery stops counting as in flight | [`SubscriptionMachine::poll_release`] |

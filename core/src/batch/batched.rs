@@ -49,6 +49,8 @@ impl<H> Batched<H> {
     }
 }
 
+// Not offered as a fix where something is not a handler: a `Batched` is made from one.
+#[diagnostic::do_not_recommend]
 impl<H: Described> Described for Batched<H> {
     type Descriptor = H::Descriptor;
 
@@ -65,6 +67,7 @@ impl<H: Described> Described for Batched<H> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<S: Sync, H: Handler<S>> Handler<S> for Batched<H> {
     fn name(&self) -> &'static str {
         self.handler.name()

@@ -32,6 +32,8 @@ pub(crate) struct Gathering<D> {
     /// Each delivery with its payload's size, when it was gathered, and whether it was parked
     /// (released while it waits for time: acquired again when its batch is handed over).
     queue: Vec<Gathered<D>>,
+    /// An emptied batch list, for the queue to take when it is empty and has no room.
+    spare: Vec<Gathered<D>>,
     /// Whether a delivery gathered since the last [`Gathering::park`] is not parked.
     unparked: bool,
     /// The payload bytes in `queue`.
@@ -47,6 +49,7 @@ impl<D> Gathering<D> {
         Gathering {
             policy,
             queue: Vec::new(),
+            spare: Vec::new(),
             bytes: 0,
             running: 0,
             draining: false,
@@ -66,11 +69,12 @@ impl<D> Gathering<D> {
     }
 
     /// Add `delivery` (`bytes` of payload) at `now`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, delivery: D, bytes: usize, now: Instant) {
         self.bytes += bytes;
         self.unparked = true;
         if self.queue.capacity() == 0 {
+            self.queue = core::mem::take(&mut self.spare);
             self.queue.reserve_exact(self.policy.messages().get());
         }
         self.queue.push(Gathered {
@@ -102,6 +106,11 @@ impl<D> Gathering<D> {
         }
         // The common cut takes the whole queue, which holds no more than a batch: handed
         // over as it is.
+        if self.queue.len() <= self.max_messages() && self.bytes <= self.policy.bytes() {
+            self.bytes = 0;
+            self.running += 1;
+            return Some(core::mem::take(&mut self.queue));
+        }
         let mut take = 0;
         let mut bytes = 0;
         for gathered in &self.queue {
@@ -121,9 +130,14 @@ impl<D> Gathering<D> {
         self.running += 1;
         Some(batch)
     }
-    /// A batch handed over is done (every delivery of it finished).
-    pub(crate) fn done(&mut self) {
+    /// A batch handed over is done (every delivery of it finished); `storage` is its list,
+    /// emptied, kept for a later batch.
+    pub(crate) fn done(&mut self, mut storage: Vec<Gathered<D>>) {
         self.running = self.running.saturating_sub(1);
+        storage.clear();
+        if self.spare.capacity() == 0 {
+            self.spare = storage;
+        }
     }
 
     /// Batches running.
@@ -220,7 +234,7 @@ mod tests {
         // One batch runs: the next waits for it, full or not.
         assert_eq!(ids(gathering.poll(at(1_000), 1)), None);
         assert_eq!(gathering.deadline(1), None);
-        gathering.done();
+        gathering.done(Vec::new());
         assert_eq!(
             ids(gathering.poll(at(1_000), 1)),
             Some(alloc::vec![('b', false)])

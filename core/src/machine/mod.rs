@@ -667,7 +667,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// # Panics
     ///
     /// Where the subscription does not gather ([`SubscriptionMachine::gathers`]).
-    #[inline]
+    #[inline(always)]
     pub fn gather(&mut self, delivery: D, bytes: usize, now: Instant) {
         self.gathering
             .as_mut()
@@ -705,9 +705,11 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     }
 
     /// A batch [`SubscriptionMachine::poll_batch`] handed over is done: another may run.
-    pub fn batch_done(&mut self) {
+    /// `storage` is the batch's list, emptied: the next batch is gathered in it (a batch's
+    /// list is large; allocating one per batch would cost more than batching saves).
+    pub fn batch_done(&mut self, storage: Vec<Gathered<D>>) {
         if let Some(gathering) = &mut self.gathering {
-            gathering.done();
+            gathering.done(storage);
         }
     }
 

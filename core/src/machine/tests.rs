@@ -1132,7 +1132,7 @@ proptest! {
                     let key = key_of(&id);
                     let _ = m.finish(ended(Delivered { id, batch: slot(id, size).map(BatchSlot::place) }, completion, at(now), Some(&key)));
                 }
-                m.batch_done();
+                m.batch_done(Vec::new());
                 while let Some((id, parked)) = m.poll_start() {
                     acquired += usize::from(parked);
                     m.gather(id, 1, at(now));

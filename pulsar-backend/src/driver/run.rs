@@ -143,6 +143,41 @@ impl<Id> Finished<Id> {
     }
 }
 
+/// What a batch gives back when it ends: each delivery's end, and its lists, emptied, for
+/// the next batch (a batch's lists are large: allocating them anew for each batch costs more
+/// than batching saves, as `scripts/bench` showed).
+struct BatchEnd<Id> {
+    ends: Vec<Finished<Id>>,
+    /// The machine's storage the batch was handed in.
+    storage: Vec<Gathered<(Received<Id>, Admission)>>,
+    lists: Lists,
+}
+
+/// One delivery of a batch, as the layers and the handler take it.
+struct Member<'a> {
+    delivery: Delivery<'a>,
+    entered: Entered,
+    /// What ran where the handler was not called; `None` where it was due.
+    ran: Option<Ran>,
+}
+
+/// A batch's lists of what borrows from it, emptied between batches.
+#[derive(Default)]
+struct Lists {
+    members: Vec<Member<'static>>,
+    messages: Vec<Incoming<'static>>,
+}
+
+/// `list`, emptied, as a list of another type of the same size and alignment, with its
+/// allocation: the standard library collects a mapped `vec::IntoIter` in place. What a
+/// batch's lists hold borrows from the batch; their room is kept from one batch to the next.
+fn recycle<T, U>(mut list: Vec<T>) -> Vec<U> {
+    list.clear();
+    list.into_iter()
+        .map(|_| unreachable!("the list was emptied"))
+        .collect()
+}
+
 /// What only some finished invocations carry.
 struct Tail<Id> {
     /// Its key where the subscription keeps per-key order.
@@ -224,7 +259,14 @@ pub(crate) struct Driver<C: ConsumerPort, S, H> {
     /// partitions); each is answered through the outbox either way.
     sending: FuturesUnordered<BoxFuture<'static, ()>>,
     /// A batch handler's running batches (`begin_batch`): one box per batch.
-    batches: FuturesUnordered<BoxFuture<'static, Vec<Finished<C::Id>>>>,
+    batches: FuturesUnordered<BoxFuture<'static, BatchEnd<C::Id>>>,
+    /// The list the next batch's ends are written to, kept from the last: a batch's lists
+    /// are large, and allocating them anew would cost more than the batch saves.
+    spare_ends: Vec<Finished<C::Id>>,
+    /// The lists of the next batch's members and messages, kept from the last.
+    spare_lists: Lists,
+    /// When the first delivery of the batch being gathered was gathered.
+    gathered_since: Option<Instant>,
 }
 
 impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
@@ -268,6 +310,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             copies: HashMap::new(),
             sending: FuturesUnordered::new(),
             batches: FuturesUnordered::new(),
+            spare_ends: Vec::new(),
+            spare_lists: Lists::default(),
+            gathered_since: None,
         }
     }
 
@@ -358,15 +403,22 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 self.show_gauges(running.len());
                 self.hand_over();
                 self.arm_timer();
-                // Gathered deliveries now wait for their batch's max wait (or for a running
-                // batch), not for a handler: they do not count as in flight meanwhile.
-                let consumer = &mut self.consumer;
-                self.machine
-                    .park_gathered(|(received, _)| consumer.release(&received.id));
+                // Where the driver is about to wait, gathered deliveries wait for their
+                // batch's max wait (or for a running batch), not for a handler: they do not
+                // count as in flight meanwhile. A flush within a burst leaves them be (parking
+                // each and acquiring it again would cost both for nothing), and asks for one
+                // more flush once the burst is over.
+                let waits = flush_now;
+                if waits {
+                    let consumer = &mut self.consumer;
+                    self.machine
+                        .park_gathered(|(received, _)| consumer.release(&received.id));
+                }
                 while let Some(id) = self.machine.poll_release() {
                     self.consumer.release(&id);
                 }
-                (flush_now, unflushed) = (false, false);
+                let gathered = self.machine.batches().1 > 0;
+                (flush_now, unflushed) = (false, !waits && gathered);
             }
             let event = poll_fn(|cx| {
                 if stop.poll_unpin(cx).is_ready() {
@@ -537,10 +589,21 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         }
     }
 
-    /// Gather a batch handler's delivery for its batch.
+    /// Gather a batch handler's delivery for its batch (inlined into the loop that received
+    /// it, so that the delivery is written where it is kept). The clock is read for the first of a
+    /// batch, whose wait the batch's max wait counts from; the others are gathered at its
+    /// time (a delivery left over from a cut batch then waits no longer than the max wait).
+    #[inline(always)]
     fn gather(&mut self, received: Received<C::Id>, admission: Admission) {
         let bytes = received.payload.len();
-        let now = self.config.runtime.now();
+        let now = match (self.machine.batches().1, self.gathered_since) {
+            (1.., Some(since)) => since,
+            _ => {
+                let now = self.config.runtime.now();
+                self.gathered_since = Some(now);
+                now
+            }
+        };
         self.machine.gather((received, admission), bytes, now);
     }
 
@@ -568,62 +631,59 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// gets back.
     fn begin_batch(
         &mut self,
-        members: Vec<Gathered<(Received<C::Id>, Admission)>>,
-    ) -> impl Future<Output = Vec<Finished<C::Id>>> + Send + 'static {
-        /// One delivery of the batch, as the layers and the handler take it.
-        struct Member<'a> {
-            delivery: Delivery<'a>,
-            entered: Entered,
-            /// What ran; `None` while the handler is due.
-            ran: Option<Ran>,
-        }
+        mut members: Vec<Gathered<(Received<C::Id>, Admission)>>,
+    ) -> impl Future<Output = BatchEnd<C::Id>> + Send + 'static {
         let first = self.next_token;
         self.next_token = first.wrapping_add(members.len() as u32);
         for _ in &members {
             self.config.handled.bump();
         }
         let invocation = self.invocation.clone();
+        let mut done = std::mem::take(&mut self.spare_ends);
+        done.reserve(members.len());
+        let lists = std::mem::take(&mut self.spare_lists);
         async move {
             let inv = &*invocation;
             let name = inv.handler.name();
             let started = inv.runtime.now();
-            let mut done: Vec<Finished<C::Id>> = Vec::with_capacity(members.len());
             // The deliveries whose end the machine decides, with what their copy needs.
             let mut kept: Vec<(usize, Kept)> = Vec::new();
-            {
+            let lists = {
                 let views: Vec<_> = (members.iter())
                     .map(|gathered| {
                         let received = &gathered.delivery.0;
                         move || incoming_of::<C>(received)
                     })
                     .collect();
-                let mut batch: Vec<Member<'_>> = (members.iter().zip(&views))
-                    .map(|(gathered, view)| {
-                        let (received, admission) = &gathered.delivery;
-                        let mut delivery = Delivery::new(view, name, &inv.subscription, started);
-                        let unreadable = received.unreadable();
-                        unreadable.inspect(|why| delivery.set_unreadable(why));
-                        let out_of_attempts = *admission == Admission::DeadLetter;
-                        if out_of_attempts {
-                            delivery.set_out_of_attempts();
-                        }
-                        let entered = inv.layers.before(&mut delivery);
-                        let ran = match (out_of_attempts, entered.answer(), unreadable) {
-                            (true, _, _) => Some(Ran::OutOfAttempts),
-                            (false, Some(outcome), _) => Some(Ran::Answered(outcome)),
-                            (false, None, Some(why)) => Some(Ran::unreadable(name, why)),
-                            (false, None, None) => None,
-                        };
-                        Member {
-                            delivery,
-                            entered,
-                            ran,
-                        }
-                    })
-                    .collect();
+                let mut batch: Vec<Member<'_>> = recycle(lists.members);
+                batch.extend((members.iter().zip(&views)).map(|(gathered, view)| {
+                    let (received, admission) = &gathered.delivery;
+                    let mut delivery = Delivery::new(view, name, &inv.subscription, started);
+                    let unreadable = received.unreadable();
+                    unreadable.inspect(|why| delivery.set_unreadable(why));
+                    let out_of_attempts = *admission == Admission::DeadLetter;
+                    if out_of_attempts {
+                        delivery.set_out_of_attempts();
+                    }
+                    let entered = inv.layers.before(&mut delivery);
+                    let ran = match (out_of_attempts, entered.answer(), unreadable) {
+                        (true, _, _) => Some(Ran::OutOfAttempts),
+                        (false, Some(outcome), _) => Some(Ran::Answered(outcome)),
+                        (false, None, Some(why)) => Some(Ran::unreadable(name, why)),
+                        (false, None, None) => None,
+                    };
+                    Member {
+                        delivery,
+                        entered,
+                        ran,
+                    }
+                }));
+                // The handler's answers, one per delivery it was due, taken in order below.
+                let mut answers = None;
                 let due = batch.iter().filter(|member| member.ran.is_none()).count();
+                let mut messages: Vec<Incoming<'_>> = recycle(lists.messages);
                 if due > 0 {
-                    let mut messages: Vec<Incoming<'_>> = Vec::with_capacity(due);
+                    messages.reserve(due);
                     messages.extend(
                         (members.iter().zip(&batch))
                             .filter(|(_, member)| member.ran.is_none())
@@ -632,35 +692,36 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     let span =
                         tracing::debug_span!("batch", handler = name, messages = messages.len());
                     let call = AssertUnwindSafe(inv.handler.call_batch(&messages, &inv.state));
-                    let answers = InSpan::new(call.catch_unwind(), &span).await;
-                    let mut answers = answers.map(Vec::into_iter);
-                    for member in batch.iter_mut().filter(|member| member.ran.is_none()) {
-                        member.ran = Some(Ran::Handler(match &mut answers {
-                            Ok(answers) => answers.next().ok_or_else(|| {
-                                Box::new("the batch handler gave fewer answers than messages")
-                                    as Box<dyn std::any::Any + Send>
-                            }),
-                            Err(_) => Err(Box::new("the batch handler panicked")),
-                        }));
-                    }
+                    let answered = InSpan::new(call.catch_unwind(), &span).await;
+                    answers = Some(answered.map(Vec::into_iter));
                 }
                 let ended = inv.runtime.now();
-                for (i, (member, gathered)) in batch.into_iter().zip(&members).enumerate() {
-                    let Member {
-                        mut delivery,
-                        entered,
-                        ran,
-                    } = member;
+                for (i, (member, gathered)) in batch.iter_mut().zip(&members).enumerate() {
+                    let (delivery, entered) = (&mut member.delivery, member.entered);
                     let received = &gathered.delivery.0;
-                    let ran = ran.expect("every delivery ran or was answered");
+                    // Built here rather than stored in the member: one copy fewer.
+                    let called;
+                    let ran = match &member.ran {
+                        Some(ran) => ran,
+                        None => {
+                            called = Ran::Handler(match &mut answers {
+                                Some(Ok(answers)) => answers.next().ok_or_else(|| {
+                                    Box::new("the batch handler gave fewer answers than messages")
+                                        as Box<dyn std::any::Any + Send>
+                                }),
+                                _ => Err(Box::new("the batch handler panicked")),
+                            });
+                            &called
+                        }
+                    };
                     let mut end = ran.end(ended);
                     let hooks_done = match delivery.span().is_disabled() {
-                        true => inv.layers.end(entered, &delivery, &mut end),
+                        true => inv.layers.end(entered, delivery, &mut end),
                         false => (delivery.span().clone())
-                            .in_scope(|| inv.layers.end(entered, &delivery, &mut end)),
+                            .in_scope(|| inv.layers.end(entered, delivery, &mut end)),
                     };
                     if !hooks_done {
-                        kept.push((i, Kept::of(entered, &delivery, &end)));
+                        kept.push((i, Kept::of(entered, delivery, &end)));
                     }
                     let attempt = received.redelivery_count.unwrap_or(0);
                     let ends = Ends(end.completion(), end.ended(), 0, attempt);
@@ -673,27 +734,48 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     };
                     done.push(finished(id, token, ends, key, delivery.take_span(), None));
                 }
-            }
+                Lists {
+                    members: recycle(batch),
+                    messages: recycle(messages),
+                }
+            };
             // A delivery the machine may copy keeps its message until the copy is made.
             if !kept.is_empty() {
                 let mut kept = kept.into_iter().peekable();
-                for (i, gathered) in members.into_iter().enumerate() {
+                for (i, gathered) in members.drain(..).enumerate() {
                     if let Some((_, kept)) = kept.next_if(|(at, _)| *at == i) {
                         let received = gathered.delivery.0;
                         done[i].keep_copy(Box::new(CopySource { received, kept }));
                     }
                 }
             }
-            done
+            members.clear();
+            BatchEnd {
+                ends: done,
+                storage: members,
+                lists,
+            }
         }
     }
 
     /// A batch ended: hand each of its deliveries to the machine, then let another batch run.
-    fn batch_finished(&mut self, done: Vec<Finished<C::Id>>) {
-        for done in done {
+    /// Its lists are kept for the next batch.
+    fn batch_finished(&mut self, end: BatchEnd<C::Id>) {
+        let BatchEnd {
+            ends: mut done,
+            storage,
+            lists,
+        } = end;
+        for done in done.drain(..) {
             self.finish(done);
         }
-        self.machine.batch_done();
+        if self.spare_ends.capacity() == 0 {
+            self.spare_ends = done;
+        }
+        if self.spare_lists.members.capacity() == 0 {
+            self.spare_lists = lists;
+        }
+        self.machine.batch_done(storage);
     }
 
     /// Hand a handler invocation that ended to the machine, and publish the copy it orders.
@@ -1051,12 +1133,17 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             {
                 break;
             }
+            /// What ended: a delivery, or a batch.
+            enum Ended<One, Batch> {
+                One(One),
+                Batch(Batch),
+            }
             let next = poll_fn(|cx| {
                 if let Poll::Ready(Some(done)) = running.poll_next(cx) {
-                    return Poll::Ready(Some(Ok(vec![done])));
+                    return Poll::Ready(Some(Ok(Ended::One(done))));
                 }
                 if let Poll::Ready(Some(done)) = self.batches.poll_next_unpin(cx) {
-                    return Poll::Ready(Some(Ok(done)));
+                    return Poll::Ready(Some(Ok(Ended::Batch(done))));
                 }
                 if self.invocation.outbox.poll_answers(cx).is_ready() {
                     return Poll::Ready(None);
@@ -1068,11 +1155,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             })
             .await;
             match next {
-                Some(Ok(done)) if self.machine.gathers() => {
+                Some(Ok(Ended::Batch(done))) => {
                     self.batch_finished(done);
                     self.hand_over();
                 }
-                Some(Ok(done)) => done.into_iter().for_each(|done| self.finish(done)),
+                Some(Ok(Ended::One(done))) => self.finish(done),
                 None => self.take_answers(),
                 Some(Err(())) => {
                     tracing::warn!(
@@ -1169,6 +1256,17 @@ fn shown(completion: Completion) -> Completion {
 
 #[cfg(test)]
 mod tests {
+    /// A batch's lists keep their room across batches: the in-place collect `recycle` relies
+    /// on keeps the allocation (were it to stop, every batch would allocate them again).
+    #[test]
+    fn a_recycled_list_keeps_its_room() {
+        let mut list: Vec<&str> = Vec::with_capacity(100);
+        list.push("held");
+        let other: Vec<(usize, usize)> = super::recycle(list);
+        assert!(other.is_empty());
+        assert!(other.capacity() >= 100, "room kept: {}", other.capacity());
+    }
+
     /// A finished invocation is moved three times on its way to the machine; at 128 bytes or
     /// less the compiler moves it inline instead of calling `memcpy`, which `scripts/bench`
     /// showed on the consume->ack path. Drivers run over the chunk joiner: its id is the one.

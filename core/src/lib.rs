@@ -31,6 +31,7 @@ extern crate std;
 
 pub mod app;
 pub mod batch;
+mod batch_policy;
 mod batching;
 mod boxed;
 pub mod codec;

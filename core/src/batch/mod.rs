@@ -12,13 +12,12 @@
 mod batched;
 mod extract;
 mod outcome;
-mod policy;
 mod run;
 mod view;
 
+pub use crate::batch_policy::BatchPolicy;
 pub use batched::Batched;
 pub use extract::ExtractBatch;
 pub use outcome::{BatchOutcome, IntoBatchOutcome};
-pub use policy::BatchPolicy;
 pub use run::Decoded;
 pub use view::Batch;

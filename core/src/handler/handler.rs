@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 
 use super::Incoming;
 use super::Rejection;
-use crate::batch::BatchPolicy;
+use crate::batch_policy::BatchPolicy;
 use crate::outcome::Answer;
 
 /// A message handler for an app whose state is `S`.

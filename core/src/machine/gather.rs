@@ -7,7 +7,7 @@
 
 use alloc::vec::Vec;
 
-use crate::batch::BatchPolicy;
+use crate::batch_policy::BatchPolicy;
 use crate::Instant;
 
 /// A delivery gathered for a batch: handed over as it is kept, so that a batch is the

@@ -45,7 +45,7 @@ pub use call::Call;
 pub use entries::{BatchPlace, BatchSlot, EntryPosition};
 pub(crate) use settler::Settler;
 
-use crate::batch::BatchPolicy;
+use crate::batch_policy::BatchPolicy;
 use crate::completion::{
     Completion, Republish, Settlement, SettlementError, OUT_OF_ATTEMPTS, UNDECODABLE,
 };

@@ -2,7 +2,7 @@
 //! handler of one message (a transaction each) against a batch handler of 100 (a transaction
 //! per batch).
 //!
-//! `ledger <messages> <rounds>`. Starts Apache Pulsar 4.0.7 standalone on 127.0.0.1. For each
+//! `sqlite_ledger <messages> <rounds>`. Starts Apache Pulsar 4.0.7 standalone on 127.0.0.1. For each
 //! round and contender: a namespace of its own, where `messages` movements (JSON, about 60
 //! bytes) are written by a batching pulsar-rs producer (1,000 an entry, as the Java client's
 //! defaults batch); then the ledger service starts on it with a fresh SQLite file (WAL,
@@ -101,7 +101,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 fn main() {
     let mut args = std::env::args().skip(1).map(|a| a.parse::<u64>().ok());
-    let usage = "usage: ledger <messages> <rounds>";
+    let usage = "usage: sqlite_ledger <messages> <rounds>";
     let (messages, rounds) = match (args.next(), args.next()) {
         (Some(Some(m)), Some(Some(r))) => (m, r),
         _ => panic!("{usage}"),

@@ -1,4 +1,5 @@
-//! When a batch is handed over.
+//! When a batch handler's batch is handed over (`ruststream::batch::BatchPolicy`): apart from
+//! `batch/`, which builds on the handler, so that the handler can name it.
 
 use core::num::NonZeroUsize;
 use core::time::Duration;

@@ -12,8 +12,21 @@ use crate::outcome::Answer;
 /// A batch handler with the policy it is gathered by: what `handler.batch(max_messages)`
 /// gives, for `b.include(..)`. The registration's own `.batch(policy)` overrides it.
 ///
-/// ```ignore
-/// b.include(aggregate.batch(nonzero!(64)).batch_wait(Duration::from_millis(250)));
+/// ```
+/// use std::time::Duration;
+/// use ruststream::batch::BatchPolicy;
+/// use ruststream::{nonzero, subscriber, Handler, HandlerOutcome};
+///
+/// #[subscriber("readings")]
+/// async fn aggregate(readings: &[u32]) -> HandlerOutcome {
+///     HandlerOutcome::ack()
+/// }
+///
+/// // As a broker's `include` takes it: `b.include(aggregate.batch(..).batch_wait(..))`.
+/// let batched = aggregate.batch(nonzero!(64)).batch_wait(Duration::from_millis(250));
+/// let policy = BatchPolicy::new(nonzero!(64)).max_wait(Duration::from_millis(250));
+/// assert_eq!(Handler::<()>::batch_policy(&batched), Some(policy));
+/// assert_eq!(Handler::<()>::batch_policy(&aggregate), Some(BatchPolicy::default()));
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Batched<H> {

@@ -9,6 +9,16 @@ use crate::order::json_of_size;
 /// Write `messages` JSON messages of 128 bytes to `topic` (one topic or one partition),
 /// batched 1,000 an entry, and wait until the broker has stored every one.
 pub async fn publish_backlog(pulsar: &Pulsar<TokioExecutor>, topic: &str, messages: u64) {
+    publish_batched(pulsar, topic, (0..messages).map(|n| json_of_size(n, 128))).await;
+}
+
+/// Write `payloads` to `topic`, batched 1,000 an entry as the Java client's defaults batch,
+/// and wait until the broker has stored every one.
+pub async fn publish_batched(
+    pulsar: &Pulsar<TokioExecutor>,
+    topic: &str,
+    payloads: impl IntoIterator<Item = Vec<u8>>,
+) {
     let mut producer = pulsar
         .producer()
         .with_topic(topic)
@@ -20,11 +30,11 @@ pub async fn publish_backlog(pulsar: &Pulsar<TokioExecutor>, topic: &str, messag
         .build()
         .await
         .unwrap_or_else(|e| panic!("a producer on {topic}: {e}"));
-    let mut receipts = Vec::with_capacity(usize::try_from(messages).unwrap_or(0));
-    for n in 0..messages {
+    let mut receipts = Vec::new();
+    for (n, payload) in payloads.into_iter().enumerate() {
         receipts.push(
             producer
-                .send_non_blocking(json_of_size(n, 128))
+                .send_non_blocking(payload)
                 .await
                 .unwrap_or_else(|e| panic!("message {n} queued for {topic}: {e}")),
         );

@@ -180,7 +180,8 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         "The `#[subscriber]` handler `{name_str}`; its function body is [`{name_str}::handle`]."
     );
 
-    if batch_of.is_some() {
+    // A batch handler: its `batch(n)` builder, and a `Handler` impl over `call_batch`.
+    let batch = batch_of.is_some().then(|| {
         let pieces = BatchPieces {
             name,
             name_str: &name_str,
@@ -189,47 +190,51 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             extract_args: &extract_args,
             extract_lets: &extract_lets,
         };
-        let handler_impl = batch_handler(&pieces);
-        return Ok(quote! {
-            #[doc = #doc]
-            #[allow(non_camel_case_types)]
-            #[derive(Debug, Clone, Copy, Default)]
-            #vis struct #name;
+        let method = quote! {
+            /// This batch handler, gathered in batches of at most `max_messages` (a
+            /// registration's `.batch(policy)` overrides it).
+            #vis const fn batch(
+                self,
+                max_messages: ::core::num::NonZeroUsize,
+            ) -> ::ruststream::batch::Batched<Self> {
+                ::ruststream::batch::Batched::new(self, max_messages)
+            }
+        };
+        (method, batch_handler(&pieces))
+    });
+    let batch_method = batch.as_ref().map(|(method, _)| method.clone());
 
-            impl #name {
-                /// The handler's function, as written.
-                #(#attrs)*
-                #vis async fn handle(#inputs) #output #body
+    let handler_impl = match batch {
+        Some((_, batch_impl)) => batch_impl,
+        None => quote! {
+            impl<__S> ::ruststream::Handler<__S> for #name
+            where
+                __S: ::core::marker::Send + ::core::marker::Sync + 'static,
+                #(#extract_tys: ::ruststream::handler::Extract<__S>,)*
+            {
+                fn name(&self) -> &'static str {
+                    #name_str
+                }
 
-                /// This batch handler, gathered in batches of at most `max_messages` (a
-                /// registration's `.batch(policy)` overrides it).
-                #vis const fn batch(
-                    self,
-                    max_messages: ::core::num::NonZeroUsize,
-                ) -> ::ruststream::batch::Batched<Self> {
-                    ::ruststream::batch::Batched::new(self, max_messages)
+
+                fn call<'a>(
+                    &'a self,
+                    message: ::ruststream::handler::Incoming<'a>,
+                    state: &'a __S,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::ruststream::Answer, ::ruststream::Rejection>,
+                > + ::core::marker::Send + 'a {
+                    async move {
+                        #decode
+                        #(#extract_lets)*
+                        ::core::result::Result::Ok(::ruststream::IntoOutcome::into_outcome(
+                            #name::handle(payload, #(#extract_args),*).await,
+                        ))
+                    }
                 }
             }
-
-            #payload_check
-
-            impl ::ruststream::handler::Described for #name {
-                type Descriptor = #descriptor_type;
-
-                fn descriptor(&self) -> #descriptor_type {
-                    #descriptor
-                }
-
-                fn dead_letters(&self) -> bool {
-                    #dead_letters
-                }
-
-                #payload_schema
-            }
-
-            #handler_impl
-        });
-    }
+        },
+    };
 
     Ok(quote! {
         #[doc = #doc]
@@ -241,6 +246,8 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             /// The handler's function, as written.
             #(#attrs)*
             #vis async fn handle(#inputs) #output #body
+
+            #batch_method
         }
 
         #payload_check
@@ -259,32 +266,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             #payload_schema
         }
 
-        impl<__S> ::ruststream::Handler<__S> for #name
-        where
-            __S: ::core::marker::Send + ::core::marker::Sync + 'static,
-            #(#extract_tys: ::ruststream::handler::Extract<__S>,)*
-        {
-            fn name(&self) -> &'static str {
-                #name_str
-            }
-
-
-            fn call<'a>(
-                &'a self,
-                message: ::ruststream::handler::Incoming<'a>,
-                state: &'a __S,
-            ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<::ruststream::Answer, ::ruststream::Rejection>,
-            > + ::core::marker::Send + 'a {
-                async move {
-                    #decode
-                    #(#extract_lets)*
-                    ::core::result::Result::Ok(::ruststream::IntoOutcome::into_outcome(
-                        #name::handle(payload, #(#extract_args),*).await,
-                    ))
-                }
-            }
-        }
+        #handler_impl
     })
 }
 

@@ -14,44 +14,21 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ledger::{app_on, Books, Handling, Ledger, Movement};
-use pulsar::producer::ProducerOptions;
 use ruststream::app::{App, StartContext};
 use ruststream::runtime::Runtime;
 use ruststream_pulsar::PulsarBroker;
 
 /// Write `messages` movements to `topic`, batched, and wait until all are stored.
 async fn publish(pulsar: &pulsar::Pulsar<pulsar::TokioExecutor>, topic: &str, messages: u64) {
-    let mut producer = pulsar
-        .producer()
-        .with_topic(topic)
-        .with_options(ProducerOptions {
-            batch_size: Some(1000),
-            block_queue_if_full: true,
-            ..ProducerOptions::default()
-        })
-        .build()
-        .await
-        .unwrap_or_else(|e| panic!("a producer on {topic}: {e}"));
-    let mut receipts = Vec::new();
-    for id in 0..messages {
+    let movements = (0..messages).map(|id| {
         let movement = Movement {
             id,
             account: format!("account-{}", id % 50),
             amount_cents: if id % 2 == 0 { 125 } else { -75 },
         };
-        let payload = serde_json::to_vec(&movement).expect("a movement encodes");
-        receipts.push(
-            producer
-                .send_non_blocking(payload)
-                .await
-                .unwrap_or_else(|e| panic!("movement {id} queued: {e}")),
-        );
-    }
-    producer.send_batch().await.expect("the last batch sent");
-    for receipt in receipts {
-        receipt.await.expect("a movement stored");
-    }
-    producer.close().await.ok();
+        serde_json::to_vec(&movement).expect("a movement encodes")
+    });
+    ruststream_bench::backlog::publish_batched(pulsar, topic, movements).await;
 }
 
 /// One round of one contender: the service stores `messages` movements already on the

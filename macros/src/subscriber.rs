@@ -323,7 +323,8 @@ fn batch_handler(pieces: &BatchPieces<'_>) -> TokenStream {
             > + ::core::marker::Send + 'a {
                 async move {
                     let messages = [message];
-                    let mut answers = self.call_batch(&messages, state).await;
+                    let mut spare = ::ruststream::batch::Spare::default();
+                    let mut answers = self.call_batch(&messages, state, &mut spare).await;
                     answers.pop().expect("one answer per message")
                 }
             }
@@ -336,6 +337,7 @@ fn batch_handler(pieces: &BatchPieces<'_>) -> TokenStream {
                 &'a self,
                 messages: &'a [::ruststream::handler::Incoming<'a>],
                 state: &'a __S,
+                spare: &'a mut ::ruststream::batch::Spare,
             ) -> impl ::core::future::Future<
                 Output = ::ruststream::__private::Vec<
                     ::core::result::Result<::ruststream::Answer, ::ruststream::Rejection>,
@@ -345,17 +347,18 @@ fn batch_handler(pieces: &BatchPieces<'_>) -> TokenStream {
                 __S: ::core::marker::Sync,
             {
                 async move {
-                    let decoded =
-                        ::ruststream::batch::Decoded::<#payload_ty>::decode(messages, #name_str);
+                    let decoded = ::ruststream::batch::Decoded::<#payload_ty>::decode(
+                        messages, #name_str, spare,
+                    );
                     if decoded.is_empty() {
-                        return decoded.finish(::ruststream::batch::BatchOutcome::ack());
+                        return decoded.finish(::ruststream::batch::BatchOutcome::ack(), spare);
                     }
                     let outcome = {
                         let batch = decoded.batch(messages);
                         #(#extract_lets)*
                         #name::handle(decoded.values(), #(#extract_args),*).await
                     };
-                    decoded.finish(outcome)
+                    decoded.finish(outcome, spare)
                 }
             }
         }

@@ -140,6 +140,18 @@ impl UnackedTracker {
         }
     }
 
+    /// The application handed the message on at `now`, after it was received (a batch it
+    /// gathered): its deadline starts again, if it still has one (the patched pulsar-rs's
+    /// `Consumer::restart_ack_timeout`). A message acknowledged, or already asked for again,
+    /// stays without one.
+    pub(crate) fn restarted(&mut self, id: &MessageId, now: Instant) {
+        if self.topic == Some((id.ledger_id, id.partition))
+            && self.records.contains(&Record::of(id, 0))
+        {
+            self.received(*id, now);
+        }
+    }
+
     /// The application acknowledged the message (an id of another topic has no record here).
     pub(crate) fn acknowledged(&mut self, id: &MessageId) {
         if self.topic == Some((id.ledger_id, id.partition))
@@ -286,6 +298,27 @@ mod tests {
         assert_eq!(t.next_tick(), Some(at(4500)));
         t.acknowledged(&id(0));
         assert_eq!(t.next_tick(), None);
+    }
+
+    #[test]
+    fn a_restart_moves_a_live_deadline_and_leaves_the_others() {
+        let mut t = UnackedTracker::new(Duration::from_secs(1), at(0));
+        t.received(id(0), at(0));
+        t.received(id(1), at(0));
+        t.received(id(2), at(0));
+        t.acknowledged(&id(1));
+        assert_eq!(t.expire(at(1500)), vec![id(0), id(2)]);
+        t.received(id(3), at(1600));
+        t.restarted(&id(0), at(2000));
+        t.restarted(&id(1), at(2000));
+        t.restarted(&id(3), at(2000));
+        assert_eq!(t.next_tick(), Some(at(3500)), "3's first deadline is gone");
+        assert!(t.expire(at(3000)).is_empty());
+        assert_eq!(
+            t.expire(at(3500)),
+            vec![id(3)],
+            "0 (already asked for) and 1 (acknowledged) were not tracked again"
+        );
     }
 
     #[test]

@@ -344,6 +344,30 @@ impl Cluster {
         state.queue.pop_front()
     }
 
+    /// `consumer`'s application handed `messages`, received earlier, on to its own code at
+    /// `now` (a batch it gathered): their ack timeouts, where they still run, start again
+    /// (the patched pulsar-rs's `Consumer::restart_ack_timeout`). Nothing else changes: an
+    /// unknown consumer, or one without an ack timeout, is left as it is.
+    pub fn restart_ack_timeout<'a>(
+        &mut self,
+        consumer: ConsumerId,
+        messages: impl IntoIterator<Item = &'a MessageId>,
+        now: Instant,
+    ) {
+        self.handle_timeouts(now);
+        let Some(tracker) = self
+            .consumers
+            .get_mut(&consumer)
+            .and_then(|state| state.unacked.as_mut())
+        else {
+            return;
+        };
+        for id in messages {
+            tracker.restarted(id, now);
+        }
+        self.next_deadline.forget();
+    }
+
     /// Acknowledge a message through `consumer`: pulsar-rs `ack_with_id`.
     ///
     /// Like pulsar-rs 6.9, the model sends the id without a batch-index ack set, so the broker

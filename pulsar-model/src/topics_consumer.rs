@@ -202,6 +202,25 @@ impl TopicsConsumer {
         None
     }
 
+    /// The application handed `messages`, received earlier, on to its own code at `now`: their
+    /// ack timeouts start again ([`Cluster::restart_ack_timeout`]), each on the consumer of its
+    /// topic. Without an ack timeout this does nothing.
+    pub fn restart_ack_timeout<'a>(
+        &self,
+        cluster: &mut Cluster,
+        messages: impl IntoIterator<Item = &'a MessageId>,
+        now: Instant,
+    ) {
+        if self.options.ack_timeout.is_none() {
+            return;
+        }
+        for message in messages {
+            if let Some(consumer) = self.consumer_of(message) {
+                cluster.restart_ack_timeout(consumer, [message], now);
+            }
+        }
+    }
+
     /// The model consumer that received `message` (the one to acknowledge it through).
     #[inline]
     pub fn consumer_of(&self, message: &MessageId) -> Option<ConsumerId> {

@@ -159,12 +159,16 @@ impl Script {
         self.batches.lock().unwrap().clone()
     }
 
-    /// Record a batch, and answer each of its jobs as `for_job` does.
-    fn batch(&self, jobs: &[Job], batch: Batch<'_>) -> BatchOutcome {
+    /// Record a batch, wait at the gate of [`Script::with_gate`] if job 1 is in it, and
+    /// answer each of its jobs as `for_job` does.
+    async fn batch(&self, jobs: &[Job], batch: Batch<'_>) -> BatchOutcome {
         let seen = (jobs.iter().enumerate())
             .map(|(i, job)| (job.id, batch.key(i).map(str::to_owned)))
             .collect();
         self.batches.lock().unwrap().push(seen);
+        for job in jobs {
+            self.hold_job_one(job).await;
+        }
         BatchOutcome::each(jobs.iter().map(|job| self.for_job(job)))
     }
 
@@ -726,7 +730,7 @@ pub async fn batch_handler(
     batch: Batch<'_>,
     State(script): State<Arc<Script>>,
 ) -> BatchOutcome {
-    script.batch(jobs, batch)
+    script.batch(jobs, batch).await
 }
 
 /// Reads the batch handler's dead-letter topic.

@@ -5,7 +5,7 @@ use core::future::Future;
 use core::num::NonZeroUsize;
 use core::time::Duration;
 
-use super::BatchPolicy;
+use super::{BatchPolicy, Spare};
 use crate::handler::{Described, Handler, Incoming, Rejection};
 use crate::outcome::Answer;
 
@@ -102,10 +102,11 @@ impl<S: Sync, H: Handler<S>> Handler<S> for Batched<H> {
         &'a self,
         messages: &'a [Incoming<'a>],
         state: &'a S,
+        spare: &'a mut Spare,
     ) -> impl Future<Output = Vec<Result<Answer, Rejection>>> + Send + 'a
     where
         S: Sync,
     {
-        self.handler.call_batch(messages, state)
+        self.handler.call_batch(messages, state, spare)
     }
 }

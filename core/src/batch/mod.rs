@@ -16,6 +16,7 @@ mod run;
 mod view;
 
 pub use crate::batch_policy::BatchPolicy;
+pub use crate::handler::spare::Spare;
 pub use batched::Batched;
 pub use extract::ExtractBatch;
 pub use outcome::{BatchOutcome, IntoBatchOutcome};

@@ -3,12 +3,13 @@
 
 use alloc::vec::Vec;
 
-use super::{Batch, IntoBatchOutcome};
+use super::{Batch, IntoBatchOutcome, Spare};
 use crate::handler::{Incoming, Payload, Rejection};
 use crate::outcome::Answer;
 
 /// The payloads of a batch that decoded, with where each message went: what a batch handler
-/// is called with, and what its outcome is spread back over. Used by `#[subscriber(..)]`.
+/// is called with, and what its outcome is spread back over. Used by `#[subscriber(..)]`. Its
+/// lists are the [`Spare`] ones, given back by [`Decoded::finish`].
 #[derive(Debug)]
 pub struct Decoded<T> {
     values: Vec<T>,
@@ -20,12 +21,12 @@ pub struct Decoded<T> {
     len: usize,
 }
 
-impl<T: Payload> Decoded<T> {
-    /// Decode every message of `messages` for handler `handler`; one that does not decode is
-    /// left out of the values, rejected on its own.
-    pub fn decode(messages: &[Incoming<'_>], handler: &'static str) -> Self {
-        let mut values = Vec::with_capacity(messages.len());
-        let mut index = Vec::with_capacity(messages.len());
+impl<T: Payload + Send + 'static> Decoded<T> {
+    /// Decode every message of `messages` for handler `handler`, into the lists of `spare`;
+    /// one that does not decode is left out of the values, rejected on its own.
+    pub fn decode(messages: &[Incoming<'_>], handler: &'static str, spare: &mut Spare) -> Self {
+        let mut values = spare.values(messages.len());
+        let mut index = spare.index(messages.len());
         let mut rejected = Vec::new();
         for (at, message) in messages.iter().enumerate() {
             match T::decode(message.payload, handler) {
@@ -42,6 +43,35 @@ impl<T: Payload> Decoded<T> {
             rejected,
             len: messages.len(),
         }
+    }
+
+    /// Every message's answer: the handler's `outcome`, spread over the messages that
+    /// decoded, and the rejection of each that did not. (With nothing decoded, the handler
+    /// is not called, and any `outcome` finishes.) The values are dropped here, and the lists
+    /// go back to `spare`.
+    pub fn finish(
+        self,
+        outcome: impl IntoBatchOutcome,
+        spare: &mut Spare,
+    ) -> Vec<Result<Answer, Rejection>> {
+        let Decoded {
+            values,
+            index,
+            rejected,
+            len,
+        } = self;
+        spare.keep_values(values);
+        let mut given = outcome.into_batch_outcome().spread(index.len());
+        let mut rejected = rejected.into_iter().peekable();
+        let mut answers = spare.answers(len);
+        answers.extend(
+            (0..len).map(|at| match rejected.next_if(|(place, _)| *place == at) {
+                Some((_, rejection)) => Err(rejection),
+                None => Ok(given.next().expect("one outcome per message that decoded")),
+            }),
+        );
+        spare.keep_index(index);
+        answers
     }
 }
 
@@ -60,26 +90,6 @@ impl<T> Decoded<T> {
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
-
-    /// Every message's answer: the handler's `outcome`, spread over the messages that
-    /// decoded, and the rejection of each that did not. (With nothing decoded, the handler
-    /// is not called, and any `outcome` finishes.)
-    pub fn finish(self, outcome: impl IntoBatchOutcome) -> Vec<Result<Answer, Rejection>> {
-        let Decoded {
-            index,
-            rejected,
-            len,
-            ..
-        } = self;
-        let mut given = outcome.into_batch_outcome().spread(index.len());
-        let mut rejected = rejected.into_iter().peekable();
-        (0..len)
-            .map(|at| match rejected.next_if(|(place, _)| *place == at) {
-                Some((_, rejection)) => Err(rejection),
-                None => Ok(given.next().expect("one outcome per message that decoded")),
-            })
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -95,11 +105,15 @@ mod tests {
             .iter()
             .map(|p| Incoming::new(p, &[], "t").with_key(Some("k")))
             .collect();
-        let decoded = Decoded::<u32>::decode(&messages, "sum");
+        let mut spare = Spare::default();
+        let decoded = Decoded::<u32>::decode(&messages, "sum", &mut spare);
         assert_eq!(decoded.values(), &[1, 3]);
         assert_eq!(decoded.batch(&messages).len(), 2);
         assert_eq!(decoded.batch(&messages).key(1), Some("k"));
-        let answers = decoded.finish(BatchOutcome::ack().except(1, HandlerOutcome::retry()));
+        let answers = decoded.finish(
+            BatchOutcome::ack().except(1, HandlerOutcome::retry()),
+            &mut spare,
+        );
         assert!(matches!(&answers[0], Ok(a) if a.outcome == HandlerOutcome::Ack));
         assert!(matches!(&answers[1], Err(Rejection::Decode { .. })));
         assert!(matches!(&answers[2], Ok(a) if a.outcome == HandlerOutcome::Retry));

@@ -4,6 +4,7 @@ use core::future::Future;
 
 use alloc::vec::Vec;
 
+use super::spare::Spare;
 use super::Incoming;
 use super::Rejection;
 use crate::batch_policy::BatchPolicy;
@@ -48,17 +49,19 @@ pub trait Handler<S>: Send + Sync + 'static {
 
     /// Run the handler on a batch of `messages`: one answer per message, in their order. By
     /// default each message is handled on its own, one after the other; a batch handler
-    /// decodes them all and runs its function once.
+    /// decodes them all and runs its function once. Its lists as long as the batch come
+    /// from `spare` and go back to it, so that a subscription's batches allocate them once.
     fn call_batch<'a>(
         &'a self,
         messages: &'a [Incoming<'a>],
         state: &'a S,
+        spare: &'a mut Spare,
     ) -> impl Future<Output = Vec<Result<Answer, Rejection>>> + Send + 'a
     where
         S: Sync,
     {
         async move {
-            let mut answers = Vec::with_capacity(messages.len());
+            let mut answers = spare.answers(messages.len());
             for message in messages {
                 answers.push(self.call(*message, state).await);
             }

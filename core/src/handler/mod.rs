@@ -15,6 +15,7 @@ mod incoming;
 mod payload;
 mod publisher;
 mod rejection;
+pub(crate) mod spare;
 
 pub use crate::boxed::BoxFuture;
 pub use crate::publish::{Publish, Publishing};

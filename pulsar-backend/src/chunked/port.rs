@@ -146,6 +146,14 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
         nacked.and(dropped)
     }
 
+    fn restart_ack_timeout<'a>(&mut self, ids: impl Iterator<Item = &'a Self::Id>)
+    where
+        Self::Id: 'a,
+    {
+        self.inner
+            .restart_ack_timeout(ids.flat_map(|id| id.chunks()));
+    }
+
     fn release(&mut self, id: &Self::Id) {
         id.each(|chunk| self.inner.release(chunk));
     }

@@ -248,6 +248,13 @@ pub(crate) trait ConsumerPort: Send + 'static {
     /// transport can (pulsar-rs: one `CommandRedeliverUnacknowledgedMessages` per topic).
     fn nack(&mut self, ids: &[Self::Id]) -> impl Future<Output = Result<(), BoxError>> + Send;
 
+    /// The deliveries `ids`, received earlier and gathered into a batch, go to the handler
+    /// now: their ack timeouts, if the consumer has one, start again from now, so that a
+    /// message's time to be settled does not shrink by the time its batch took to fill.
+    fn restart_ack_timeout<'a>(&mut self, ids: impl Iterator<Item = &'a Self::Id>)
+    where
+        Self::Id: 'a;
+
     /// The delivery `id` left the driver's hands: it no longer counts as in flight. Called
     /// exactly once per delivery received (per copy, where one id is received twice), after
     /// the settlement calls due for it then, if any.

@@ -9,6 +9,7 @@ use std::task::Poll;
 use futures::channel::oneshot;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
+use ruststream::batch::Spare;
 use ruststream::completion::{Completion, Republish, Settlement, SubscriptionRules};
 use ruststream::handler::{BoxFuture, Incoming, Publish};
 use ruststream::machine::{
@@ -166,6 +167,8 @@ struct Member<'a> {
 struct Lists {
     members: Vec<Member<'static>>,
     messages: Vec<Incoming<'static>>,
+    /// What the handler's call keeps from one batch to the next (its values and answers).
+    spare: Spare,
 }
 
 /// `list`, emptied, as a list of another type of the same size and alignment, with its
@@ -617,6 +620,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             for gathered in batch.iter().filter(|gathered| gathered.parked) {
                 self.consumer.acquire(&gathered.delivery.0.id);
             }
+            self.consumer
+                .restart_ack_timeout(batch.iter().map(|gathered| &gathered.delivery.0.id));
             let batch = self.begin_batch(batch);
             self.batches.push(Box::pin(batch));
         }
@@ -679,7 +684,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     }
                 }));
                 // The handler's answers, one per delivery it was due, taken in order below.
-                let mut answers = None;
+                let mut answered = None;
+                let mut spare = lists.spare;
                 let due = batch.iter().filter(|member| member.ran.is_none()).count();
                 let mut messages: Vec<Incoming<'_>> = recycle(lists.messages);
                 if due > 0 {
@@ -691,10 +697,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     );
                     let span =
                         tracing::debug_span!("batch", handler = name, messages = messages.len());
-                    let call = AssertUnwindSafe(inv.handler.call_batch(&messages, &inv.state));
-                    let answered = InSpan::new(call.catch_unwind(), &span).await;
-                    answers = Some(answered.map(Vec::into_iter));
+                    let call =
+                        AssertUnwindSafe(inv.handler.call_batch(&messages, &inv.state, &mut spare));
+                    answered = Some(InSpan::new(call.catch_unwind(), &span).await);
                 }
+                // Read in order; the list goes back to `spare` once read.
+                let mut answers = (answered.as_mut())
+                    .map(|answered| answered.as_mut().map(|list| list.drain(..)));
                 let ended = inv.runtime.now();
                 for (i, (member, gathered)) in batch.iter_mut().zip(&members).enumerate() {
                     let (delivery, entered) = (&mut member.delivery, member.entered);
@@ -734,9 +743,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     };
                     done.push(finished(id, token, ends, key, delivery.take_span(), None));
                 }
+                drop(answers);
+                if let Some(Ok(list)) = answered {
+                    spare.keep_answers(list);
+                }
                 Lists {
                     members: recycle(batch),
                     messages: recycle(messages),
+                    spare,
                 }
             };
             // A delivery the machine may copy keeps its message until the copy is made.

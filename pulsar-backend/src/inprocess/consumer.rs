@@ -249,6 +249,14 @@ impl ConsumerPort for InProcessConsumer {
         })
     }
 
+    fn restart_ack_timeout<'a>(&mut self, ids: impl Iterator<Item = &'a MessageId>) {
+        let now = self.runtime.now();
+        let mut inner = self.pulsar.lock();
+        self.topics
+            .restart_ack_timeout(&mut inner.cluster, ids, now);
+        inner.notify();
+    }
+
     fn release(&mut self, _id: &MessageId) {
         debug_assert!(self.held > 0, "released more deliveries than were received");
         self.held = self.held.saturating_sub(1);

@@ -256,6 +256,19 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
         Ok(())
     }
 
+    fn restart_ack_timeout<'a>(&mut self, ids: impl Iterator<Item = &'a RemoteId>) {
+        if self.consumer.unacked_message_redelivery_delay().is_none() {
+            return;
+        }
+        let ids: Vec<RemoteId> = ids.cloned().collect();
+        for (topic, ids) in by_topic(&ids) {
+            // Only a consumer that is closing has no engine left to tell.
+            if let Err(error) = self.consumer.restart_ack_timeout(topic, ids) {
+                tracing::debug!(%error, "could not restart the ack timeouts of a batch");
+            }
+        }
+    }
+
     fn release(&mut self, _id: &RemoteId) {
         debug_assert!(self.held > 0, "released more deliveries than were received");
         if self.held > 0 {

@@ -172,3 +172,59 @@ pub async fn a_partial_batch_goes_at_the_max_wait(env: Env) {
     nothing_left(&*app).await;
     app.stop().await;
 }
+
+/// A batch's messages have their whole ack timeout once handed over, however long the batch
+/// took to fill: job 1, alone, waits its batch's max wait (2 s) before it is handed over, and
+/// its handler then holds it 2 s, longer than the ack timeout (3 s) left from its receipt but
+/// shorter than the ack timeout from its hand-over. It is handled once and never comes back.
+pub async fn a_batch_s_ack_timeout_starts_at_hand_over(env: Env) {
+    const WAIT: Duration = Duration::from_secs(2);
+    let script = Script::by_job(|_, _| HandlerOutcome::ack());
+    let gate = script.with_gate();
+    let app = env
+        .start_partitioned(
+            app(|b| {
+                b.include(
+                    batch_handler
+                        .batch(ruststream::nonzero!(10))
+                        .batch_wait(WAIT),
+                );
+                b.include(batch_handler_dead_letters);
+            }),
+            script.clone(),
+            &[("jobs-bh", PARTITIONS)],
+        )
+        .await;
+    app.publish_unsettled("jobs-bh", job(1), vec![], None).await;
+    // Job 1 is received now (in process: once the app is idle at this instant), and handed
+    // over at its batch's max wait to its handler, which holds it.
+    app.pass(Duration::ZERO).await;
+    app.pass_while_held(WAIT).await;
+    let held = || script.gate_taken();
+    assert!(
+        app.wait_for(SOON, &held).await,
+        "job 1 never reached its handler"
+    );
+    // Counted from receipt, job 1's timeout would fire at the first tick after 3 s (3.5 s),
+    // while its handler holds it until 4 s; from hand-over, at 5.5 s.
+    app.pass_while_held(WAIT).await;
+    assert!(
+        app.calls_of("batch_handler").is_empty(),
+        "no call ended while job 1 was held"
+    );
+    gate.send(()).expect("job 1 still waits at its gate");
+    app.until_calls("batch_handler", 1, SOON).await;
+    app.pass(QUIET).await;
+    let calls = app.calls_of("batch_handler");
+    let seen: Vec<(u32, Duration)> = (calls.iter())
+        .map(|c| (c.redelivery_count(), c.at()))
+        .collect();
+    assert_eq!(seen.len(), 1, "handled once, never redelivered: {seen:?}");
+    assert_eq!(calls[0].outcome(), Some(HandlerOutcome::ack()));
+    if env.exact() {
+        assert_eq!(seen, [(0, WAIT)], "handed over at the max wait");
+    }
+    assert_eq!(script.batches().len(), 1, "{:?}", script.batches());
+    nothing_left(&*app).await;
+    app.stop().await;
+}

@@ -153,6 +153,7 @@ cases!(
     a_batch_settles_each_message_on_its_own: Brokers::ApacheOnly,
     batches_keep_each_keys_order: Brokers::ApacheOnly,
     a_partial_batch_goes_at_the_max_wait: Brokers::ApacheOnly,
+    a_batch_s_ack_timeout_starts_at_hand_over: Brokers::ApacheOnly,
 );
 
 /// The ids of a batch publish all name one entry, each with its index: the producer really

@@ -89,6 +89,10 @@ pub enum EngineMessage<Exe: Executor> {
     UnackedRedelivery,
     /// The consumer handed this message to the application: its ack timeout starts now.
     Received(MessageIdData),
+    /// The application handed these messages, received earlier, on to its own code only now
+    /// (it gathered them into a batch first): their ack timeouts start again now. A message
+    /// no longer tracked (acknowledged, or already asked for again) is left untracked.
+    Restart(Vec<MessageIdData>),
     GetConnection(oneshot::Sender<Arc<Connection<Exe>>>),
 }
 

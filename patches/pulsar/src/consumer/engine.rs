@@ -362,6 +362,17 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                 }
                 true
             }
+            Some(EngineMessage::Restart(message_ids)) => {
+                if let Some(duration) = self.unacked_message_redelivery_delay {
+                    let deadline = Instant::now() + duration;
+                    for id in &message_ids {
+                        if let Some(t) = self.unacked_messages.get_mut(id) {
+                            *t = deadline;
+                        }
+                    }
+                }
+                true
+            }
             Some(EngineMessage::GetConnection(sender)) => {
                 let _ = sender.send(self.connection.clone()).map_err(|_| {
                     error!(

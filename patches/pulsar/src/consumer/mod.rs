@@ -209,6 +209,22 @@ impl<T: DeserializeMessage, Exe: Executor> Consumer<T, Exe> {
         }
     }
 
+    /// starts the ack timeout of the given messages, all of one topic, again from now: for an
+    /// application that received them earlier but hands them on to its own code only now (a
+    /// batch it gathered). Messages no longer awaiting their ack are left alone; without an
+    /// ack timeout (`with_unacked_message_resend_delay`) this does nothing.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub fn restart_ack_timeout(
+        &self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+    ) -> Result<(), ConsumerError> {
+        match &self.inner {
+            InnerConsumer::Single(c) => c.restart_ack_timeout(msg_ids),
+            InnerConsumer::Multi(c) => c.restart_ack_timeout(topic, msg_ids),
+        }
+    }
+
     /// seek currently destroys the existing consumer and creates a new one
     /// this is how java and cpp pulsar client implement this feature mainly because
     /// there are many minor problems with flushing existing messages and receiving new ones

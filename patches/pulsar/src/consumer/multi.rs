@@ -287,6 +287,20 @@ impl<T: DeserializeMessage, Exe: Executor> MultiTopicConsumer<T, Exe> {
         }
     }
 
+    /// starts the ack timeout of the given messages of `topic` again, from now
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub fn restart_ack_timeout(
+        &self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+    ) -> Result<(), ConsumerError> {
+        if let Some(c) = self.consumers.get(topic) {
+            c.restart_ack_timeout(msg_ids)
+        } else {
+            Err(ConnectionError::Unexpected(format!("no consumer for topic {topic}")).into())
+        }
+    }
+
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
     pub async fn nack_many_with_id(
         &mut self,

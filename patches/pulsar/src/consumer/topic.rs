@@ -214,6 +214,21 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
         Ok(())
     }
 
+    /// starts the ack timeout of the messages with the given IDs again, from now: for an
+    /// application that received them earlier but hands them on to its own code only now
+    /// (a batch it gathered). Messages no longer awaiting their ack are left alone; without
+    /// an ack timeout this does nothing.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub fn restart_ack_timeout(&self, msg_ids: Vec<MessageIdData>) -> Result<(), ConsumerError> {
+        if msg_ids.is_empty() || self.config.unacked_message_redelivery_delay.is_none() {
+            return Ok(());
+        }
+        self.engine_tx
+            .unbounded_send(EngineMessage::Restart(msg_ids))
+            .map_err(|e| e.into_send_error())?;
+        Ok(())
+    }
+
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
     pub(crate) fn acker(&self) -> mpsc::UnboundedSender<EngineMessage<Exe>> {
         self.engine_tx.clone()

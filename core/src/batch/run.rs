@@ -23,20 +23,28 @@ pub struct Decoded<T> {
 
 impl<T: Payload + Send + 'static> Decoded<T> {
     /// Decode every message of `messages` for handler `handler`, into the lists of `spare`;
-    /// one that does not decode is left out of the values, rejected on its own.
+    /// one that does not decode is left out of the values, rejected on its own. Each value
+    /// replaces one the last batch left in the list, dropped right after it (see [`Spare`]
+    /// for why); those left over are dropped at the end.
     pub fn decode(messages: &[Incoming<'_>], handler: &'static str, spare: &mut Spare) -> Self {
         let mut values = spare.values(messages.len());
         let mut index = spare.index(messages.len());
         let mut rejected = Vec::new();
+        let mut decoded = 0;
         for (at, message) in messages.iter().enumerate() {
             match T::decode(message.payload, handler) {
                 Ok(value) => {
-                    values.push(value);
+                    match values.get_mut(decoded) {
+                        Some(old) => *old = value,
+                        None => values.push(value),
+                    }
+                    decoded += 1;
                     index.push(at);
                 }
                 Err(rejection) => rejected.push((at, rejection)),
             }
         }
+        values.truncate(decoded);
         Decoded {
             values,
             index,
@@ -97,6 +105,28 @@ mod tests {
     use super::*;
     use crate::batch::BatchOutcome;
     use crate::HandlerOutcome;
+
+    #[test]
+    fn a_batch_replaces_the_last_ones_values_and_drops_those_left_over() {
+        let messages = |payloads: &'static [&'static [u8]]| -> Vec<Incoming<'static>> {
+            payloads
+                .iter()
+                .map(|p| Incoming::new(p, &[], "t"))
+                .collect()
+        };
+        let mut spare = Spare::default();
+        let first = messages(&[b"1", b"2", b"3"]);
+        let decoded = Decoded::<u32>::decode(&first, "sum", &mut spare);
+        let _ = decoded.finish(BatchOutcome::ack(), &mut spare);
+        let second = messages(&[b"{", b"5"]);
+        let decoded = Decoded::<u32>::decode(&second, "sum", &mut spare);
+        assert_eq!(decoded.values(), &[5], "only this batch's values");
+        assert_eq!(decoded.batch(&second).len(), 1);
+        let answers = decoded.finish(BatchOutcome::ack(), &mut spare);
+        assert!(matches!(&answers[0], Err(Rejection::Decode { .. })));
+        assert!(matches!(&answers[1], Ok(a) if a.outcome == HandlerOutcome::Ack));
+        assert_eq!(answers.len(), 2);
+    }
 
     #[test]
     fn a_message_that_does_not_decode_is_rejected_alone_and_the_rest_are_indexed() {

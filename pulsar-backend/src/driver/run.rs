@@ -381,7 +381,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 ruststream::runtime::yield_now().await;
             }
             if self.machine.gathers() {
-                self.hand_over();
+                self.hand_over_full();
             }
             if flush_now || (burst_ended && unflushed) {
                 if self.machine.awaits_retries() {
@@ -416,6 +416,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     let consumer = &mut self.consumer;
                     self.machine
                         .park_gathered(|(received, _)| consumer.release(&received.id));
+                    // The last batch's decoded values, kept to be dropped at the next
+                    // decode (`Spare`), go now: a quiet subscription holds none.
+                    self.spare_lists.spare.drop_values();
                 }
                 while let Some(id) = self.machine.poll_release() {
                     self.consumer.release(&id);
@@ -616,6 +619,21 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             return;
         }
         let now = self.config.runtime.now();
+        self.start_batches(now);
+    }
+
+    /// Start the batches due whatever the time: full ones (all, once draining). It runs after
+    /// every event, so it does not read the clock: it asks as of when the gathered batch
+    /// began, a time already read. A batch due by its max wait goes at the next flush
+    /// (`hand_over`), which its timer, an idle turn or the end of a burst brings.
+    fn hand_over_full(&mut self) {
+        if let ((_, 1..), Some(since)) = (self.machine.batches(), self.gathered_since) {
+            self.start_batches(since);
+        }
+    }
+
+    /// Start every batch the machine hands over as of `now`.
+    fn start_batches(&mut self, now: Instant) {
         while let Some(batch) = self.machine.poll_batch(now) {
             for gathered in batch.iter().filter(|gathered| gathered.parked) {
                 self.consumer.acquire(&gathered.delivery.0.id);

@@ -93,6 +93,13 @@ impl BatchOutcome {
         self.spread(len).collect()
     }
 
+    /// The one outcome of every message, where there is neither an exception nor an error
+    /// (the common answer: `HandlerOutcome::ack()` for the batch).
+    pub(crate) fn uniform(&self) -> Option<HandlerOutcome> {
+        (self.except.is_empty() && self.error.is_none() && self.listed.is_none())
+            .then_some(self.all)
+    }
+
     /// The outcome of each of `len` messages, in order, one at a time (no list is built
     /// where there is no exception).
     pub fn spread(self, len: usize) -> impl Iterator<Item = Answer> {

@@ -69,15 +69,22 @@ impl<T: Payload + Send + 'static> Decoded<T> {
             len,
         } = self;
         spare.keep_values(values);
-        let mut given = outcome.into_batch_outcome().spread(index.len());
-        let mut rejected = rejected.into_iter().peekable();
+        let outcome = outcome.into_batch_outcome();
         let mut answers = spare.answers(len);
-        answers.extend(
-            (0..len).map(|at| match rejected.next_if(|(place, _)| *place == at) {
-                Some((_, rejection)) => Err(rejection),
-                None => Ok(given.next().expect("one outcome per message that decoded")),
-            }),
-        );
+        match (rejected.is_empty(), outcome.uniform()) {
+            // Every message decoded and has the one outcome: no lookup per message.
+            (true, Some(all)) => answers.extend((0..len).map(|_| Ok(Answer::new(all)))),
+            _ => {
+                let mut given = outcome.spread(index.len());
+                let mut rejected = rejected.into_iter().peekable();
+                answers.extend((0..len).map(
+                    |at| match rejected.next_if(|(place, _)| *place == at) {
+                        Some((_, rejection)) => Err(rejection),
+                        None => Ok(given.next().expect("one outcome per message that decoded")),
+                    },
+                ));
+            }
+        }
         spare.keep_index(index);
         answers
     }

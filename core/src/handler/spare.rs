@@ -62,23 +62,28 @@ impl Spare {
     /// batch's values (to be replaced one by one, [`crate::batch::Decoded::decode`]), or a
     /// new one with room for `len`.
     pub(crate) fn values<T: Send + 'static>(&mut self, len: usize) -> Vec<T> {
-        match self
-            .values
-            .take()
-            .map(|kept| kept.list.downcast::<Vec<T>>())
-        {
-            Some(Ok(kept)) => *kept,
-            _ => Vec::with_capacity(len),
+        match (self.values.as_mut()).and_then(|kept| kept.list.downcast_mut::<Vec<T>>()) {
+            // Its box stays, holding an empty list until the values come back.
+            Some(kept) => core::mem::take(kept),
+            None => {
+                self.values = None;
+                Vec::with_capacity(len)
+            }
         }
     }
 
     /// Keep `values`' list for the next batch, with its values: they are dropped when the
     /// next batch is decoded, or at [`Spare::drop_values`].
     pub(crate) fn keep_values<T: Send + 'static>(&mut self, values: Vec<T>) {
-        self.values = Some(KeptValues {
-            list: Box::new(values),
-            clear: clear_list::<T>,
-        });
+        match (self.values.as_mut()).and_then(|kept| kept.list.downcast_mut::<Vec<T>>()) {
+            Some(kept) => *kept = values,
+            None => {
+                self.values = Some(KeptValues {
+                    list: Box::new(values),
+                    clear: clear_list::<T>,
+                })
+            }
+        }
     }
 
     /// Drop the values the last batch decoded, keeping their list: the driver calls it when

@@ -19,7 +19,13 @@ impl Handled {
     /// One more delivery was handed to a handler.
     #[inline]
     pub(crate) fn bump(&self) {
-        self.count.fetch_add(1, Ordering::SeqCst);
+        self.bump_by(1);
+    }
+
+    /// `n` more deliveries went to a handler at once (a batch).
+    #[inline]
+    pub(crate) fn bump_by(&self, n: u64) {
+        self.count.fetch_add(n, Ordering::SeqCst);
         // Both sides are SeqCst: a waiter that registers after this load saw `false` reads
         // the new count when it checks again after registering, as callers do.
         if !self.waited.load(Ordering::SeqCst) {

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 
 use futures::channel::oneshot;
 use futures::stream::FuturesUnordered;
@@ -171,6 +171,35 @@ struct Lists {
     spare: Spare,
 }
 
+/// `view_of`, as the closure that reads a batch member's message (in an `Option`, to fill an
+/// array) for the borrow `'a` of the batch: a closure's signature alone would not tie what
+/// it returns to its argument's borrow, and a function returning `impl Fn` would hide that
+/// the view has nothing to drop, which an array holding views that borrow it needs.
+fn views_for<'a, Id: 'a, V>(
+    view_of: impl Fn(&'a Gathered<(Received<Id>, Admission)>) -> Option<V>,
+) -> impl Fn(&'a Gathered<(Received<Id>, Admission)>) -> Option<V> {
+    view_of
+}
+
+/// The next batch that ended, if one did. Not inlined: the driver's loop, where the handler
+/// of one message runs, stays as small as before batch handlers (inlined, it cost each
+/// message of a handler of one about 130 instructions, in copies of the loop's state).
+#[inline(never)]
+fn poll_batches<B: Future>(
+    batches: &mut Slots<B>,
+    cx: &mut Context<'_>,
+) -> Poll<Option<B::Output>> {
+    batches.poll_next(cx)
+}
+
+/// How many views of a batch's messages are kept on the batch's own stack (the future's
+/// state, 8 bytes each) before they take a list on the heap: a batch of up to this many
+/// allocates none.
+const VIEWS_INLINE: usize = 128;
+
+/// A batch as the machine hands it over: its deliveries, each with its admission.
+type Members<Id> = Vec<Gathered<(Received<Id>, Admission)>>;
+
 /// `list`, emptied, as a list of another type of the same size and alignment, with its
 /// allocation: the standard library collects a mapped `vec::IntoIter` in place. What a
 /// batch's lists hold borrows from the batch; their room is kept from one batch to the next.
@@ -261,8 +290,6 @@ pub(crate) struct Driver<C: ConsumerPort, S, H> {
     /// The copies being handed to the producer (waiting for room, or for the topic's
     /// partitions); each is answered through the outbox either way.
     sending: FuturesUnordered<BoxFuture<'static, ()>>,
-    /// A batch handler's running batches (`begin_batch`): one box per batch.
-    batches: FuturesUnordered<BoxFuture<'static, BatchEnd<C::Id>>>,
     /// The list the next batch's ends are written to, kept from the last: a batch's lists
     /// are large, and allocating them anew would cost more than the batch saves.
     spare_ends: Vec<Finished<C::Id>>,
@@ -312,7 +339,6 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             answers: Vec::new(),
             copies: HashMap::new(),
             sending: FuturesUnordered::new(),
-            batches: FuturesUnordered::new(),
             spare_ends: Vec::new(),
             spare_lists: Lists::default(),
             gathered_since: None,
@@ -334,8 +360,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             /// Nothing is ready, and something happened since the last flush.
             Idle,
         }
-        // The running handler invocations; a local, as their future's type has no name.
+        // The running handler invocations, and a batch handler's running batches; locals, as
+        // their futures' types have no name.
         let mut running = Slots::new();
+        let mut batches = Slots::new();
         let mut events: u32 = 0;
         // Events handled since the last flush. The calls they made due are made when nothing
         // else is ready, when the timer fires, and at the latest every `YIELD_EVERY` events:
@@ -353,7 +381,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 if self.machine.gathers() {
                     self.gather($received, $admission);
                 } else {
-                    let finished = running.start_with(|| self.begin($received, $admission));
+                    let (index, mut slot) = running.free_slot();
+                    slot.set(Some(self.begin($received, $admission)));
+                    let finished = running.started(index);
                     if let Some(done) = finished {
                         self.finish(done);
                     }
@@ -381,7 +411,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 ruststream::runtime::yield_now().await;
             }
             if self.machine.gathers() {
-                self.hand_over_full();
+                self.hand_over_full(&mut batches, Self::begin_batch);
             }
             if flush_now || (burst_ended && unflushed) {
                 if self.machine.awaits_retries() {
@@ -404,7 +434,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 }
                 self.flush().await;
                 self.show_gauges(running.len());
-                self.hand_over();
+                self.hand_over(&mut batches, Self::begin_batch);
                 self.arm_timer();
                 // Where the driver is about to wait, gathered deliveries wait for their
                 // batch's max wait (or for a running batch), not for a handler: they do not
@@ -435,10 +465,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     start_ready!();
                     return Poll::Ready(Event::Handled);
                 }
-                if !self.batches.is_empty() {
-                    if let Poll::Ready(Some(done)) = self.batches.poll_next_unpin(cx) {
-                        self.batch_finished(done);
-                        start_ready!();
+                if batches.len() > 0 {
+                    if let Poll::Ready(Some(done)) = poll_batches(&mut batches, cx) {
+                        self.batch_ended(done);
                         return Poll::Ready(Event::Handled);
                     }
                 }
@@ -524,7 +553,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 Event::Timer | Event::Idle => flush_now = true,
             }
         }
-        self.shutdown(running).await;
+        self.shutdown(running, batches, Self::begin_batch).await;
     }
 
     /// The handler invocation for `received`: the layers' `before` hooks, the handler (unless
@@ -613,35 +642,62 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.machine.gather((received, admission), bytes, now);
     }
 
-    /// Start every batch the machine hands over now.
-    fn hand_over(&mut self) {
+    /// Start every batch the machine hands over now, with `begin` (`begin_batch`, passed
+    /// in as the batches' future type has no name to write here).
+    #[inline(never)]
+    fn hand_over<B>(
+        &mut self,
+        batches: &mut Slots<B>,
+        begin: impl Fn(&mut Self, Members<C::Id>) -> B,
+    ) where
+        B: Future<Output = BatchEnd<C::Id>>,
+    {
         if self.machine.batches().1 == 0 {
             return;
         }
         let now = self.config.runtime.now();
-        self.start_batches(now);
+        self.start_batches(batches, now, begin);
     }
 
     /// Start the batches due whatever the time: full ones (all, once draining). It runs after
     /// every event, so it does not read the clock: it asks as of when the gathered batch
     /// began, a time already read. A batch due by its max wait goes at the next flush
     /// (`hand_over`), which its timer, an idle turn or the end of a burst brings.
-    fn hand_over_full(&mut self) {
+    #[inline(never)]
+    fn hand_over_full<B>(
+        &mut self,
+        batches: &mut Slots<B>,
+        begin: impl Fn(&mut Self, Members<C::Id>) -> B,
+    ) where
+        B: Future<Output = BatchEnd<C::Id>>,
+    {
         if let ((_, 1..), Some(since)) = (self.machine.batches(), self.gathered_since) {
-            self.start_batches(since);
+            self.start_batches(batches, since, begin);
         }
     }
 
-    /// Start every batch the machine hands over as of `now`.
-    fn start_batches(&mut self, now: Instant) {
+    /// Start every batch the machine hands over as of `now`, each in a slot of `batches`
+    /// (kept from one batch to the next: no allocation per batch); one that ends as it starts
+    /// is finished at once.
+    fn start_batches<B>(
+        &mut self,
+        batches: &mut Slots<B>,
+        now: Instant,
+        begin: impl Fn(&mut Self, Members<C::Id>) -> B,
+    ) where
+        B: Future<Output = BatchEnd<C::Id>>,
+    {
         while let Some(batch) = self.machine.poll_batch(now) {
             for gathered in batch.iter().filter(|gathered| gathered.parked) {
                 self.consumer.acquire(&gathered.delivery.0.id);
             }
             self.consumer
                 .restart_ack_timeout(batch.iter().map(|gathered| &gathered.delivery.0.id));
-            let batch = self.begin_batch(batch);
-            self.batches.push(Box::pin(batch));
+            let (index, mut slot) = batches.free_slot();
+            slot.set(Some(begin(self, batch)));
+            if let Some(end) = batches.started(index) {
+                self.batch_ended(end);
+            }
         }
     }
 
@@ -654,13 +710,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// gets back.
     fn begin_batch(
         &mut self,
-        mut members: Vec<Gathered<(Received<C::Id>, Admission)>>,
+        mut members: Members<C::Id>,
     ) -> impl Future<Output = BatchEnd<C::Id>> + Send + 'static {
         let first = self.next_token;
         self.next_token = first.wrapping_add(members.len() as u32);
-        for _ in &members {
-            self.config.handled.bump();
-        }
+        self.config.handled.bump_by(members.len() as u64);
         let invocation = self.invocation.clone();
         let mut done = std::mem::take(&mut self.spare_ends);
         done.reserve(members.len());
@@ -672,14 +726,36 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             // The deliveries whose end the machine decides, with what their copy needs.
             let mut kept: Vec<(usize, Kept)> = Vec::new();
             let lists = {
-                let views: Vec<_> = (members.iter())
-                    .map(|gathered| {
-                        let received = &gathered.delivery.0;
-                        move || incoming_of::<C>(received)
-                    })
-                    .collect();
+                // In an array on the batch's own stack up to `VIEWS_INLINE`, rather than kept
+                // from one batch to the next as the other lists are: a delivery's view of its
+                // message borrows it for as long as the view lives, so a list of views names
+                // that borrow in its type, and could not be turned back into an empty list.
+                // (An array has no `Drop` of its own, so it may hold such views; a `SmallVec`
+                // may not.)
+                let spilled: Vec<_>;
+                let mut inline = [None; VIEWS_INLINE];
+                // Made after the lists it fills, to be dropped before them.
+                let view_of = views_for(|gathered| {
+                    let received = &gathered.delivery.0;
+                    Some(move || incoming_of::<C>(received))
+                });
+                let views = match members.len() <= VIEWS_INLINE {
+                    true => {
+                        for (slot, gathered) in inline.iter_mut().zip(&members) {
+                            *slot = view_of(gathered);
+                        }
+                        &inline[..members.len()]
+                    }
+                    false => {
+                        spilled = members.iter().map(&view_of).collect();
+                        &spilled[..]
+                    }
+                };
+                let views = views
+                    .iter()
+                    .map(|view| view.as_ref().expect("one view a member"));
                 let mut batch: Vec<Member<'_>> = recycle(lists.members);
-                batch.extend((members.iter().zip(&views)).map(|(gathered, view)| {
+                batch.extend((members.iter().zip(views)).map(|(gathered, view)| {
                     let (received, admission) = &gathered.delivery;
                     let mut delivery = Delivery::new(view, name, &inv.subscription, started);
                     let unreadable = received.unreadable();
@@ -787,6 +863,20 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 storage: members,
                 lists,
             }
+        }
+    }
+
+    /// A batch ended (in the driver's loop, or as it started): finish it, and gather what it
+    /// lets start (the deliveries of its keys held behind it). Not inlined, with
+    /// `poll_batches`, for the same reason.
+    #[inline(never)]
+    fn batch_ended(&mut self, done: BatchEnd<C::Id>) {
+        self.batch_finished(done);
+        while let Some(((received, admission), parked)) = self.machine.poll_start() {
+            if parked {
+                self.consumer.acquire(&received.id);
+            }
+            self.gather(received, admission);
         }
     }
 
@@ -1136,9 +1226,14 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         }
     }
 
-    async fn shutdown<F>(mut self, mut running: Slots<F>)
-    where
+    async fn shutdown<F, B>(
+        mut self,
+        mut running: Slots<F>,
+        mut batches: Slots<B>,
+        begin: impl Fn(&mut Self, Members<C::Id>) -> B,
+    ) where
         F: Future<Output = Finished<C::Id>>,
+        B: Future<Output = BatchEnd<C::Id>>,
     {
         // Held deliveries (same key as a running one) never started: no outcome.
         let held: Vec<_> = self.machine.drain_held().collect();
@@ -1157,12 +1252,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let mut grace = self.config.runtime.sleep_until(deadline);
         // A batch handler's gathered deliveries go now, in partial batches.
         self.machine.drain_batches();
-        self.hand_over();
+        self.hand_over(&mut batches, &begin);
         loop {
-            if running.len() == 0
-                && self.batches.is_empty()
-                && self.machine.awaiting_publishes() == 0
-            {
+            if running.len() == 0 && batches.len() == 0 && self.machine.awaiting_publishes() == 0 {
                 break;
             }
             /// What ended: a delivery, or a batch.
@@ -1174,7 +1266,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 if let Poll::Ready(Some(done)) = running.poll_next(cx) {
                     return Poll::Ready(Some(Ok(Ended::One(done))));
                 }
-                if let Poll::Ready(Some(done)) = self.batches.poll_next_unpin(cx) {
+                if let Poll::Ready(Some(done)) = batches.poll_next(cx) {
                     return Poll::Ready(Some(Ok(Ended::Batch(done))));
                 }
                 if self.invocation.outbox.poll_answers(cx).is_ready() {
@@ -1189,13 +1281,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             match next {
                 Some(Ok(Ended::Batch(done))) => {
                     self.batch_finished(done);
-                    self.hand_over();
+                    self.hand_over(&mut batches, &begin);
                 }
                 Some(Ok(Ended::One(done))) => self.finish(done),
                 None => self.take_answers(),
                 Some(Err(())) => {
                     tracing::warn!(
-                        count = running.len() + self.batches.len(),
+                        count = running.len() + batches.len(),
                         awaiting_publishes = self.machine.awaiting_publishes(),
                         grace = ?self.config.shutdown_grace,
                         "stopping: handlers still running, or publishes not answered, after the \
@@ -1203,7 +1295,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     );
                     // Dropped: cancelled, no outcome. Closing the consumer below releases them.
                     running.clear();
-                    self.batches.clear();
+                    batches.clear();
                     break;
                 }
             }

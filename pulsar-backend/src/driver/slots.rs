@@ -88,16 +88,20 @@ impl<F: Future> Slots<F> {
     }
 
     /// Start `future` in a free slot and poll it once: its output if it finished at once,
-    /// else it runs on and [`Slots::poll_next`] yields its output later.
+    /// else it runs on and [`Slots::poll_next`] yields its output later. (The driver writes
+    /// its futures in place instead: [`Slots::free_slot`], then [`Slots::started`].)
     #[cfg(test)]
     pub(crate) fn start(&mut self, future: F) -> Option<F::Output> {
-        self.start_with(|| future)
+        let (index, mut slot) = self.free_slot();
+        slot.set(Some(future));
+        self.started(index)
     }
 
-    /// [`Slots::start`] with the future `make` makes, made once its slot is found: it can be
-    /// made in place rather than made and then copied in.
+    /// A free slot, for the caller to write a future into in place (written where it is
+    /// made, the future is not copied, as a closure the compiler may not inline would),
+    /// then [`Slots::started`] with its index.
     #[inline(always)]
-    pub(crate) fn start_with(&mut self, make: impl FnOnce() -> F) -> Option<F::Output> {
+    pub(crate) fn free_slot(&mut self) -> (usize, Pin<&mut Option<F>>) {
         let index = match self.free.pop() {
             Some(index) => index,
             None => {
@@ -115,7 +119,13 @@ impl<F: Future> Slots<F> {
                 index
             }
         };
-        self.slots[index].future.set(Some(make()));
+        (index, self.slots[index].future.as_mut())
+    }
+
+    /// The future written into slot `index` ([`Slots::free_slot`]) starts: it is polled
+    /// once, and its output given if it finished at once.
+    #[inline(always)]
+    pub(crate) fn started(&mut self, index: usize) -> Option<F::Output> {
         self.running += 1;
         self.poll_slot(index)
     }

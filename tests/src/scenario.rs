@@ -733,6 +733,22 @@ pub async fn batch_handler(
     script.batch(jobs, batch).await
 }
 
+/// A batch handler on KeyShared with ordered retries: a key's retried message holds the
+/// key's later messages out of the following batches. Answers by job id.
+#[subscriber(
+    PulsarSubscription::new("jobs-bh-ordered", "bh-ordered")
+        .subscription_type(SubscriptionType::KeyShared)
+        .ack_timeout(ACK_TIMEOUT)
+        .ordered_retries()
+)]
+pub async fn batch_retries_in_order(
+    jobs: &[Job],
+    batch: Batch<'_>,
+    State(script): State<Arc<Script>>,
+) -> BatchOutcome {
+    script.batch(jobs, batch).await
+}
+
 /// Reads the batch handler's dead-letter topic.
 #[subscriber(PulsarSubscription::new("jobs-bh-dlq", "bh-review"))]
 pub async fn batch_handler_dead_letters(_payload: &[u8]) -> HandlerOutcome {

@@ -202,7 +202,64 @@ async fn an_incomplete_chunked_message_is_dropped_after_the_expiry(spawn: Arc<dy
     app.stop().await;
 }
 
+/// Chunked messages through a batch handler: two messages stored as chunks and one whole go
+/// in one batch, each whole; the one retried comes back alone, whole, and every chunk is
+/// acknowledged.
+async fn chunked_messages_reach_a_batch_handler_whole(spawn: Arc<dyn Spawn>) {
+    let script = Script::by_job(|id, attempt| match (id, attempt) {
+        (2, 0) => HandlerOutcome::retry(),
+        _ => HandlerOutcome::ack(),
+    });
+    let app = TestApp::with_state(
+        app(|b| {
+            b.include(
+                batch_handler
+                    .batch(ruststream::nonzero!(10))
+                    .batch_wait(BATCH_WAIT),
+            );
+        }),
+        Plan::new(script.clone()),
+    )
+    .on(spawn)
+    .await
+    .expect("the app starts");
+    let (one, two, three) = (big_job(1, 10_000), big_job(2, 7_000), big_job(3, 100));
+    for payload in [&one, &two] {
+        app.pulsar()
+            .publish_chunked(Message::new("jobs-bh", payload.clone()), CHUNK)
+            .expect("stored");
+    }
+    app.pulsar()
+        .publish_chunked(Message::new("jobs-bh", three.clone()), CHUNK)
+        .expect("stored");
+    app.settle().await.unwrap();
+    app.advance(Duration::from_secs(30)).await.unwrap();
+    assert_eq!(app.topic("jobs-bh").len(), 4 + 3 + 1, "stored as chunks, and one whole");
+    let ids: Vec<Vec<u64>> = (script.batches().iter())
+        .map(|b| b.iter().map(|(id, _)| *id).collect())
+        .collect();
+    assert_eq!(ids, [vec![1, 2, 3], vec![2]], "one batch, then the retried one alone");
+    let calls = app.calls_of("batch_handler");
+    let seen: Vec<(usize, u32)> = (calls.iter())
+        .map(|c| (c.payload_bytes().len(), c.redelivery_count()))
+        .collect();
+    assert_eq!(calls.len(), 4, "{seen:?}");
+    for (payload, count) in [(&one, 1), (&two, 2), (&three, 1)] {
+        let whole: Vec<_> = (calls.iter())
+            .filter(|c| c.payload_bytes() == &payload[..])
+            .collect();
+        assert_eq!(whole.len(), count, "each whole, as often as answered: {seen:?}");
+    }
+    assert_eq!(
+        app.pulsar().backlog("jobs-bh", "bh-ks").unwrap(),
+        Some(0),
+        "every chunk acknowledged"
+    );
+    app.stop().await;
+}
+
 ruststream_tests::on_every_runtime!(
+    chunked_messages_reach_a_batch_handler_whole,
     a_chunked_message_reaches_the_handler_once_and_whole,
     a_retried_chunked_message_comes_back_whole,
     out_of_attempts_a_chunked_message_is_dead_lettered_whole,

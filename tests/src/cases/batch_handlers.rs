@@ -228,3 +228,67 @@ pub async fn a_batch_s_ack_timeout_starts_at_hand_over(env: Env) {
     nothing_left(&*app).await;
     app.stop().await;
 }
+
+/// KeyShared with ordered retries, in batches: key K's first message is retried twice
+/// (`retry()`, then `retry_after(1 s)`) while K's next three wait. They go in later batches,
+/// in publish order, only once K's first is acknowledged; key B's are not held; no batch holds
+/// two messages of one key.
+pub async fn a_retried_message_holds_its_key_out_of_the_following_batches(env: Env) {
+    let script = Script::by_job(|id, attempt| match (id, attempt) {
+        (1, 0) => HandlerOutcome::retry(),
+        (1, 1) => HandlerOutcome::retry_after(DELAY),
+        _ => HandlerOutcome::ack(),
+    });
+    let app = env
+        .start(
+            app(|b| {
+                b.include(
+                    batch_retries_in_order
+                        .batch(ruststream::nonzero!(10))
+                        .batch_wait(BATCH_WAIT),
+                );
+            }),
+            script.clone(),
+        )
+        .await;
+    for (id, key) in [(1, "K"), (2, "K"), (3, "K"), (4, "K"), (10, "B"), (11, "B")] {
+        app.publish_unsettled("jobs-bh-ordered", job(id), vec![], Some(key.into()))
+            .await;
+    }
+    let calls = app
+        .until_calls("batch_retries_in_order", 8, DELAY + SOON)
+        .await;
+    assert_eq!(calls.len(), 8, "{calls:?}");
+    let id_of = |c: &ruststream_pulsar::testing::Call| c.payload::<Job>().expect("a job").id;
+    let of = |ids: &[u64]| -> Vec<u64> {
+        (calls.iter().map(id_of))
+            .filter(|id| ids.contains(id))
+            .collect()
+    };
+    assert_eq!(of(&[1, 2, 3, 4]), [1, 1, 1, 2, 3, 4], "key K in publish order");
+    assert_eq!(of(&[10, 11]), [10, 11]);
+    let first_of = |id: u64| calls.iter().find(|c| id_of(c) == id).expect("handled").at();
+    let last_one = calls.iter().rfind(|c| id_of(c) == 1).expect("handled").at();
+    assert!(first_of(2) >= last_one, "2 only after 1 settled");
+    assert!(first_of(11) < last_one, "B not held while K's first was away");
+    if env.exact() {
+        assert!(last_one >= DELAY, "1 back after its delay: {last_one:?}");
+    }
+    for batch in script.batches() {
+        let mut keys: Vec<_> = batch.iter().map(|(_, key)| key.clone()).collect();
+        let all = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), all, "one message of a key a batch: {batch:?}");
+    }
+    app.pass(QUIET).await;
+    assert_eq!(
+        app.calls_of("batch_retries_in_order").len(),
+        8,
+        "nothing handled twice"
+    );
+    if let Some(backlog) = app.backlog("jobs-bh-ordered", "bh-ordered").await {
+        assert_eq!(backlog, 0);
+    }
+    app.stop().await;
+}

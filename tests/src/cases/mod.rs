@@ -154,6 +154,7 @@ cases!(
     batches_keep_each_keys_order: Brokers::ApacheOnly,
     a_partial_batch_goes_at_the_max_wait: Brokers::ApacheOnly,
     a_batch_s_ack_timeout_starts_at_hand_over: Brokers::ApacheOnly,
+    a_retried_message_holds_its_key_out_of_the_following_batches: Brokers::ApacheOnly,
 );
 
 /// The ids of a batch publish all name one entry, each with its index: the producer really

@@ -1,7 +1,8 @@
 //! Chunked messages (PIP-37) on the in-process Pulsar, on the virtual clock: a message stored
 //! as chunks, as another client's chunking producer writes it, reaches the handler once and
 //! whole; a retry brings it back whole; out of attempts it reaches the dead-letter topic whole
-//! (published in chunks by ruststream, which joins them again on the way out). Run on tokio,
+//! (published in chunks by ruststream, which joins them again on the way out); through a batch
+//! handler each reaches it whole and is settled on its own. Run on tokio,
 //! async-std and smol.
 
 use std::num::NonZeroU32;
@@ -234,11 +235,29 @@ async fn chunked_messages_reach_a_batch_handler_whole(spawn: Arc<dyn Spawn>) {
         .expect("stored");
     app.settle().await.unwrap();
     app.advance(Duration::from_secs(30)).await.unwrap();
-    assert_eq!(app.topic("jobs-bh").len(), 4 + 3 + 1, "stored as chunks, and one whole");
+    assert_eq!(
+        app.topic("jobs-bh").len(),
+        4 + 3 + 1,
+        "stored as chunks, and one whole"
+    );
     let ids: Vec<Vec<u64>> = (script.batches().iter())
         .map(|b| b.iter().map(|(id, _)| *id).collect())
         .collect();
-    assert_eq!(ids, [vec![1, 2, 3], vec![2]], "one batch, then the retried one alone");
+    let timeline: Vec<_> = (app.calls_of("batch_handler").iter())
+        .map(|c| {
+            (
+                c.payload_bytes().len(),
+                c.redelivery_count(),
+                c.at(),
+                c.completion(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [vec![1, 2, 3], vec![2]],
+        "one batch, then the retried one alone: {timeline:?}"
+    );
     let calls = app.calls_of("batch_handler");
     let seen: Vec<(usize, u32)> = (calls.iter())
         .map(|c| (c.payload_bytes().len(), c.redelivery_count()))
@@ -248,7 +267,11 @@ async fn chunked_messages_reach_a_batch_handler_whole(spawn: Arc<dyn Spawn>) {
         let whole: Vec<_> = (calls.iter())
             .filter(|c| c.payload_bytes() == &payload[..])
             .collect();
-        assert_eq!(whole.len(), count, "each whole, as often as answered: {seen:?}");
+        assert_eq!(
+            whole.len(),
+            count,
+            "each whole, as often as answered: {seen:?}"
+        );
     }
     assert_eq!(
         app.pulsar().backlog("jobs-bh", "bh-ks").unwrap(),

@@ -411,7 +411,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 ruststream::runtime::yield_now().await;
             }
             if self.machine.gathers() {
-                self.hand_over_full(&mut batches, Self::begin_batch);
+                // A batch that ended as it started left settlements to flush.
+                unflushed |= self.hand_over_full(&mut batches, Self::begin_batch);
             }
             if flush_now || (burst_ended && unflushed) {
                 if self.machine.awaits_retries() {
@@ -432,9 +433,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         start_ready!();
                     }
                 }
+                // Batches due by their max wait go first: one that ends as it starts has its
+                // settlements made by this flush, before its deliveries are released below
+                // (released first, they would stop counting as in flight with their
+                // acknowledgements still to send).
+                self.hand_over(&mut batches, Self::begin_batch);
                 self.flush().await;
                 self.show_gauges(running.len());
-                self.hand_over(&mut batches, Self::begin_batch);
                 self.arm_timer();
                 // Where the driver is about to wait, gathered deliveries wait for their
                 // batch's max wait (or for a running batch), not for a handler: they do not
@@ -643,20 +648,22 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     }
 
     /// Start every batch the machine hands over now, with `begin` (`begin_batch`, passed
-    /// in as the batches' future type has no name to write here).
+    /// in as the batches' future type has no name to write here); whether one ended as it
+    /// started (its settlements wait for the next flush).
     #[inline(never)]
     fn hand_over<B>(
         &mut self,
         batches: &mut Slots<B>,
         begin: impl Fn(&mut Self, Members<C::Id>) -> B,
-    ) where
+    ) -> bool
+    where
         B: Future<Output = BatchEnd<C::Id>>,
     {
         if self.machine.batches().1 == 0 {
-            return;
+            return false;
         }
         let now = self.config.runtime.now();
-        self.start_batches(batches, now, begin);
+        self.start_batches(batches, now, begin)
     }
 
     /// Start the batches due whatever the time: full ones (all, once draining). It runs after
@@ -668,25 +675,29 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         &mut self,
         batches: &mut Slots<B>,
         begin: impl Fn(&mut Self, Members<C::Id>) -> B,
-    ) where
+    ) -> bool
+    where
         B: Future<Output = BatchEnd<C::Id>>,
     {
-        if let ((_, 1..), Some(since)) = (self.machine.batches(), self.gathered_since) {
-            self.start_batches(batches, since, begin);
+        match (self.machine.batches(), self.gathered_since) {
+            ((_, 1..), Some(since)) => self.start_batches(batches, since, begin),
+            _ => false,
         }
     }
 
     /// Start every batch the machine hands over as of `now`, each in a slot of `batches`
     /// (kept from one batch to the next: no allocation per batch); one that ends as it starts
-    /// is finished at once.
+    /// is finished at once, and then the answer is `true`.
     fn start_batches<B>(
         &mut self,
         batches: &mut Slots<B>,
         now: Instant,
         begin: impl Fn(&mut Self, Members<C::Id>) -> B,
-    ) where
+    ) -> bool
+    where
         B: Future<Output = BatchEnd<C::Id>>,
     {
+        let mut ended = false;
         while let Some(batch) = self.machine.poll_batch(now) {
             for gathered in batch.iter().filter(|gathered| gathered.parked) {
                 self.consumer.acquire(&gathered.delivery.0.id);
@@ -697,8 +708,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             slot.set(Some(begin(self, batch)));
             if let Some(end) = batches.started(index) {
                 self.batch_ended(end);
+                ended = true;
             }
         }
+        ended
     }
 
     /// The invocation of a batch handler: each delivery passes the layers' `before` hooks on

@@ -265,12 +265,19 @@ pub async fn a_retried_message_holds_its_key_out_of_the_following_batches(env: E
             .filter(|id| ids.contains(id))
             .collect()
     };
-    assert_eq!(of(&[1, 2, 3, 4]), [1, 1, 1, 2, 3, 4], "key K in publish order");
+    assert_eq!(
+        of(&[1, 2, 3, 4]),
+        [1, 1, 1, 2, 3, 4],
+        "key K in publish order"
+    );
     assert_eq!(of(&[10, 11]), [10, 11]);
     let first_of = |id: u64| calls.iter().find(|c| id_of(c) == id).expect("handled").at();
     let last_one = calls.iter().rfind(|c| id_of(c) == 1).expect("handled").at();
     assert!(first_of(2) >= last_one, "2 only after 1 settled");
-    assert!(first_of(11) < last_one, "B not held while K's first was away");
+    assert!(
+        first_of(11) < last_one,
+        "B not held while K's first was away"
+    );
     if env.exact() {
         assert!(last_one >= DELAY, "1 back after its delay: {last_one:?}");
     }

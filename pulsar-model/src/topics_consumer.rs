@@ -202,6 +202,11 @@ impl TopicsConsumer {
         None
     }
 
+    /// Whether its consumers have an ack timeout (pulsar-rs's unacked-message resend delay).
+    pub fn has_ack_timeout(&self) -> bool {
+        self.options.ack_timeout.is_some()
+    }
+
     /// The application handed `messages`, received earlier, on to its own code at `now`: their
     /// ack timeouts start again ([`Cluster::restart_ack_timeout`]), each on the consumer of its
     /// topic. Without an ack timeout this does nothing.
@@ -211,7 +216,7 @@ impl TopicsConsumer {
         messages: impl IntoIterator<Item = &'a MessageId>,
         now: Instant,
     ) {
-        if self.options.ack_timeout.is_none() {
+        if !self.has_ack_timeout() {
             return;
         }
         for message in messages {

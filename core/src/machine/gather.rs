@@ -85,6 +85,13 @@ impl<D> Gathering<D> {
         });
     }
 
+    /// Whether a batch is due whatever the time: one may run, and the queue is full or the
+    /// subscription stops.
+    #[inline]
+    pub(crate) fn due_now(&self, concurrency: usize) -> bool {
+        !self.queue.is_empty() && self.running < concurrency && (!self.has_room() || self.draining)
+    }
+
     /// Whether a batch is due at `now`: one may run, and the queue is full, or its first
     /// delivery waited long enough, or the subscription stops.
     fn due(&self, now: Instant, concurrency: usize) -> bool {

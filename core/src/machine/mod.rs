@@ -713,6 +713,17 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         }
     }
 
+    /// Whether a batch is due whatever the time (a full one, or any while draining): the
+    /// driver asks after every event, and calls [`SubscriptionMachine::poll_batch`] only
+    /// then, or when time may have made one due.
+    #[inline]
+    pub fn batch_full(&self) -> bool {
+        let concurrency = self.config.concurrency;
+        self.gathering
+            .as_ref()
+            .is_some_and(|g| g.due_now(concurrency))
+    }
+
     /// Batches running, and deliveries gathered for the next (both 0 where the subscription
     /// does not gather).
     pub fn batches(&self) -> (usize, usize) {

@@ -670,7 +670,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// every event, so it does not read the clock: it asks as of when the gathered batch
     /// began, a time already read. A batch due by its max wait goes at the next flush
     /// (`hand_over`), which its timer, an idle turn or the end of a burst brings.
-    #[inline(never)]
+    #[inline]
     fn hand_over_full<B>(
         &mut self,
         batches: &mut Slots<B>,
@@ -679,8 +679,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     where
         B: Future<Output = BatchEnd<C::Id>>,
     {
-        match (self.machine.batches(), self.gathered_since) {
-            ((_, 1..), Some(since)) => self.start_batches(batches, since, begin),
+        match (self.machine.batch_full(), self.gathered_since) {
+            (true, Some(since)) => self.start_batches(batches, since, begin),
             _ => false,
         }
     }
@@ -688,6 +688,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// Start every batch the machine hands over as of `now`, each in a slot of `batches`
     /// (kept from one batch to the next: no allocation per batch); one that ends as it starts
     /// is finished at once, and then the answer is `true`.
+    #[inline(never)]
     fn start_batches<B>(
         &mut self,
         batches: &mut Slots<B>,

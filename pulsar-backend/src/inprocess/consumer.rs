@@ -250,6 +250,9 @@ impl ConsumerPort for InProcessConsumer {
     }
 
     fn restart_ack_timeout<'a>(&mut self, ids: impl Iterator<Item = &'a MessageId>) {
+        if !self.topics.has_ack_timeout() {
+            return;
+        }
         let now = self.runtime.now();
         let mut inner = self.pulsar.lock();
         self.topics

@@ -54,6 +54,7 @@ pub mod schema;
 pub mod state;
 pub mod subscription;
 pub mod time;
+pub mod transaction;
 
 pub use app::{App, AppInfo, RustStream, StartContext};
 pub use completion::{Completion, Settlement, SettlementError, SubscriptionRules};

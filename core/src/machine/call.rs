@@ -3,6 +3,7 @@
 use alloc::vec::Vec;
 
 use super::BatchSlot;
+use crate::publish::Token;
 
 /// One call on a subscription's consumer, from
 /// [`SubscriptionMachine::poll_call`](super::SubscriptionMachine::poll_call).
@@ -27,4 +28,21 @@ pub enum Call<Id> {
     },
     /// Ask for the message again (Pulsar: `nack_with_id`).
     Nack(Id),
+    /// Acknowledge the message in delivery `token`'s transaction, then commit it (a
+    /// transactional registration): what its handler published, and the copy ordered for it,
+    /// become visible with the acknowledgement. A message of a batched entry is acknowledged
+    /// at its index alone ([`BatchSlot::only_this`]). The driver tells the machine how it
+    /// went with [`SubscriptionMachine::committed`](super::SubscriptionMachine::committed).
+    Commit {
+        /// The delivery whose transaction it is.
+        token: Token,
+        /// The message.
+        id: Id,
+        /// Its place in a batched entry.
+        batch: Option<BatchSlot>,
+    },
+    /// Abort delivery `token`'s transaction (a transactional registration): nothing its
+    /// handler published becomes visible. The delivery's own settlement follows as the
+    /// completion table says.
+    Abort(Token),
 }

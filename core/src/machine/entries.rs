@@ -70,6 +70,21 @@ impl BatchSlot {
             size: self.size,
         }
     }
+
+    /// The `ack_set` that acknowledges this index alone: every bit of the entry set but this
+    /// one's (64 a word), as a transactional acknowledgement of one message of a batched
+    /// entry carries it. Transactions acknowledging other indexes of the entry then do not
+    /// overlap it.
+    pub fn only_this(self) -> Vec<i64> {
+        let size = self.size.get() as usize;
+        let mut words = vec![0i64; size.div_ceil(64)];
+        for i in 0..size {
+            if i != self.index as usize {
+                words[i / 64] |= 1 << (i % 64);
+            }
+        }
+        words
+    }
 }
 
 /// A message's place in a batched entry, without the entry: what a delivery carries while it

@@ -33,6 +33,7 @@ mod gather;
 mod key_order;
 mod publishes;
 mod settler;
+mod transaction;
 #[cfg(test)]
 mod tests;
 
@@ -56,6 +57,7 @@ pub use gather::Gathered;
 use gather::Gathering;
 use key_order::KeyOrder;
 use publishes::{AtEnd, Held, Ledger, Verdict};
+use transaction::Committing;
 
 /// How a subscription runs, besides its completion rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +85,9 @@ pub struct MachineConfig {
     /// ([`SubscriptionMachine::gather`], [`SubscriptionMachine::poll_batch`]): the
     /// concurrency then counts batches.
     pub batch: Option<BatchPolicy>,
+    /// Whether each delivery runs in a transaction of its own ([`crate::transaction`]): an
+    /// acknowledgement becomes [`Call::Commit`], any other end [`Call::Abort`] first.
+    pub transactional: bool,
 }
 
 /// How long after a retried message was due back (at once for `retry`, after its delay for
@@ -108,6 +113,7 @@ impl MachineConfig {
             dead_letter_topic: false,
             retry_topic: false,
             batch: None,
+            transactional: false,
         }
     }
 }
@@ -191,6 +197,8 @@ pub struct SubscriptionMachine<Id, D> {
     releases: Vec<Id>,
     /// Deliveries whose acknowledgement waits for their publishes' answers.
     publishes: Ledger<Id>,
+    /// Transactional deliveries whose commit was asked for and not answered yet.
+    committing: Committing<Id>,
     /// Deliveries to start now (their key was let go), with whether each was parked.
     startable: VecDeque<(D, bool)>,
     /// For a batch handler, the deliveries gathered for its next batch.
@@ -222,6 +230,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             calls: VecDeque::new(),
             releases: Vec::new(),
             publishes: Ledger::new(),
+            committing: Committing::new(),
             startable: VecDeque::new(),
             gathering: config.batch.map(Gathering::new),
             entry_of,
@@ -351,6 +360,9 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// comes back or is settled.
     #[inline(always)]
     pub fn finish(&mut self, ended: Ended<'_, Id>) -> Result<Settlement, SettlementError> {
+        if self.config.transactional {
+            return self.finish_in_transaction(ended);
+        }
         let Ended {
             delivered,
             completion,
@@ -376,6 +388,73 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             0 => AtEnd::NOTHING,
             _ => self.publishes.ended(token, publishes),
         };
+        let (republish, settlement) = self.settlement_of(completion, at_end, at, attempt);
+        // Held: for its copy, or for its handler's publishes where it would be acknowledged.
+        let waits =
+            republish.is_some() || (at_end.unanswered && matches!(settlement, Ok(Settlement::Ack)));
+        if waits {
+            let keeps_key = self.config.ordered_retries && self.config.key_ordered;
+            let held = Held {
+                delivered,
+                key: key.filter(|_| keeps_key).map(String::from),
+            };
+            self.publishes.hold(token, held, republish);
+            if !keeps_key {
+                self.let_key_go(key);
+            }
+            return settlement;
+        }
+        self.apply_settlement(delivered, &settlement, at, key);
+        settlement
+    }
+
+    /// Settle `delivered`, which ended at `at`, by `settlement` now (nothing it waits for):
+    /// the call it makes, the wait for its return with ordered retries, its release, its key.
+    #[inline(always)]
+    fn apply_settlement(
+        &mut self,
+        delivered: Delivered<Id>,
+        settlement: &Result<Settlement, SettlementError>,
+        at: Instant,
+        key: Option<&str>,
+    ) {
+        let id = delivered.id.clone();
+        let batch = delivered.batch;
+        self.settler.apply(
+            delivered,
+            *settlement.as_ref().unwrap_or(&Settlement::Leave),
+        );
+        if let (true, true, Some(key)) = (self.config.ordered_retries, self.config.key_ordered, key)
+        {
+            let due = match settlement {
+                Ok(Settlement::Nack) => Some(at),
+                Ok(Settlement::NackAt(deadline)) => Some(*deadline),
+                Ok(Settlement::Leave) | Err(_) => self.ack_timeout_from(at),
+                _ => None,
+            };
+            if let Some(due) = due {
+                self.await_return(key, id.clone(), due);
+            }
+        }
+        // Let go of without a call: its batched entry's redelivery may hand it over again. (A
+        // `NackAt` is still in hand: a sibling's redelivery must not hand it over.)
+        if let (Some(place), Ok(Settlement::Leave) | Err(_)) = (batch, settlement) {
+            self.entries.put_back(place.in_entry((self.entry_of)(&id)));
+        }
+        self.releases.push(id);
+        self.let_key_go(key);
+    }
+
+    /// What a delivery that ended as `completion` (its backoff resolved) at `at`, with its
+    /// publishes as `at_end`, is settled by: the copy to order, if any, and the settlement.
+    #[inline(always)]
+    fn settlement_of(
+        &self,
+        completion: Completion,
+        at_end: AtEnd,
+        at: Instant,
+        attempt: u32,
+    ) -> (Option<Republish>, Result<Settlement, SettlementError>) {
         // A publish of the handler failed: no copy, and no acknowledgement. (Asked only where
         // the registration declared a topic to copy to.)
         let copies = self.config.dead_letter_topic || self.config.retry_topic;
@@ -398,47 +477,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
                 other => other,
             },
         };
-        // Held: for its copy, or for its handler's publishes where it would be acknowledged.
-        let waits =
-            republish.is_some() || (at_end.unanswered && matches!(settlement, Ok(Settlement::Ack)));
-        if waits {
-            let keeps_key = self.config.ordered_retries && self.config.key_ordered;
-            let held = Held {
-                delivered,
-                key: key.filter(|_| keeps_key).map(String::from),
-            };
-            self.publishes.hold(token, held, republish);
-            if !keeps_key {
-                self.let_key_go(key);
-            }
-            return settlement;
-        }
-        let id = delivered.id.clone();
-        let batch = delivered.batch;
-        self.settler.apply(
-            delivered,
-            *settlement.as_ref().unwrap_or(&Settlement::Leave),
-        );
-        if let (true, true, Some(key)) = (self.config.ordered_retries, self.config.key_ordered, key)
-        {
-            let due = match &settlement {
-                Ok(Settlement::Nack) => Some(at),
-                Ok(Settlement::NackAt(deadline)) => Some(*deadline),
-                Ok(Settlement::Leave) | Err(_) => self.ack_timeout_from(at),
-                _ => None,
-            };
-            if let Some(due) = due {
-                self.await_return(key, id.clone(), due);
-            }
-        }
-        // Let go of without a call: its batched entry's redelivery may hand it over again. (A
-        // `NackAt` is still in hand: a sibling's redelivery must not hand it over.)
-        if let (Some(place), Ok(Settlement::Leave) | Err(_)) = (batch, &settlement) {
-            self.entries.put_back(place.in_entry((self.entry_of)(&id)));
-        }
-        self.releases.push(id);
-        self.let_key_go(key);
-        settlement
+        (republish, settlement)
     }
 
     /// `completion` with the registration's backoff policy applied: `backoff()` becomes
@@ -520,6 +559,9 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         let Some((held, verdict)) = self.publishes.answered(token, origin, ok) else {
             return;
         };
+        if self.config.transactional {
+            return self.answered_in_transaction(token, held, verdict, now);
+        }
         let Held { delivered, key } = held;
         let id = delivered.id.clone();
         let batch = delivered.batch;
@@ -598,6 +640,13 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
                     slot,
                     ack_set,
                 } => return Some(Call::AckIndex { id, slot, ack_set }),
+                // Made by the machine itself, never by the settler; passed on all the same.
+                Call::Commit {
+                    token,
+                    id: Delivered { id, .. },
+                    batch,
+                } => return Some(Call::Commit { token, id, batch }),
+                Call::Abort(token) => return Some(Call::Abort(token)),
             }
         }
     }
@@ -753,6 +802,12 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// Deliveries whose settlement waits for their publishes' answers.
     pub fn awaiting_publishes(&self) -> usize {
         self.publishes.held()
+    }
+
+    /// Transactional deliveries whose commit was asked for ([`Call::Commit`]) and not
+    /// answered yet ([`SubscriptionMachine::committed`]).
+    pub fn committing(&self) -> usize {
+        self.committing.len()
     }
 
     /// The service is stopping: stop waiting for publishes' answers. The deliveries that

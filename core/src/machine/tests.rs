@@ -591,6 +591,9 @@ proptest! {
                         }
                     }
                     Call::AckIndex { .. } => prop_assert!(false, "index acks are off"),
+                    Call::Commit { .. } | Call::Abort(_) => {
+                        prop_assert!(false, "not transactional")
+                    }
                 }
             }
             while m.poll_release().is_some() {
@@ -998,6 +1001,9 @@ proptest! {
                         }
                     }
                     Call::AckIndex { .. } => prop_assert!(false, "index acks are off"),
+                    Call::Commit { .. } | Call::Abort(_) => {
+                        prop_assert!(false, "not transactional")
+                    }
                 }
             }
             while m.poll_release().is_some() {
@@ -1152,6 +1158,9 @@ proptest! {
                         }
                     }
                     Call::AckIndex { .. } => prop_assert!(false, "index acks are off"),
+                    Call::Commit { .. } | Call::Abort(_) => {
+                        prop_assert!(false, "not transactional")
+                    }
                 }
             }
             // The driver waits: what waits for time is parked.

@@ -1,0 +1,53 @@
+//! Transactional registrations: a delivery's publishes and its acknowledgement commit
+//! together, or neither does (Pulsar transactions, PIP-31).
+//!
+//! A registration made transactional runs each delivery in a transaction of its own: the
+//! driver opens it before the handler runs, every message the handler publishes through its
+//! `Publisher` goes in it, and so does a dead-letter or retry-topic copy the machine orders.
+//! An acknowledgement (`ack`, `drop`, a copy confirmed) becomes
+//! [`Call::Commit`](crate::machine::Call::Commit): the message is acknowledged in the
+//! transaction and the transaction committed, so the output appears exactly when the input is
+//! consumed. Any other end (`retry`, `retry_after`, an error, a panic, a timeout, a publish
+//! that failed) becomes [`Call::Abort`](crate::machine::Call::Abort) at once: nothing the
+//! handler published is ever seen, and the message comes back as the completion table says.
+
+use core::time::Duration;
+
+/// How a transactional registration's transactions run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransactionPolicy {
+    timeout: Duration,
+}
+
+impl TransactionPolicy {
+    /// The transaction timeout the Java client uses by default (`Transaction` builder's
+    /// `withTransactionTimeout`, one minute): the broker aborts a transaction left open longer.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// One transaction per delivery, with [`TransactionPolicy::DEFAULT_TIMEOUT`].
+    pub const fn new() -> Self {
+        TransactionPolicy {
+            timeout: Self::DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// The same policy with the broker aborting a transaction left open for `timeout`: a
+    /// handler that runs longer cannot commit, and its message comes back. Keep it above the
+    /// handler's longest run plus the time its publishes take to be answered; the broker keeps
+    /// consumers of the topics a transaction wrote to from reading past its first message
+    /// until it ends, so a long timeout holds them up when a service dies mid-transaction.
+    pub const fn timeout(self, timeout: Duration) -> Self {
+        TransactionPolicy { timeout }
+    }
+
+    /// How long the broker lets a transaction stay open.
+    pub const fn transaction_timeout(&self) -> Duration {
+        self.timeout
+    }
+}
+
+impl Default for TransactionPolicy {
+    fn default() -> Self {
+        Self::new()
+    }
+}

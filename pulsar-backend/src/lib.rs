@@ -45,6 +45,7 @@ mod subscription;
 pub mod testing;
 mod topic;
 mod trace_context;
+mod transaction;
 mod translate;
 mod transport;
 mod url;

@@ -23,6 +23,7 @@ mod port;
 mod retry_letter;
 mod run;
 mod slots;
+mod transactions;
 
 pub(crate) use dead_letter::{DeadLetter, Why};
 pub(crate) use handle::DriverHandle;

@@ -255,6 +255,21 @@ pub(crate) trait ConsumerPort: Send + 'static {
     where
         Self::Id: 'a;
 
+    /// Acknowledge `ids` (one message, or the chunks of one) in `txn`, at its index alone
+    /// where `batch` says it is one message of a batched entry ([`BatchSlot::only_this`]),
+    /// then commit `txn`. The future borrows nothing, so that the driver goes on while the
+    /// commit runs. Called only for a transactional registration, on a transport that opened
+    /// its transactions; a transport without any fails it.
+    fn commit(
+        &mut self,
+        txn: &crate::transaction::Transaction,
+        ids: Vec<Self::Id>,
+        batch: Option<BatchSlot>,
+    ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
+        let _ = (txn, ids, batch);
+        Box::pin(async { Err("this transport has no transactions".into()) })
+    }
+
     /// The delivery `id` left the driver's hands: it no longer counts as in flight. Called
     /// exactly once per delivery received (per copy, where one id is received twice), after
     /// the settlement calls due for it then, if any.

@@ -24,9 +24,11 @@ use super::ended::Ran;
 use super::in_span::InSpan;
 use super::instruments::{Instruments, SettlementCall};
 use super::slots::Slots;
+use super::transactions::{self, Transactions};
 use super::{retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why};
 use crate::layers::HandlerLayers;
 use crate::report;
+use crate::transaction::{Transaction, TransactionSettings};
 
 /// How many events a driver handles before it yields to its executor once.
 const YIELD_EVERY: u32 = 64;
@@ -60,6 +62,8 @@ pub(crate) struct DriverConfig<S> {
     pub(crate) ordered_retries: bool,
     /// For a batch handler, how its deliveries are gathered into batches.
     pub(crate) batch: Option<ruststream::batch::BatchPolicy>,
+    /// For a transactional registration, how its transactions are opened.
+    pub(crate) transactions: Option<TransactionSettings>,
 }
 
 /// What every handler invocation of a driver uses, shared: one reference count per delivery
@@ -74,6 +78,8 @@ struct Invocation<S, H> {
     outbox: Arc<Outbox>,
     subscription: Arc<str>,
     key_ordered: bool,
+    /// For a transactional registration, how each delivery's transaction is opened.
+    transactions: Option<TransactionSettings>,
 }
 
 impl<S, H> Invocation<S, H> {
@@ -138,6 +144,7 @@ impl<Id> Finished<Id> {
                     key: None,
                     span: None,
                     copy: Some(copy),
+                    txn: None,
                 }))
             }
         }
@@ -220,6 +227,8 @@ struct Tail<Id> {
     span: Option<tracing::Span>,
     /// The delivery, where its end may call for a copy (`Completion::may_republish`).
     copy: Option<Box<CopySource<Id>>>,
+    /// Its transaction, for a transactional registration.
+    txn: Option<Transaction>,
 }
 
 /// A delivery kept for the copy the machine may order (or the delay it decides), until the
@@ -297,6 +306,9 @@ pub(crate) struct Driver<C: ConsumerPort, S, H> {
     spare_lists: Lists,
     /// When the first delivery of the batch being gathered was gathered.
     gathered_since: Option<Instant>,
+    /// A transactional registration's transactions, from the handler's end until the call
+    /// that ends them.
+    txns: Transactions,
 }
 
 impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
@@ -307,6 +319,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             ordered_retries: config.ordered_retries,
             max_attempts: config.dead_letter.as_ref().and_then(|d| d.max_attempts),
             batch_index_acks: consumer.acks_batch_index(),
+            transactional: config.transactions.is_some(),
             dead_letter_topic: config.dead_letter.is_some(),
             retry_topic: config.retry.is_some(),
             batch: config.batch,
@@ -324,6 +337,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             outbox: Outbox::new(),
             subscription: rules.subscription_name(),
             key_ordered: machine.config().key_ordered,
+            transactions: config.transactions.clone(),
         });
         Driver {
             invocation,
@@ -342,6 +356,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             spare_ends: Vec::new(),
             spare_lists: Lists::default(),
             gathered_since: None,
+            txns: Transactions::default(),
         }
     }
 
@@ -476,6 +491,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         return Poll::Ready(Event::Handled);
                     }
                 }
+                if self.txns.ending() {
+                    if let Poll::Ready((token, result)) = self.txns.poll_committed(cx) {
+                        self.committed(token, result);
+                        start_ready!();
+                        return Poll::Ready(Event::Handled);
+                    }
+                }
                 // Answers matter once a delivery waits for them (one that comes while its
                 // handler runs is taken when the handler ends): no look, and no waker to
                 // register, on every turn of a subscription that does not publish.
@@ -580,7 +602,20 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let invocation = self.invocation.clone();
         async move {
             let inv = &*invocation;
-            let lent = inv.lend(token);
+            // A transactional registration's delivery runs in a transaction of its own: its
+            // handler publishes in it (and the machine's copy goes in it too).
+            let (txn, txn_port, not_opened) = match &inv.transactions {
+                None => (None, None, None),
+                Some(settings) => match transactions::open(settings).await {
+                    Ok((txn, port)) => (Some(txn), Some(port), None),
+                    Err(failed) => (None, None, Some(failed)),
+                },
+            };
+            let lent = match &txn_port {
+                Some(port) => Some(HandlerPort::new(port).counted(&inv.outbox, token)),
+                None if not_opened.is_some() => None,
+                None => inv.lend(token),
+            };
             let message = || incoming_of::<C>(&received);
             let out_of_attempts = admission == Admission::DeadLetter;
             let unreadable = received.unreadable();
@@ -593,6 +628,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             }
             let entered = inv.layers.before(&mut delivery);
             let ran = match (out_of_attempts, entered.answer(), unreadable) {
+                _ if not_opened.is_some() => {
+                    let failed = not_opened.expect("matched as Some");
+                    let answer = ruststream::Answer::new(ruststream::HandlerOutcome::Retry);
+                    Ran::Handler(Ok(Ok(answer.because(failed))))
+                }
                 (true, _, _) => Ran::OutOfAttempts,
                 (false, Some(outcome), _) => Ran::Answered(outcome),
                 (false, None, Some(reason)) => Ran::unreadable(inv.handler.name(), reason),
@@ -618,12 +658,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             match kept {
                 None => {
                     let (id, key) = (received.id, received.key.filter(|_| inv.key_ordered));
-                    finished(Delivered { batch, id }, token, ends, key, span, None)
+                    finished(Delivered { batch, id }, token, ends, key, span, None, txn)
                 }
                 Some(kept) => {
                     let key = received.key.clone().filter(|_| inv.key_ordered);
                     let (id, copy) = (received.id.clone(), Box::new(CopySource { received, kept }));
-                    finished(Delivered { batch, id }, token, ends, key, span, Some(copy))
+                    let copy = Some(copy);
+                    finished(Delivered { batch, id }, token, ends, key, span, copy, txn)
                 }
             }
         }
@@ -849,7 +890,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         batch: at,
                         id: received.id.clone(),
                     };
-                    done.push(finished(id, token, ends, key, delivery.take_span(), None));
+                    let span = delivery.take_span();
+                    done.push(finished(id, token, ends, key, span, None, None));
                 }
                 drop(answers);
                 if let Some(Ok(list)) = answered {
@@ -934,6 +976,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             attempt,
             mut tail,
         } = done;
+        if let Some(txn) = tail.as_mut().and_then(|tail| tail.txn.take()) {
+            self.txns.keep(token, txn);
+        }
         // The common end: an acknowledgement, no publish, no key and no span (so nothing to
         // log the settlement in, and no copy to make). The machine settles it at once.
         let acked = matches!(
@@ -1078,7 +1123,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             },
         );
         let receipt = Receipt::to(self.invocation.outbox.copy(token));
-        let port = self.config.copies.clone();
+        // A transactional delivery's copy goes in its transaction.
+        let port = (self.txns.port(token)).unwrap_or_else(|| self.config.copies.clone());
         // The port tells the receipt whatever becomes of the send: its result is not needed.
         self.sending.push(Box::pin(async move {
             let _ = port.send(message, receipt).await;
@@ -1173,6 +1219,22 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.completed(&copy.source, completion);
     }
 
+    /// The commit of delivery `token`'s transaction was answered: the machine settles it.
+    fn committed(&mut self, token: Token, result: Result<(), ruststream::app::BoxError>) {
+        let now = self.config.runtime.now();
+        self.read_at = Some(self.read_at.map_or(now, |read| read.max(now)));
+        if let Err(error) = &result {
+            tracing::warn!(
+                %error,
+                handler = self.invocation.handler.name(),
+                subscription = %self.invocation.subscription,
+                "a transaction did not commit: nothing its handler published is visible, and \
+                 the message comes back"
+            );
+        }
+        self.machine.committed(token, result.is_ok(), now);
+    }
+
     /// Make every call the machine says is due: the acknowledgements together, and the
     /// negative ones together, so that the transport sends each kind as one command.
     async fn flush(&mut self) {
@@ -1192,6 +1254,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     self.count_call(SettlementCall::AckIndex, 1, &result);
                 }
                 Call::Nack(id) => nacks.push(id),
+                Call::Commit { token, id, batch } => {
+                    if !self.txns.commit(&mut self.consumer, token, id, batch) {
+                        // No transaction was kept for it: nothing can be committed.
+                        self.machine.committed(token, false, now);
+                    }
+                }
+                Call::Abort(token) => self.txns.abort(token),
             }
         }
         if !acks.is_empty() {
@@ -1268,13 +1337,19 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.machine.drain_batches();
         self.hand_over(&mut batches, &begin);
         loop {
-            if running.len() == 0 && batches.len() == 0 && self.machine.awaiting_publishes() == 0 {
+            if running.len() == 0
+                && batches.len() == 0
+                && self.machine.awaiting_publishes() == 0
+                && self.machine.committing() == 0
+            {
                 break;
             }
             /// What ended: a delivery, or a batch.
             enum Ended<One, Batch> {
                 One(One),
                 Batch(Batch),
+                /// A transaction's commit was answered.
+                Committed((Token, Result<(), ruststream::app::BoxError>)),
             }
             let next = poll_fn(|cx| {
                 if let Poll::Ready(Some(done)) = running.poll_next(cx) {
@@ -1289,6 +1364,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 if !self.sending.is_empty() {
                     while let Poll::Ready(Some(())) = self.sending.poll_next_unpin(cx) {}
                 }
+                if self.txns.ending() {
+                    if let Poll::Ready(committed) = self.txns.poll_committed(cx) {
+                        return Poll::Ready(Some(Ok(Ended::Committed(committed))));
+                    }
+                }
                 grace.as_mut().poll(cx).map(|()| Some(Err(())))
             })
             .await;
@@ -1298,6 +1378,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     self.hand_over(&mut batches, &begin);
                 }
                 Some(Ok(Ended::One(done))) => self.finish(done),
+                Some(Ok(Ended::Committed((token, result)))) => self.committed(token, result),
                 None => self.take_answers(),
                 Some(Err(())) => {
                     tracing::warn!(
@@ -1364,12 +1445,18 @@ fn finished<Id>(
     key: Option<String>,
     span: tracing::Span,
     copy: Option<Box<CopySource<Id>>>,
+    txn: Option<Transaction>,
 ) -> Finished<Id> {
     let span = (!span.is_disabled()).then_some(span);
     // Matched rather than tested: nothing is left to drop where there is no tail.
-    let tail = match (key, span, copy) {
-        (None, None, None) => None,
-        (key, span, copy) => Some(Box::new(Tail { key, span, copy })),
+    let tail = match (key, span, copy, txn) {
+        (None, None, None, None) => None,
+        (key, span, copy, txn) => Some(Box::new(Tail {
+            key,
+            span,
+            copy,
+            txn,
+        })),
     };
     let Ends(completion, ended, publishes, attempt) = ends;
     Finished {

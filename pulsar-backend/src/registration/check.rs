@@ -178,6 +178,16 @@ pub(crate) fn check<S: Send + Sync + 'static>(
                 None
             }
         };
+        if let (Some(_), Some(_)) = (reg.transaction, batch) {
+            problems.push(
+                format!(
+                    "handler `{name}` is a batch handler and is registered `.transactional()`: \
+                     a batch in one transaction is not supported yet; register it without \
+                     `.transactional()`, or make it a handler of one message"
+                )
+                .into(),
+            );
+        }
         // A batch fills from the receiver queue: by default it holds the running batches and
         // the next one.
         let receiver_queue =
@@ -227,6 +237,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
                     receiver_queue,
                     rules: retry_rules,
                     batch,
+                    transaction: reg.transaction,
                     schema: None,
                 });
             }
@@ -248,6 +259,7 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             receiver_queue,
             rules,
             batch,
+            transaction: reg.transaction,
             schema: reg.payload_schema.clone(),
         });
     }

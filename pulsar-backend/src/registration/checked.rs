@@ -39,6 +39,8 @@ pub(crate) struct CheckedSubscription<S> {
     pub(crate) rules: SubscriptionRules,
     /// For a batch handler, how its batches are gathered.
     pub(crate) batch: Option<ruststream::batch::BatchPolicy>,
+    /// For a transactional registration, how its transactions run.
+    pub(crate) transaction: Option<ruststream::transaction::TransactionPolicy>,
     /// The schema it subscribes with (the handler's payload schema; none on the retry topic,
     /// whose copies ruststream writes without one).
     pub(crate) schema: Option<ruststream::Schema>,

@@ -31,6 +31,8 @@ pub(crate) struct Registration<S> {
     pub(crate) batch: Option<ruststream::batch::BatchPolicy>,
     /// The handler's own batch policy: `Some` for a batch handler (`Handler::batch_policy`).
     pub(crate) handler_batch: Option<ruststream::batch::BatchPolicy>,
+    /// Each delivery in a transaction of its own (`Mounted::transactional`).
+    pub(crate) transaction: Option<ruststream::transaction::TransactionPolicy>,
 }
 
 impl<S> Registration<S> {
@@ -54,6 +56,7 @@ impl<S> Registration<S> {
             payload_schema: None,
             batch: None,
             handler_batch: None,
+            transaction: None,
         }
     }
 }
@@ -137,6 +140,25 @@ impl<'a, S> Mounted<'a, S> {
     /// whose first parameter is a slice: the broker refuses to start otherwise.
     pub fn batch(self, policy: ruststream::batch::BatchPolicy) -> Self {
         self.registration.batch = Some(policy);
+        self
+    }
+
+    /// Run each delivery in a Pulsar transaction of its own (PIP-31): what the handler
+    /// publishes through its `Publisher`, and a dead-letter or retry-topic copy, becomes
+    /// visible exactly when the message is acknowledged, or never. `ack` and `drop` commit;
+    /// `retry`, `retry_after`, an error, a panic, a timeout or a publish that failed abort, and
+    /// the message comes back as without a transaction. The broker needs
+    /// `transactionCoordinatorEnabled=true` (docs/transactions.md), and a service that cannot
+    /// open transactions does not start. Transactions time out after
+    /// [`TransactionPolicy::DEFAULT_TIMEOUT`](ruststream::transaction::TransactionPolicy::DEFAULT_TIMEOUT);
+    /// [`Mounted::transactional_with`] sets another.
+    pub fn transactional(self) -> Self {
+        self.transactional_with(ruststream::transaction::TransactionPolicy::new())
+    }
+
+    /// [`Mounted::transactional`] with `policy` (the transaction timeout).
+    pub fn transactional_with(self, policy: ruststream::transaction::TransactionPolicy) -> Self {
+        self.registration.transaction = Some(policy);
         self
     }
 

@@ -31,6 +31,21 @@ pub(crate) async fn start_on<T: Transport, S: Send + Sync + 'static>(
 ) -> Result<Box<dyn RunningBroker>, StartError> {
     let transport = Arc::new(transport);
     let handled = Arc::new(Handled::default());
+    let transactional =
+        (checked.subscriptions.iter()).find(|subscription| subscription.transaction.is_some());
+    if let (Some(subscription), None) = (transactional, transport.transactions()) {
+        let problem = format!(
+            "handler `{}` is registered `.transactional()`, and {} offers no transactions; \
+             register it without `.transactional()`, or run it on a broker that has them",
+            subscription.handler.name(),
+            transport.label()
+        );
+        transport.close().await;
+        return Err(StartError::Invalid {
+            broker: "pulsar",
+            problems: vec![problem.into()],
+        });
+    }
     let mut drivers = Vec::with_capacity(checked.subscriptions.len());
     for subscription in checked.subscriptions {
         let consumer = match transport.subscribe(&subscription).await {
@@ -101,6 +116,17 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
         Some(codec) => Arc::new(Compressing::new(publisher.clone(), codec)) as Arc<dyn Publish>,
         None => publisher.clone(),
     };
+    // A transactional registration's handler publishes over each transaction's port, wrapped
+    // as it is over the broker's.
+    let compression = subscription.compression;
+    let txn_stack = stack.clone();
+    let wrap = move |port: Arc<dyn Publish>| {
+        let port = match compression {
+            Some(codec) => Arc::new(Compressing::new(port, codec)) as Arc<dyn Publish>,
+            None => port,
+        };
+        LayeredPort::wrap(&txn_stack, port)
+    };
     subscription.handler.launch(
         consumer,
         DriverConfig {
@@ -119,6 +145,14 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             key_ordered: subscription.key_ordered,
             ordered_retries: subscription.ordered_retries,
             batch: subscription.batch,
+            transactions: subscription.transaction.and_then(|policy| {
+                let opener = transport.transactions()?;
+                Some(crate::transaction::TransactionSettings {
+                    opener,
+                    policy,
+                    wrap: Arc::new(wrap),
+                })
+            }),
         },
     )
 }

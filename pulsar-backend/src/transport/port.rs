@@ -47,6 +47,12 @@ pub(crate) trait Transport: Send + Sync + 'static {
         messages: Vec<Message>,
     ) -> BoxFuture<'_, Result<Vec<MessageId>, PublishError>>;
 
+    /// Where transactional registrations open their transactions; `None` where the
+    /// transport has none.
+    fn transactions(&self) -> Option<Arc<dyn crate::transaction::Transactions>> {
+        None
+    }
+
     /// Deliveries in flight (see `RunningBroker::in_flight` for what counts).
     fn in_flight(&self) -> usize;
 

@@ -11,6 +11,7 @@ use crate::dispatch::Dispatch;
 use crate::roster::Member;
 use crate::subscription::Subscription;
 use crate::topic::Topic;
+use crate::transaction::Coordinator;
 use crate::{
     Acknowledgement, ConsumerId, ConsumerOptions, Delivery, MessageId, ModelError, OutgoingMessage,
     Redelivery, Retention, StoredMessage, TopicName,
@@ -30,27 +31,32 @@ use crate::{
 /// broker sends).
 #[derive(Debug, Default)]
 pub struct Cluster {
-    topics: BTreeMap<TopicName, Topic>,
-    consumers: BTreeMap<ConsumerId, Consumer>,
+    pub(crate) topics: BTreeMap<TopicName, Topic>,
+    pub(crate) consumers: BTreeMap<ConsumerId, Consumer>,
     last_consumer_id: u64,
     last_ledger_id: u64,
     /// The entries of a dispatch read, reused.
     read: Vec<u64>,
     /// [`Cluster::next_deadline`]'s answer while nothing that moves a deadline happened.
-    next_deadline: DeadlineCache,
+    pub(crate) next_deadline: DeadlineCache,
     /// How many connected consumers have an ack timeout: with none, and no delayed message
     /// ever published, no timer can exist and [`Cluster::next_deadline`] answers at once.
     /// Most services use neither, and every call asks.
     timed_consumers: usize,
     /// Whether a message with a delivery time was ever published (kept once set: its entry
     /// may wait on any subscription, read later or not).
-    delayed_published: bool,
+    pub(crate) delayed_published: bool,
     /// Deliveries queued for all consumers, [`Cluster::queued`].
     queued: usize,
     /// Partitioned topics and the names of their partitions, in index order.
     partitioned: BTreeMap<TopicName, Vec<TopicName>>,
     /// What topics keep of what was published to them.
-    retention: Retention,
+    pub(crate) retention: Retention,
+    /// The transaction coordinator: transactions and their timeouts.
+    pub(crate) coordinator: Coordinator,
+    /// Whether subscriptions acknowledge at batch-index level
+    /// ([`Cluster::with_batch_index_acknowledgement`]).
+    pub(crate) batch_index_acks: bool,
 }
 
 impl Cluster {
@@ -73,6 +79,28 @@ impl Cluster {
     /// What the topics keep.
     pub fn retention(&self) -> Retention {
         self.retention
+    }
+
+    /// The same cluster, its subscriptions acknowledging at batch-index level or not: Apache
+    /// Pulsar's `acknowledgmentAtBatchIndexLevelEnabled` (off by default, as in 4.0.7), which
+    /// Pulsar's documentation asks for to acknowledge messages of batches in transactions.
+    ///
+    /// On, a committed transactional acknowledgement of a message of a batch (which carries
+    /// its batch index, see [`Cluster::ack_in`]) acknowledges that message alone: the entry is
+    /// acknowledged once all its messages are, and until then a redelivery of the entry
+    /// leaves out those acknowledged. Off, the cursor ignores such acknowledgements and the
+    /// entry stays unacknowledged (see [`crate::transaction`]). Plain acknowledgements
+    /// ([`Cluster::ack`]) are of whole entries either way: the model's client sends no
+    /// batch-index ack set.
+    pub fn with_batch_index_acknowledgement(mut self, enabled: bool) -> Self {
+        self.batch_index_acks = enabled;
+        self
+    }
+
+    /// Whether subscriptions acknowledge at batch-index level
+    /// ([`Cluster::with_batch_index_acknowledgement`]).
+    pub fn batch_index_acknowledgement(&self) -> bool {
+        self.batch_index_acks
     }
 
     /// Connect a consumer to `subscription` on `topic`, creating the topic and the
@@ -456,10 +484,11 @@ impl Cluster {
 
     /// Close `consumer` (or lose its connection: the broker does the same).
     ///
-    /// Its queued deliveries are dropped with it. On Shared and KeyShared its unacknowledged
-    /// messages go back to the subscription for the other consumers, keeping their redelivery
-    /// count (Pulsar's `removeConsumer` uses `redeliveryTracker.addIfAbsent`, not an
-    /// increment); when the last consumer leaves, the counts are forgotten (the tracker is
+    /// A transaction it acknowledged in stays open (the coordinator knows no consumers, see
+    /// [`crate::transaction`]). Its queued deliveries are dropped with it. On Shared and
+    /// KeyShared its unacknowledged messages go back to the subscription for the other
+    /// consumers, keeping their redelivery count (Pulsar's `removeConsumer` uses
+    /// `redeliveryTracker.addIfAbsent`, not an increment); when the last consumer leaves, the counts are forgotten (the tracker is
     /// cleared) and the next consumer starts from the first unacknowledged message. On
     /// Failover, if it was the active consumer, another takes over from the first
     /// unacknowledged message.
@@ -524,17 +553,38 @@ impl Cluster {
     /// Everything ever published to `topic`, in order (empty if the topic does not exist):
     /// how a test checks what reached a dead-letter topic.
     ///
+    /// With transactions, what a reader of the topic can read: messages of committed
+    /// transactions are there in their places, those of aborted transactions never are, and
+    /// the list stops before the first message of the oldest transaction still open on the
+    /// topic (the broker's max read position), even for plain messages published after it;
+    /// [`Cluster::held_back_messages`] lists the rest.
+    ///
     /// That is under [`Retention::KeepAll`], the default. Under
     /// [`Retention::UntilAcknowledged`] it is what the topic still holds: a message every
     /// subscription acknowledged is gone, or still listed with its payload, properties and
     /// key freed (empty) until the messages before it go too.
     pub fn topic_messages(&self, topic: &TopicName) -> &[StoredMessage] {
-        self.topics.get(topic).map_or(&[], |t| t.store.messages())
+        self.topics
+            .get(topic)
+            .map_or(&[], |t| t.store.split_at_entry(t.readable()).0)
+    }
+
+    /// The messages stored on `topic` that no subscription may read yet: those from the first
+    /// message of the oldest transaction still open on it (see [`crate::transaction`]), in
+    /// order, whatever transaction (or none) each belongs to. Empty while no transaction is
+    /// open on the topic. With [`Cluster::topic_messages`], every message the topic holds.
+    pub fn held_back_messages(&self, topic: &TopicName) -> &[StoredMessage] {
+        self.topics
+            .get(topic)
+            .map_or(&[], |t| t.store.split_at_entry(t.readable()).1)
     }
 
     /// How many entries of `topic` the subscription has not acknowledged (a batch counts as
-    /// one), or `None` if there
-    /// is no such subscription.
+    /// one), or `None` if there is no such subscription.
+    ///
+    /// As the broker counts it (`getNumberOfEntriesInBacklog`): entries of open transactions
+    /// count, and so do transaction markers and entries of aborted transactions until a
+    /// dispatcher reads them, which it does as soon as a consumer has a permit.
     pub fn backlog(&self, topic: &TopicName, subscription: &str) -> Option<usize> {
         let t = self.topics.get(topic)?;
         Some(t.subscriptions.get(subscription)?.backlog(t.len()))
@@ -551,8 +601,9 @@ impl Cluster {
 
     /// When a timer fires next: the earliest unacked-message tick
     /// ([`UNACKED_REDELIVERY_TICK`](crate::UNACKED_REDELIVERY_TICK)) at which some consumer
-    /// has an expired ack timeout, or the earliest delayed delivery coming due. `None` when
-    /// nothing is waiting.
+    /// has an expired ack timeout, the earliest delayed delivery coming due, or the earliest
+    /// instant the coordinator aborts an open transaction whose timeout passed
+    /// ([`crate::transaction`]). `None` when nothing is waiting.
     #[inline]
     pub fn next_deadline(&self) -> Option<Instant> {
         if !self.may_have_timers() {
@@ -571,12 +622,16 @@ impl Cluster {
             .values()
             .flat_map(|t| t.subscriptions.values())
             .filter_map(Subscription::next_delayed);
-        ticks.chain(delayed).min()
+        ticks
+            .chain(delayed)
+            .chain(self.coordinator.next_timeout())
+            .min()
     }
 
     /// Run every timer due at or before `now`, in order, each at its own instant: delayed
-    /// messages coming due join their subscription's replay set, the consumers whose tick
-    /// comes ask for their expired messages again, with the same effect per type as
+    /// messages coming due join their subscription's replay set, the coordinator aborts the
+    /// transactions whose timeout passed (as [`Cluster::abort`] does), the consumers whose
+    /// tick comes ask for their expired messages again, with the same effect per type as
     /// [`Cluster::nack`], and the broker dispatches.
     #[inline]
     pub fn handle_timeouts(&mut self, now: Instant) {
@@ -586,11 +641,12 @@ impl Cluster {
         }
     }
 
-    /// Whether any timer can exist: a consumer with an ack timeout is connected, or a delayed
-    /// message was ever published. While not, no call runs a timer or moves a deadline.
+    /// Whether any timer can exist: a consumer with an ack timeout is connected, a delayed
+    /// message was ever published, or a transaction is open. While not, no call runs a timer
+    /// or moves a deadline.
     #[inline]
     pub fn may_have_timers(&self) -> bool {
-        self.timed_consumers > 0 || self.delayed_published
+        self.timed_consumers > 0 || self.delayed_published || self.coordinator.has_open()
     }
 
     fn run_timers(&mut self, now: Instant) {
@@ -599,6 +655,9 @@ impl Cluster {
                 for sub in topic.subscriptions.values_mut() {
                     sub.release_delayed(tick);
                 }
+            }
+            for txn in self.coordinator.take_timed_out(tick) {
+                self.time_out(txn, tick);
             }
             let due: Vec<ConsumerId> = self
                 .consumers
@@ -664,12 +723,13 @@ impl Cluster {
     }
 
     /// Dispatch until nothing more can be sent, publishing dead-lettered copies as they come.
-    fn pump(&mut self, now: Instant) {
+    pub(crate) fn pump(&mut self, now: Instant) {
         loop {
             let mut progress = false;
             let mut dead_letters = Vec::new();
             let mut settled = Vec::new();
             for (name, topic) in &mut self.topics {
+                let readable = topic.readable();
                 let Topic {
                     store,
                     subscriptions,
@@ -679,6 +739,7 @@ impl Cluster {
                     let mut dispatch = Dispatch {
                         topic: name,
                         store,
+                        readable,
                         consumers: &mut self.consumers,
                         now,
                         dead_letters: &mut dead_letters,
@@ -712,7 +773,7 @@ impl Cluster {
     }
 
     /// The topic, created (with the next ledger id) if it does not exist yet.
-    fn topic_mut(&mut self, topic: &TopicName, now: Instant) -> &mut Topic {
+    pub(crate) fn topic_mut(&mut self, topic: &TopicName, now: Instant) -> &mut Topic {
         let last_ledger_id = &mut self.last_ledger_id;
         self.topics.entry(topic.clone()).or_insert_with(|| {
             *last_ledger_id += 1;
@@ -728,7 +789,7 @@ impl Cluster {
     /// with data and no schema is let in without registering one, as Pulsar's
     /// `addSchemaIfIdleOrCheckCompatible` does). A schema of another kind is refused; one of
     /// the same kind is accepted (a producer's replaces the definition, as a new version).
-    fn declare_schema(
+    pub(crate) fn declare_schema(
         &mut self,
         topic: &TopicName,
         schema: &ruststream::Schema,
@@ -760,7 +821,7 @@ impl Cluster {
 
     /// Refuse a partitioned topic's own name where a partition's is needed.
     #[inline]
-    fn require_not_partitioned(&self, topic: &TopicName) -> Result<(), ModelError> {
+    pub(crate) fn require_not_partitioned(&self, topic: &TopicName) -> Result<(), ModelError> {
         match self.partitions(topic) {
             Some(partitions) => Err(ModelError::PartitionedTopic {
                 topic: topic.clone(),
@@ -771,7 +832,7 @@ impl Cluster {
     }
 }
 
-fn require_persistent(topic: &TopicName) -> Result<(), ModelError> {
+pub(crate) fn require_persistent(topic: &TopicName) -> Result<(), ModelError> {
     if topic.is_persistent() {
         Ok(())
     } else {

@@ -32,6 +32,13 @@ impl<K: Ord + Copy> Deadlines<K> {
         self.by_time.insert((at, key));
     }
 
+    /// `key` is no longer due.
+    pub(crate) fn remove(&mut self, key: K) {
+        if let Some(at) = self.by_key.remove(&key) {
+            self.by_time.remove(&(at, key));
+        }
+    }
+
     /// The earliest deadline.
     pub(crate) fn earliest(&self) -> Option<Instant> {
         self.by_time.first().map(|&(at, _)| at)
@@ -70,6 +77,10 @@ mod tests {
         d.insert(3, at(20));
         d.insert(1, at(5));
         assert_eq!(d.earliest(), Some(at(5)));
+        d.insert(4, at(1));
+        d.remove(4);
+        d.remove(4);
+        assert_eq!(d.earliest(), Some(at(5)), "4 is gone");
         assert_eq!(d.take_due(at(20), false), vec![1, 2]);
         assert_eq!(d.take_due(at(20), true), vec![3]);
         assert!(d.by_key.is_empty());

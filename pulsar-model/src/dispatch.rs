@@ -23,6 +23,13 @@
 //! recorded in the consumer's pending acks and carries the redelivery tracker's count for it;
 //! the single-active types carry 0 (`RedeliveryTrackerDisabled`).
 //!
+//! Every type reads new entries only up to the topic's max read position, before the first
+//! message of its oldest open transaction ([`crate::transaction`]), and acknowledges the
+//! entries that hold no message as it reads them, sending nothing: transaction markers and the
+//! entries of aborted transactions (`AbstractBaseDispatcher.filterEntriesForConsumer`). They
+//! take their place in a read, as on the broker (a Shared consumer handed a chunk of entries
+//! with a marker in it gets one message fewer), but no permit.
+//!
 //! Client side, on receipt (pulsar-rs `ConsumerEngine::process_payload`): the dead-letter check
 //! ([`crate::dead_letter`]) may publish the message to the dead-letter topic and acknowledge
 //! it; otherwise it joins the consumer's queue for the application. Its ack timeout starts
@@ -50,6 +57,8 @@ const ROUND_ROBIN_BATCH: u64 = 20;
 pub(crate) struct Dispatch<'a> {
     pub(crate) topic: &'a TopicName,
     pub(crate) store: &'a Store,
+    /// The first entry not readable yet: the max read position plus one.
+    pub(crate) readable: u64,
     pub(crate) consumers: &'a mut BTreeMap<ConsumerId, Consumer>,
     pub(crate) now: Instant,
     /// Copies the clients publish to dead-letter topics, in order.
@@ -80,8 +89,25 @@ impl Dispatch<'_> {
         sub.consumers.iter().map(|&id| self.permits(id)).sum()
     }
 
+    /// How far a normal read may go (see [`Dispatch::readable`]).
+    #[inline]
     fn len(&self) -> u64 {
-        self.store.len()
+        self.readable
+    }
+
+    /// If `entry` holds no message (a transaction marker, an aborted transaction's entry),
+    /// acknowledge it on the subscription instead of sending it, as the broker's dispatcher
+    /// does when it reads one (`individualAcknowledgeMessageIfNeeded`).
+    #[inline]
+    fn skip_hollow(&mut self, sub: &mut Subscription, entry: u64) -> bool {
+        if !self.store.is_hollow(entry) {
+            return false;
+        }
+        sub.replay.remove(&entry);
+        if sub.acknowledge(entry, self.consumers) {
+            self.settled.push(entry);
+        }
+        true
     }
 
     fn single_active(&mut self, sub: &mut Subscription) -> bool {
@@ -93,6 +119,9 @@ impl Dispatch<'_> {
             let Some(entry) = sub.read_next(self.len()) else {
                 break;
             };
+            if self.skip_hollow(sub, entry) {
+                continue;
+            }
             self.send(sub, active, entry);
             progress = true;
         }
@@ -155,7 +184,9 @@ impl Dispatch<'_> {
                 let take = take.min(self.permits(consumer)).min(ROUND_ROBIN_BATCH) as usize;
                 for &entry in &entries[start..start + take] {
                     sub.replay.remove(&entry);
-                    self.send(sub, consumer, entry);
+                    if !self.skip_hollow(sub, entry) {
+                        self.send(sub, consumer, entry);
+                    }
                 }
                 start += take;
                 progress = true;
@@ -218,7 +249,9 @@ impl Dispatch<'_> {
             for entry in sub.replay.clone() {
                 if sub.is_settled(entry) {
                     sub.replay.remove(&entry);
-                } else if self.try_send_keyed(sub, &ring, &mut held, entry) {
+                } else if !self.skip_hollow(sub, entry)
+                    && self.try_send_keyed(sub, &ring, &mut held, entry)
+                {
                     sub.replay.remove(&entry);
                     sent = true;
                 }
@@ -227,7 +260,7 @@ impl Dispatch<'_> {
                 let Some(entry) = sub.read_next(self.len()) else {
                     break;
                 };
-                if self.hold_if_delayed(sub, entry) {
+                if self.skip_hollow(sub, entry) || self.hold_if_delayed(sub, entry) {
                     continue;
                 }
                 if self.try_send_keyed(sub, &ring, &mut held, entry) {
@@ -247,7 +280,7 @@ impl Dispatch<'_> {
     /// Pulsar's `DelayedDeliveryTracker`: an entry read before its `deliver_at` is set aside
     /// until then (it joins the replay set when due, see `Cluster::handle_timeouts`).
     fn hold_if_delayed(&self, sub: &mut Subscription, entry: u64) -> bool {
-        match self.store.entry(entry)[0].deliver_at {
+        match self.store.entry(entry).first().and_then(|m| m.deliver_at) {
             Some(at) if at > self.now => {
                 sub.delayed.insert(entry, at);
                 true
@@ -259,7 +292,12 @@ impl Dispatch<'_> {
     fn key_hash(&self, entry: u64) -> u32 {
         // A batch is dispatched by the key of its entry; producers on KeyShared batch by key
         // (the Java client's key-based batcher), so every message of it has that key.
-        sticky_key_hash(self.store.entry(entry)[0].key.as_deref())
+        sticky_key_hash(
+            self.store
+                .entry(entry)
+                .first()
+                .and_then(|m| m.key.as_deref()),
+        )
     }
 
     fn try_send_keyed(
@@ -305,12 +343,31 @@ impl Dispatch<'_> {
         } else {
             0
         };
+        // Batch indexes the cursor deleted (committed transactional acknowledgements at
+        // batch-index level) are not sent again: the broker sends the entry with its ack set
+        // and takes permits for the others only (`Consumer.sendMessages`), and the client
+        // skips them (`ConsumerImpl.receiveIndividualMessagesFromBatch`; pulsar-rs with
+        // ruststream's `pulsar-batch-ack-set.patch`).
+        let deleted = if sub.batch_deleted.is_empty() {
+            None
+        } else {
+            sub.batch_deleted.get(&entry).cloned()
+        };
+        let is_deleted = |message: &crate::StoredMessage| {
+            deleted.as_ref().is_some_and(|deleted| {
+                message
+                    .id
+                    .batch_index
+                    .is_some_and(|index| deleted.contains(&(index as u32)))
+            })
+        };
+        let sent = messages.len() - deleted.as_ref().map_or(0, BTreeSet::len);
         let Some(consumer) = self.consumers.get_mut(&to) else {
             return;
         };
         // The broker takes a permit per message of the entry; its count may go below zero
         // (a batch larger than the permits left), where the model stops at zero.
-        consumer.permits = consumer.permits.saturating_sub(messages.len() as u64);
+        consumer.permits = consumer.permits.saturating_sub(sent as u64);
         if counted {
             consumer.pending_acks.insert(entry);
         }
@@ -322,10 +379,13 @@ impl Dispatch<'_> {
             .map(|policy| policy.dead_letter_topic.clone());
         let Some(dead_letter_topic) = dead_letter_topic else {
             // The common case, with the one look-up of the consumer above.
-            *self.queued += messages.len();
+            *self.queued += sent;
             // A loop, not `extend`: `VecDeque`'s extend cost about 60 instructions a message
             // more here (CHANGELOG.md).
             for message in messages {
+                if deleted.is_some() && is_deleted(message) {
+                    continue;
+                }
                 consumer.queue.push_back(Delivery {
                     consumer: to,
                     message_id: message.id,
@@ -341,6 +401,9 @@ impl Dispatch<'_> {
             return;
         };
         for message in messages {
+            if is_deleted(message) {
+                continue;
+            }
             if let Some(tracker) = self
                 .consumers
                 .get_mut(&to)

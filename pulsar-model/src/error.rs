@@ -2,9 +2,11 @@
 
 use std::fmt;
 
-use ruststream::SubscriptionType;
+use std::time::Duration;
 
-use crate::{ConsumerId, TopicName};
+use ruststream::{Instant, SubscriptionType};
+
+use crate::{Conflict, ConsumerId, MessageId, TopicName, TransactionState, TxnId};
 
 /// The forms a topic name may take, quoted by every [`TopicNameError`] so the reader knows what
 /// to write instead.
@@ -249,6 +251,56 @@ pub enum ModelError {
         partitions: u32,
         /// What exists: "a topic" or "a partitioned topic of N partitions".
         existing: String,
+    },
+    /// A transaction the coordinator does not know; Pulsar answers `TransactionNotFound`.
+    #[error(
+        "TransactionNotFound: transaction {txn} is unknown to the coordinator: this cluster \
+         never opened it, or it ended and was forgotten (a cluster that frees acknowledged \
+         messages forgets ended transactions, as the broker does); use the id \
+         `new_transaction` returned, and a new transaction for new work"
+    )]
+    UnknownTransaction {
+        /// The transaction named in the call.
+        txn: TxnId,
+    },
+    /// A transaction that is no longer open: committed, aborted, or aborted by the coordinator
+    /// when its timeout passed. Pulsar's coordinator forgets a transaction as it ends and
+    /// answers `TransactionNotFound` (`InvalidTxnStatus` while it is ending).
+    #[error(
+        "TransactionNotFound: cannot {operation} transaction {txn}: {}",
+        crate::transaction::not_open(.state, .ended_at, .timeout)
+    )]
+    TransactionNotOpen {
+        /// The transaction named in the call.
+        txn: TxnId,
+        /// What the call asked for: `commit`, `abort`, `publish in`, `acknowledge in`.
+        operation: &'static str,
+        /// What became of it.
+        state: TransactionState,
+        /// When it ended.
+        ended_at: Instant,
+        /// The timeout it was opened with.
+        timeout: Duration,
+    },
+    /// A transactional acknowledgement of a message pending in a transaction (this one
+    /// included) or already acknowledged; Pulsar answers `TransactionConflict`
+    /// (`PendingAckHandleImpl`).
+    #[error(
+        "TransactionConflict: transaction {txn} cannot acknowledge message {message} on \
+         subscription `{subscription}` of {topic}: {}",
+        crate::transaction::conflict(.cause, .txn)
+    )]
+    TransactionConflict {
+        /// The transaction that asked.
+        txn: TxnId,
+        /// The consumer's topic.
+        topic: TopicName,
+        /// The consumer's subscription.
+        subscription: String,
+        /// The message.
+        message: MessageId,
+        /// What it ran into.
+        cause: Conflict,
     },
     /// A partitioned topic asked for with no partitions, or on a name that is itself a
     /// partition's.

@@ -67,6 +67,7 @@
 //! | a pattern over a namespace's topics | [`topic_pattern`] |
 //! | a consumer of several topics, partitions or a pattern (pulsar-rs's `MultiTopicConsumer`) | [`topics_consumer`] |
 //! | what a topic keeps: everything (tests), or until every subscription acknowledged it | [`retention`] |
+//! | transactions: the coordinator and its timeouts, each topic's transaction buffer, each subscription's pending acknowledgements | [`transaction`] |
 //! | the cluster and its calls | [`cluster`] |
 
 pub mod ack_timeout;
@@ -85,6 +86,7 @@ mod hash;
 pub mod message;
 pub mod message_id;
 pub mod outcome;
+mod pending_ack;
 pub mod properties;
 pub mod replay;
 pub mod retention;
@@ -97,6 +99,8 @@ mod topic;
 pub mod topic_name;
 pub mod topic_pattern;
 pub mod topics_consumer;
+pub mod transaction;
+mod transaction_buffer;
 
 pub use ack_timeout::UNACKED_REDELIVERY_TICK;
 pub use chunk::{split_into_chunks, Chunk};
@@ -120,3 +124,4 @@ pub use routing::{choose_partition, partition_for_key, HashingScheme, RoundRobin
 pub use topic_name::{TopicDomain, TopicName};
 pub use topic_pattern::TopicPattern;
 pub use topics_consumer::{TopicSelection, TopicsConsumer};
+pub use transaction::{Conflict, TransactionState, TxnId, TRANSACTION_TIMER_TICK};

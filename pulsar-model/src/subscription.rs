@@ -6,6 +6,7 @@ use ruststream::{Instant, SubscriptionType};
 
 use crate::consumer::Consumer;
 use crate::deadlines::Deadlines;
+use crate::pending_ack::PendingAckHandle;
 use crate::ConsumerId;
 
 /// What Pulsar keeps for one subscription: the cursor (Pulsar's `ManagedCursor`: a start,
@@ -40,6 +41,13 @@ pub(crate) struct Subscription {
     /// Entries read before their delayed-delivery time, with that time (Shared and
     /// KeyShared): Pulsar's `DelayedDeliveryTracker`.
     pub(crate) delayed: Deadlines<u64>,
+    /// Acknowledgements made in transactions not ended yet: Pulsar's pending-ack handle.
+    pub(crate) txn_acks: PendingAckHandle,
+    /// For a batched entry of which some messages, not all, were acknowledged at batch-index
+    /// level (committed transactional acknowledgements, on a cluster with batch-index
+    /// acknowledgement): those indexes (the cursor's `batchDeletedIndexes`). They are not sent
+    /// again when the entry is.
+    pub(crate) batch_deleted: BTreeMap<u64, BTreeSet<u32>>,
 }
 
 impl Subscription {
@@ -55,6 +63,8 @@ impl Subscription {
             round_robin: 0,
             active: None,
             delayed: Deadlines::default(),
+            txn_acks: PendingAckHandle::default(),
+            batch_deleted: BTreeMap::new(),
         }
     }
 
@@ -132,6 +142,14 @@ impl Subscription {
         }
         self.replay.remove(&entry);
         self.redelivery_counts.remove(&entry);
+        // `PersistentSubscription.acknowledgeMessage`: a deleted entry is pending in no
+        // transaction any more (`clearIndividualPosition`), and keeps no batch indexes.
+        if !self.txn_acks.is_empty() {
+            self.txn_acks.cleared(entry, self.mark_delete);
+        }
+        if !self.batch_deleted.is_empty() {
+            self.batch_deleted.remove(&entry);
+        }
         for id in &self.consumers {
             if let Some(consumer) = consumers.get_mut(id) {
                 consumer.pending_acks.remove(&entry);

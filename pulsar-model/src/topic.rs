@@ -7,6 +7,7 @@ use std::sync::Arc;
 use ruststream::Instant;
 
 use crate::subscription::Subscription;
+use crate::transaction_buffer::TransactionBuffer;
 use crate::{Content, MessageId, OutgoingMessage, Retention, StoredMessage};
 
 /// One persistent topic. Pulsar creates topics on first use (`allowAutoTopicCreation`
@@ -25,6 +26,8 @@ pub(crate) struct Topic {
     pub(crate) subscriptions: BTreeMap<String, Subscription>,
     /// The schema registered on it, by the first producer or consumer that declared one.
     pub(crate) schema: Option<ruststream::Schema>,
+    /// Its open transactions' entries, and so how far its subscriptions may read.
+    pub(crate) txn_buffer: TransactionBuffer,
 }
 
 /// A topic's entries. An entry is what the broker stores, acknowledges and redelivers as one:
@@ -54,6 +57,10 @@ pub(crate) struct Store {
     freed: Option<Arc<Content>>,
     /// Contents freed and not dropped yet: each publish drops one (see [`BURIED_AT_MOST`]).
     buried: VecDeque<Arc<Content>>,
+    /// How many entries were left without a message, trimmed since or not: transaction
+    /// markers and aborted transactions' entries ([`Store::is_hollow`]). While none, dispatch
+    /// looks at no entry's length.
+    hollow: u64,
 }
 
 /// How many freed contents a topic keeps to drop at its next publishes, one a publish, rather
@@ -91,9 +98,58 @@ impl Store {
         &self.messages[range.start - self.first_message..range.end - self.first_message]
     }
 
-    /// Every message held, in publish order.
-    pub(crate) fn messages(&self) -> &[StoredMessage] {
-        &self.messages
+    /// The messages held before entry `entry`, and those from it on.
+    pub(crate) fn split_at_entry(&self, entry: u64) -> (&[StoredMessage], &[StoredMessage]) {
+        let at = if entry >= self.len() {
+            self.messages.len()
+        } else if entry < self.first_entry {
+            0
+        } else {
+            self.entries[(entry - self.first_entry) as usize].start - self.first_message
+        };
+        self.messages.split_at(at)
+    }
+
+    /// Whether `entry` holds no message: a transaction's commit or abort marker, or an entry
+    /// of an aborted transaction. The dispatcher acknowledges such an entry as it reads it and
+    /// sends nothing (`AbstractBaseDispatcher.filterEntriesForConsumer`: `isTxnMarker`,
+    /// `isTxnAborted`).
+    #[inline]
+    pub(crate) fn is_hollow(&self, entry: u64) -> bool {
+        self.hollow > 0 && self.entry(entry).is_empty()
+    }
+
+    /// Append an entry without messages: a transaction marker.
+    pub(crate) fn append_marker(&mut self) -> u64 {
+        let entry = self.len();
+        let at = self.first_message + self.messages.len();
+        self.entries.push(at..at);
+        self.hollow += 1;
+        entry
+    }
+
+    /// Drop the messages of `entry`, which an aborted transaction wrote: no subscription will
+    /// ever be sent them, and a reader of the topic never sees them (the broker keeps them in
+    /// its ledger and filters them at every read, `isTxnAborted`). The entry stays, empty, and
+    /// keeps its id; the messages after it move down.
+    pub(crate) fn drop_messages(&mut self, entry: u64) {
+        if entry < self.first_entry || entry >= self.len() {
+            return;
+        }
+        let i = (entry - self.first_entry) as usize;
+        let range = self.entries[i].clone();
+        let n = range.len();
+        if n == 0 {
+            return;
+        }
+        let start = range.start - self.first_message;
+        self.messages.drain(start..start + n);
+        self.entries[i] = range.start..range.start;
+        for later in &mut self.entries[i + 1..] {
+            later.start -= n;
+            later.end -= n;
+        }
+        self.hollow += 1;
     }
 
     /// The first entry not freed, and the entries after it that were freed: where a
@@ -178,7 +234,14 @@ impl Topic {
             store: Store::default(),
             subscriptions: BTreeMap::new(),
             schema: None,
+            txn_buffer: TransactionBuffer::default(),
         }
+    }
+
+    /// The first entry its subscriptions may not read yet (see [`TransactionBuffer`]).
+    #[inline]
+    pub(crate) fn readable(&self) -> u64 {
+        self.txn_buffer.readable(self.store.len())
     }
 
     /// Store a message alone in the next entry.

@@ -39,6 +39,9 @@ pub struct HandlerParameters;
 #[doc = include_str!("../../docs/configuration.md")]
 pub struct Configuration;
 
+#[doc = include_str!("../../docs/transactions.md")]
+pub struct Transactions;
+
 #[doc = include_str!("../../docs/operations.md")]
 pub struct Operations;
 

@@ -485,6 +485,30 @@ pub async fn outbox(_job: &Forwarded) -> HandlerOutcome {
     HandlerOutcome::ack()
 }
 
+/// Transactional consume-transform-produce (mounted `.transactional()`): each job is sent on
+/// to `tx-out` in the delivery's transaction, then job 1 waits at the gate of
+/// [`Script::with_gate`] if there is one, and the script answers (by job id and attempt, or
+/// its steps, panics included).
+#[subscriber(PulsarSubscription::new("tx-in", "tx").ack_timeout(Duration::from_secs(30)))]
+pub async fn tx_forwarder(
+    job: &Job,
+    publisher: Publisher,
+    State(script): State<Arc<Script>>,
+) -> HandlerOutcome {
+    let out = ruststream::message::Message::json("tx-out", job).expect("a job encodes");
+    if publisher.send(out).await.is_err() {
+        return HandlerOutcome::retry();
+    }
+    script.hold_job_one(job).await;
+    script.for_job(job)
+}
+
+/// Reads what [`tx_forwarder`] publishes: only what was committed reaches it.
+#[subscriber(PulsarSubscription::new("tx-out", "tx-reader"))]
+pub async fn tx_reader(_job: &Job) -> HandlerOutcome {
+    HandlerOutcome::ack()
+}
+
 /// Mounted where `retry_later` is used (Shared; the registrations add a retry topic), with
 /// the scenarios' short ack timeout, far below the delays: answers by job id.
 #[subscriber(PulsarSubscription::new("jobs-later", "later").ack_timeout(ACK_TIMEOUT))]

@@ -33,9 +33,9 @@ mod gather;
 mod key_order;
 mod publishes;
 mod settler;
-mod transaction;
 #[cfg(test)]
 mod tests;
+mod transaction;
 
 use alloc::collections::VecDeque;
 use alloc::string::String;

@@ -239,7 +239,10 @@ mod tests {
     fn a_retry_aborts_at_once_then_asks_for_the_message_again() {
         let mut m = machine(false);
         run(&mut m, 7, 1, HandlerOutcome::Retry, 2, 1, None).unwrap();
-        assert_eq!(calls(&mut m, at(0)), vec![Call::Abort(Token(1)), Call::Nack(7)]);
+        assert_eq!(
+            calls(&mut m, at(0)),
+            vec![Call::Abort(Token(1)), Call::Nack(7)]
+        );
         assert_eq!(releases(&mut m), vec![7]);
     }
 
@@ -258,10 +261,17 @@ mod tests {
         let mut m = machine(false);
         run(&mut m, 7, 1, HandlerOutcome::Ack, 2, 1, None).unwrap();
         run(&mut m, 8, 1, HandlerOutcome::Ack, 1, 2, None).unwrap();
-        assert_eq!(calls(&mut m, at(0)), vec![], "both wait for their publishes");
+        assert_eq!(
+            calls(&mut m, at(0)),
+            vec![],
+            "both wait for their publishes"
+        );
         m.answered(Token(1), Origin::Handler, true, at(1));
         m.answered(Token(2), Origin::Handler, false, at(1));
-        assert_eq!(calls(&mut m, at(1)), vec![Call::Abort(Token(2)), Call::Nack(8)]);
+        assert_eq!(
+            calls(&mut m, at(1)),
+            vec![Call::Abort(Token(2)), Call::Nack(8)]
+        );
         m.answered(Token(1), Origin::Handler, true, at(2));
         let commit = Call::Commit {
             token: Token(1),
@@ -345,7 +355,11 @@ mod tests {
             attempt: 0,
         })
         .unwrap();
-        assert_eq!(m.poll_start(), None, "the key is held while the commit runs");
+        assert_eq!(
+            m.poll_start(),
+            None,
+            "the key is held while the commit runs"
+        );
         m.committed(Token(1), true, at(1));
         assert_eq!(m.poll_start(), Some((second, false)));
     }

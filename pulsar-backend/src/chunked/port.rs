@@ -146,6 +146,17 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
         nacked.and(dropped)
     }
 
+    fn commit(
+        &mut self,
+        txn: &crate::transaction::Transaction,
+        ids: Vec<Self::Id>,
+        batch: Option<BatchSlot>,
+    ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
+        // A chunked message is acknowledged chunk by chunk, all in the transaction.
+        let all = ids.iter().flat_map(|id| id.chunks().cloned()).collect();
+        self.inner.commit(txn, all, batch)
+    }
+
     fn restart_ack_timeout<'a>(&mut self, ids: impl Iterator<Item = &'a Self::Id>)
     where
         Self::Id: 'a,

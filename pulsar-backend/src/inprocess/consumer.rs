@@ -10,6 +10,7 @@ use ruststream_pulsar_model::{
     Cluster, ConsumerId, Content, MessageId, ModelError, TopicsConsumer,
 };
 
+use super::transactions::InProcessTransaction;
 use super::{InProcessPulsar, Inner};
 use crate::driver::{
     BatchSlot, ConsumerPort, EntryPosition, Payload, Properties, Received, SharedMessage, Unusual,
@@ -247,6 +248,31 @@ impl ConsumerPort for InProcessConsumer {
         self.settle(ids, |cluster, consumer, id, now| {
             cluster.nack(consumer, id, now).map(|_| ())
         })
+    }
+
+    fn commit(
+        &mut self,
+        txn: &crate::transaction::Transaction,
+        ids: Vec<MessageId>,
+        _batch: Option<BatchSlot>,
+    ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
+        // The model acknowledges a message of a batched entry at its index by its id.
+        let committed = InProcessTransaction::of(txn).and_then(|txn| {
+            let acked = self.settle(&ids, |cluster, consumer, id, now| {
+                cluster.ack_in(txn.txn, consumer, id, now)
+            });
+            if let Err(error) = acked {
+                // As the Java client does: an acknowledgement refused aborts the transaction.
+                let _ = txn.abort_now();
+                return Err(error);
+            }
+            let mut inner = self.pulsar.lock();
+            let now = self.runtime.now();
+            let committed = inner.cluster.commit(txn.txn, now);
+            inner.notify();
+            committed.map_err(Into::into)
+        });
+        Box::pin(std::future::ready(committed))
     }
 
     fn restart_ack_timeout<'a>(&mut self, ids: impl Iterator<Item = &'a MessageId>) {

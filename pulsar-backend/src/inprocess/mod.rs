@@ -7,6 +7,7 @@
 
 mod consumer;
 mod replay;
+mod transactions;
 mod transport;
 
 use std::collections::BTreeMap;
@@ -379,6 +380,28 @@ impl InProcessPulsar {
         hashing: HashingScheme,
     ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
         self.store_as(topic, message, hashing, None)
+    }
+
+    /// [`Self::store`] in transaction `txn`: stored now, visible to consumers once it commits.
+    pub(crate) fn store_in(
+        &self,
+        txn: ruststream_pulsar_model::TxnId,
+        topic: &TopicName,
+        message: Message,
+        hashing: HashingScheme,
+    ) -> Result<ruststream_pulsar_model::MessageId, PublishError> {
+        let mut inner = self.lock();
+        let now = inner.now();
+        let partition = inner.route(topic, message.key.as_deref(), hashing);
+        let topic = partition.as_ref().unwrap_or(topic);
+        let stored = outgoing(message, now);
+        let id = inner
+            .cluster
+            .publish_in(txn, topic, stored, now)
+            .map_err(|e| refused(topic, e))?;
+        inner.notify();
+        drop(inner);
+        Ok(id)
     }
 
     /// [`Self::store`], for a message a client cannot read when `unreadable` says why.

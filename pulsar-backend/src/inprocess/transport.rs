@@ -24,10 +24,10 @@ pub(crate) struct InProcessTransport {
 
 /// Publishing on the in-process Pulsar with the broker's namespace for short names, and its
 /// way of routing keyed messages to partitions.
-struct InProcessPublisher {
-    pulsar: InProcessPulsar,
-    topics: crate::topic::Resolved,
-    hashing: HashingScheme,
+pub(super) struct InProcessPublisher {
+    pub(super) pulsar: InProcessPulsar,
+    pub(super) topics: crate::topic::Resolved,
+    pub(super) hashing: HashingScheme,
     /// Publish messages larger than this many bytes as chunks, if set.
     chunk_over: Option<usize>,
 }
@@ -137,6 +137,12 @@ impl Transport for InProcessTransport {
 
     fn publisher(&self) -> Arc<dyn Publish> {
         self.publisher.clone()
+    }
+
+    fn transactions(&self) -> Option<Arc<dyn crate::transaction::Transactions>> {
+        Some(Arc::new(super::transactions::InProcessTransactions {
+            publisher: self.publisher.clone(),
+        }))
     }
 
     fn publish_port(&self) -> &dyn Publish {

@@ -10,14 +10,14 @@ pub const DELIVERIES: &str = "ruststream_deliveries_total";
 /// refused for want of its topic or policy):
 /// how deliveries ended.
 pub const OUTCOMES: &str = "ruststream_outcomes_total";
-/// Counter, labels `handler`, `call` (`ack`, `nack`, `ack_index`) and `result` (`ok`,
-/// `error`): the messages settled through calls on the consumer, one for each message of a
-/// grouped call.
+/// Counter, labels `handler`, `call` (`ack`, `nack`, `ack_index`; `commit` and `abort` for a
+/// transactional registration) and `result` (`ok`, `error`): the messages settled through
+/// calls on the consumer, one for each message of a grouped call.
 pub const CALLS: &str = "ruststream_settlement_calls_total";
-/// Counter, labels `handler` and `call` (`ack`, `nack`, `ack_index`): the calls made on the
-/// consumer, each one broker command per topic. The acknowledgements due at one flush (what
-/// settled while the driver had events ready) go as one call, and so do the negative ones:
-/// under load this is far below [`CALLS`].
+/// Counter, labels `handler` and `call` (`ack`, `nack`, `ack_index`; `commit` and `abort` for
+/// a transactional registration): the calls made on the consumer, each one broker command per
+/// topic. The acknowledgements due at one flush (what settled while the driver had events
+/// ready) go as one call, and so do the negative ones: under load this is far below [`CALLS`].
 pub const COMMANDS: &str = "ruststream_settlement_commands_total";
 /// Counter, label `handler`: outcomes refused (a `retry_after` not shorter than the ack
 /// timeout, a `dead_letter` or `retry_later` without its topic); the delivery was left

@@ -247,7 +247,71 @@ async fn a_crash_mid_transaction_publishes_nothing(spawn: Arc<dyn Spawn>) {
     reader.stop().await;
 }
 
+/// Out of attempts, the dead-letter copy commits with the acknowledgement; what the handler
+/// published on its attempts is never seen.
+async fn a_dead_letter_copy_commits_with_the_acknowledgement(spawn: Arc<dyn Spawn>) {
+    let app = TestApp::with_state(
+        app(|b| {
+            b.include(tx_forwarder)
+                .max_attempts(std::num::NonZeroU32::new(2).expect("not zero"))
+                .dead_letter("tx-dlq")
+                .transactional();
+            b.include(tx_reader);
+        }),
+        Plan::new(Script::always(ret(HandlerOutcome::retry()))),
+    )
+    .on(spawn)
+    .await
+    .expect("the app starts");
+    app.publish(job(9)).await.expect("published");
+    app.settle().await.unwrap();
+    app.advance(Duration::from_secs(60)).await.unwrap();
+    assert_eq!(app.calls_of("tx_forwarder").len(), 2, "two attempts");
+    assert_eq!(
+        committed(&app),
+        Vec::<u64>::new(),
+        "no attempt's publish seen"
+    );
+    let dead = app.topic("tx-dlq");
+    assert_eq!(dead.len(), 1, "one copy: {dead:?}");
+    assert_eq!(app.pulsar().backlog("tx-in", "tx").unwrap(), Some(0));
+    app.stop().await;
+}
+
+/// `retry_later`: the copy to the retry topic commits with the acknowledgement, and the
+/// attempt's own publish is aborted; the attempt from the retry topic forwards the job once.
+async fn a_retry_later_copy_commits_with_the_acknowledgement(spawn: Arc<dyn Spawn>) {
+    let script = Script::by_job(|_, attempt| match attempt {
+        0 => HandlerOutcome::retry_later(DELAY),
+        _ => HandlerOutcome::ack(),
+    });
+    let app = TestApp::with_state(
+        app(|b| {
+            b.include(tx_forwarder)
+                .retry_topic("tx-in-retry")
+                .transactional();
+            b.include(tx_reader);
+        }),
+        Plan::new(script),
+    )
+    .on(spawn)
+    .await
+    .expect("the app starts");
+    app.publish(job(4)).await.expect("published");
+    app.settle().await.unwrap();
+    assert_eq!(committed(&app), Vec::<u64>::new(), "nothing while it waits");
+    assert_eq!(app.topic("tx-in-retry").len(), 1, "the copy, committed");
+    app.advance(Duration::from_secs(60)).await.unwrap();
+    assert_eq!(app.calls_of("tx_forwarder").len(), 2);
+    assert_eq!(committed(&app), [4], "exactly once");
+    assert_eq!(app.pulsar().backlog("tx-in", "tx").unwrap(), Some(0));
+    assert_eq!(app.pulsar().backlog("tx-in-retry", "tx").unwrap(), Some(0));
+    app.stop().await;
+}
+
 ruststream_tests::on_every_runtime!(
+    a_dead_letter_copy_commits_with_the_acknowledgement,
+    a_retry_later_copy_commits_with_the_acknowledgement,
     an_ack_commits_the_publishes_with_the_acknowledgement,
     a_retried_handler_s_publishes_are_never_seen,
     a_retry_after_publishes_once_when_it_finally_acks,

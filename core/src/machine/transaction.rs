@@ -5,8 +5,12 @@
 //! |---|---|
 //! | an acknowledgement, its publishes (and copy) confirmed | [`Call::Commit`]; the delivery is released once the driver says how the commit went |
 //! | an acknowledgement whose publishes are not all answered | held until they are, then as above |
+//! | a copy (`dead_letter`, `retry_later`, out of attempts) | [`Call::Abort`] at once for what the handler published; the copy goes in a transaction of its own, committed with the acknowledgement once the copy is confirmed ([`Call::Commit`]) |
 //! | anything else, or a publish or copy that failed | [`Call::Abort`] at once, then the completion table's call |
 //! | a commit that failed | the completion table's `retry`: the message comes back |
+//!
+//! What a handler published is visible only where it acknowledged its message: an attempt that
+//! ended in a copy did not succeed, and its publishes go as a retried attempt's do.
 //!
 //! Where deliveries of one key run in order, the key stays with its delivery until the
 //! transaction ends: the next message of the key publishes in a transaction that commits
@@ -66,6 +70,11 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         };
         let (republish, settlement) = self.settlement_of(completion, at_end, at, attempt);
         let commits = matches!(settlement, Ok(Settlement::Ack | Settlement::Republish(_)));
+        if republish.is_some() {
+            // The attempt did not succeed: what it published goes; the copy goes in a
+            // transaction of its own, with the acknowledgement.
+            self.calls.push_back(Call::Abort(token));
+        }
         if commits && (republish.is_some() || at_end.unanswered) {
             // Held for its copy or its publishes, keeping its key until its transaction ends.
             let held = Held {
@@ -279,6 +288,39 @@ mod tests {
             batch: None,
         };
         assert_eq!(calls(&mut m, at(2)), vec![commit]);
+    }
+
+    #[test]
+    fn a_copy_aborts_the_handler_s_transaction_and_commits_its_own_once_confirmed() {
+        let config = MachineConfig {
+            transactional: true,
+            dead_letter_topic: true,
+            ..MachineConfig::new(4)
+        };
+        let rules = SubscriptionRules::new("s", SubscriptionType::Shared, None);
+        let mut m: SubscriptionMachine<u64, u64> =
+            SubscriptionMachine::new(rules, config, entry_of);
+        let dead = HandlerOutcome::dead_letter("poison");
+        run(&mut m, 7, 1, dead, 1, 1, None).unwrap();
+        run(&mut m, 8, 1, dead, 0, 2, None).unwrap();
+        assert_eq!(
+            calls(&mut m, at(0)),
+            vec![Call::Abort(Token(1)), Call::Abort(Token(2))],
+            "what the handlers published goes at once"
+        );
+        m.answered(Token(1), Origin::Handler, true, at(1));
+        m.answered(Token(1), Origin::Copy, true, at(1));
+        m.answered(Token(2), Origin::Copy, false, at(1));
+        let commit = Call::Commit {
+            token: Token(1),
+            id: 7,
+            batch: None,
+        };
+        assert_eq!(
+            calls(&mut m, at(1)),
+            vec![commit, Call::Abort(Token(2))],
+            "a confirmed copy commits; a failed one aborts, its message left to come back"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use metrics::{Counter, Gauge};
 use crate::metric;
 
 /// The settlement calls, as the `call` label says them.
-const CALL_LABELS: [&str; 3] = ["ack", "nack", "ack_index"];
+const CALL_LABELS: [&str; 5] = ["ack", "nack", "ack_index", "commit", "abort"];
 
 /// One handler's driver metric handles (the per-delivery ones are the
 /// [`Metrics`](crate::layers::Metrics) layer's), registered once when its driver starts: recording a delivery
@@ -69,6 +69,10 @@ pub(crate) enum SettlementCall {
     Ack = 0,
     Nack = 1,
     AckIndex = 2,
+    /// A transactional delivery's acknowledgement in its transaction, and the commit.
+    Commit = 3,
+    /// A transactional delivery's transaction aborted.
+    Abort = 4,
 }
 
 impl SettlementCall {
@@ -87,5 +91,7 @@ mod tests {
         assert_eq!(SettlementCall::Ack.label(), "ack");
         assert_eq!(SettlementCall::Nack.label(), "nack");
         assert_eq!(SettlementCall::AckIndex.label(), "ack_index");
+        assert_eq!(SettlementCall::Commit.label(), "commit");
+        assert_eq!(SettlementCall::Abort.label(), "abort");
     }
 }

@@ -24,6 +24,7 @@ use super::ended::Ran;
 use super::in_span::InSpan;
 use super::instruments::{Instruments, SettlementCall};
 use super::slots::Slots;
+use super::transactions::Ended as TxnEnded;
 use super::transactions::{self, Transactions};
 use super::{retry_letter, ConsumerPort, DeadLetter, Received, RetryLetter, Why};
 use crate::layers::HandlerLayers;
@@ -492,8 +493,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     }
                 }
                 if self.txns.ending() {
-                    if let Poll::Ready((token, result)) = self.txns.poll_committed(cx) {
-                        self.committed(token, result);
+                    if let Poll::Ready(ended) = self.txns.poll_ended(cx) {
+                        self.txn_ended(ended);
                         start_ready!();
                         return Poll::Ready(Event::Handled);
                     }
@@ -1112,6 +1113,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             }
         };
         let message_id = received.id.to_string();
+        let copy_topic = to.to_string();
         self.copies.insert(
             token,
             CopyInFlight {
@@ -1123,10 +1125,26 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             },
         );
         let receipt = Receipt::to(self.invocation.outbox.copy(token));
-        // A transactional delivery's copy goes in its transaction.
-        let port = (self.txns.port(token)).unwrap_or_else(|| self.config.copies.clone());
+        // A transactional delivery's copy goes in a transaction of its own, with the
+        // acknowledgement (its handler's is aborted: the attempt did not succeed).
+        let own = (self.config.transactions.as_ref())
+            .and_then(|settings| self.txns.copy_in_own(token, settings));
+        let port = self.config.copies.clone();
         // The port tells the receipt whatever becomes of the send: its result is not needed.
         self.sending.push(Box::pin(async move {
+            let port = match own {
+                None => port,
+                Some(opening) => match opening.await {
+                    Ok(port) => port,
+                    Err(error) => {
+                        let error = ruststream::PublishError::broker(
+                            copy_topic,
+                            format!("could not open the transaction to copy in: {error}"),
+                        );
+                        return receipt.tell(Err(error));
+                    }
+                },
+            };
             let _ = port.send(message, receipt).await;
         }));
     }
@@ -1217,6 +1235,17 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             }
         };
         self.completed(&copy.source, completion);
+    }
+
+    /// A commit or an abort was answered: counted, and a commit's delivery settled.
+    fn txn_ended(&mut self, ended: TxnEnded) {
+        match ended {
+            TxnEnded::Committed(token, result) => {
+                self.count_call(SettlementCall::Commit, 1, &result);
+                self.committed(token, result);
+            }
+            TxnEnded::Aborted(result) => self.count_call(SettlementCall::Abort, 1, &result),
+        }
     }
 
     /// The commit of delivery `token`'s transaction was answered: the machine settles it.
@@ -1341,6 +1370,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 && batches.len() == 0
                 && self.machine.awaiting_publishes() == 0
                 && self.machine.committing() == 0
+                && !self.txns.ending()
             {
                 break;
             }
@@ -1348,8 +1378,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             enum Ended<One, Batch> {
                 One(One),
                 Batch(Batch),
-                /// A transaction's commit was answered.
-                Committed((Token, Result<(), ruststream::app::BoxError>)),
+                /// A transaction's commit or abort was answered.
+                Txn(TxnEnded),
             }
             let next = poll_fn(|cx| {
                 if let Poll::Ready(Some(done)) = running.poll_next(cx) {
@@ -1365,8 +1395,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     while let Poll::Ready(Some(())) = self.sending.poll_next_unpin(cx) {}
                 }
                 if self.txns.ending() {
-                    if let Poll::Ready(committed) = self.txns.poll_committed(cx) {
-                        return Poll::Ready(Some(Ok(Ended::Committed(committed))));
+                    if let Poll::Ready(ended) = self.txns.poll_ended(cx) {
+                        return Poll::Ready(Some(Ok(Ended::Txn(ended))));
                     }
                 }
                 grace.as_mut().poll(cx).map(|()| Some(Err(())))
@@ -1378,7 +1408,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     self.hand_over(&mut batches, &begin);
                 }
                 Some(Ok(Ended::One(done))) => self.finish(done),
-                Some(Ok(Ended::Committed((token, result)))) => self.committed(token, result),
+                Some(Ok(Ended::Txn(ended))) => self.txn_ended(ended),
                 None => self.take_answers(),
                 Some(Err(())) => {
                     tracing::warn!(

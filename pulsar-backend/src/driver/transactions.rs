@@ -3,7 +3,7 @@
 //! ended there while the driver goes on.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use futures::stream::FuturesUnordered;
@@ -44,29 +44,67 @@ pub(crate) async fn open(
     Ok((txn, port))
 }
 
+/// A commit or an abort that was answered.
+pub(crate) enum Ended {
+    /// Delivery `token`'s commit, and how it went.
+    Committed(Token, Result<(), BoxError>),
+    /// An abort, and how it went.
+    Aborted(Result<(), BoxError>),
+}
+
+/// The transaction of a copy the machine ordered: filled once it is open, before the copy is
+/// sent in it.
+type CopyTransaction = Arc<Mutex<Option<Transaction>>>;
+
+/// A delivery's transactions: its handler's, until it is ended, and its copy's, if the
+/// machine ordered one.
+#[derive(Default)]
+struct Kept {
+    handler: Option<Transaction>,
+    copy: Option<CopyTransaction>,
+}
+
 /// The transactions of the deliveries whose handlers ended, until they are ended, and the
 /// commits and aborts under way.
 #[derive(Default)]
 pub(crate) struct Transactions {
-    open: HashMap<Token, Transaction>,
-    /// A commit answers with its delivery's token and how it went; an abort with nothing.
-    ending: FuturesUnordered<BoxFuture<'static, Option<(Token, Result<(), BoxError>)>>>,
+    open: HashMap<Token, Kept>,
+    ending: FuturesUnordered<BoxFuture<'static, Ended>>,
 }
 
 impl Transactions {
     /// Keep delivery `token`'s transaction until the machine says how it ends.
     pub(crate) fn keep(&mut self, token: Token, txn: Transaction) {
-        self.open.insert(token, txn);
+        let kept = self.open.entry(token).or_default();
+        kept.handler = Some(txn);
     }
 
-    /// The port that publishes in delivery `token`'s transaction (for the copy the machine
-    /// ordered for it).
-    pub(crate) fn port(&self, token: Token) -> Option<Arc<dyn Publish>> {
-        self.open.get(&token).map(|txn| txn.port.clone())
+    /// Where delivery `token`'s copy goes: a transaction of its own, which `sending` opens
+    /// with `settings` before it sends the copy through the port it returns; `None` for a
+    /// delivery without a transaction.
+    pub(crate) fn copy_in_own(
+        &mut self,
+        token: Token,
+        settings: &TransactionSettings,
+    ) -> Option<BoxFuture<'static, Result<Arc<dyn Publish>, BoxError>>> {
+        let kept = self.open.get_mut(&token)?;
+        let slot = CopyTransaction::default();
+        kept.copy = Some(slot.clone());
+        let (opener, timeout) = (
+            settings.opener.clone(),
+            settings.policy.transaction_timeout(),
+        );
+        Some(Box::pin(async move {
+            let txn = opener.begin(timeout).await?;
+            let port = txn.port.clone();
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(txn);
+            Ok(port)
+        }))
     }
 
-    /// Acknowledge `id` in delivery `token`'s transaction and commit it, while the driver
-    /// goes on. `false` when the delivery has no transaction kept (nothing to commit).
+    /// Acknowledge `id` in delivery `token`'s transaction (its copy's, if the machine ordered
+    /// one) and commit it, while the driver goes on. `false` when the delivery has no
+    /// transaction to commit.
     pub(crate) fn commit<C: ConsumerPort>(
         &mut self,
         consumer: &mut C,
@@ -74,43 +112,63 @@ impl Transactions {
         id: C::Id,
         batch: Option<BatchSlot>,
     ) -> bool {
-        let Some(txn) = self.open.remove(&token) else {
+        let Some(kept) = self.open.remove(&token) else {
+            return false;
+        };
+        let txn = match kept.copy {
+            Some(copy) => copy.lock().unwrap_or_else(|e| e.into_inner()).take(),
+            None => kept.handler,
+        };
+        let Some(txn) = txn else {
             return false;
         };
         let committing = consumer.commit(&txn, vec![id], batch);
-        self.ending
-            .push(Box::pin(async move { Some((token, committing.await)) }));
+        self.ending.push(Box::pin(async move {
+            Ended::Committed(token, committing.await)
+        }));
         true
     }
 
     /// Abort delivery `token`'s transaction, while the driver goes on.
+    ///
+    /// The handler's transaction first: a delivery whose copy is on its way keeps the copy's
+    /// transaction until the machine commits or aborts that one.
     pub(crate) fn abort(&mut self, token: Token) {
-        let Some(txn) = self.open.remove(&token) else {
+        let Some(kept) = self.open.get_mut(&token) else {
+            return;
+        };
+        let txn = match (kept.handler.take(), &kept.copy) {
+            (Some(handler), Some(_)) => Some(handler),
+            (Some(handler), None) => {
+                self.open.remove(&token);
+                Some(handler)
+            }
+            (None, _) => (self.open.remove(&token))
+                .and_then(|kept| kept.copy)
+                .and_then(|copy| copy.lock().unwrap_or_else(|e| e.into_inner()).take()),
+        };
+        let Some(txn) = txn else {
             return;
         };
         let aborting = txn.handle.abort();
         let id = txn.handle.id();
         self.ending.push(Box::pin(async move {
-            if let Err(error) = aborting.await {
+            let aborted = aborting.await;
+            if let Err(error) = &aborted {
                 // The broker aborts it at its timeout all the same: nothing it holds is
                 // visible meanwhile.
                 tracing::warn!(%error, transaction = %id, "could not abort a transaction; the broker aborts it at its timeout");
             }
-            None
+            Ended::Aborted(aborted)
         }));
     }
 
-    /// The next commit that was answered: its delivery's token and how it went.
-    pub(crate) fn poll_committed(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<(Token, Result<(), BoxError>)> {
-        while let Poll::Ready(Some(ended)) = self.ending.poll_next_unpin(cx) {
-            if let Some(committed) = ended {
-                return Poll::Ready(committed);
-            }
+    /// The next commit or abort that was answered.
+    pub(crate) fn poll_ended(&mut self, cx: &mut Context<'_>) -> Poll<Ended> {
+        match self.ending.poll_next_unpin(cx) {
+            Poll::Ready(Some(ended)) => Poll::Ready(ended),
+            _ => Poll::Pending,
         }
-        Poll::Pending
     }
 
     /// Whether commits or aborts are under way.

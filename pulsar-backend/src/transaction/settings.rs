@@ -7,6 +7,9 @@ use ruststream::transaction::TransactionPolicy;
 
 use super::Transactions;
 
+/// The handler's publisher over a transaction's port.
+pub(crate) type Wrap = Arc<dyn Fn(Arc<dyn Publish>) -> Arc<dyn Publish> + Send + Sync>;
+
 /// How a transactional registration's driver opens its transactions and lends their port.
 #[derive(Clone)]
 pub(crate) struct TransactionSettings {
@@ -16,5 +19,5 @@ pub(crate) struct TransactionSettings {
     pub(crate) policy: TransactionPolicy,
     /// The handler's publisher over a transaction's port, as it is over the broker's: behind
     /// the layers' publish hooks, with the registration's compression.
-    pub(crate) wrap: Arc<dyn Fn(Arc<dyn Publish>) -> Arc<dyn Publish> + Send + Sync>,
+    pub(crate) wrap: Wrap,
 }

@@ -44,9 +44,10 @@ pub use frame_fixer::FrameFixer;
 pub use live_broker::{LiveBroker, EXTERNAL_URL_ENV};
 pub use live_broker_error::BrokerError;
 pub use other_clients::{
-    java_keyed_partitions, python_chunked_publish, python_consume, python_keyed_partitions,
+    java_count_distinct, java_forward, java_keyed_partitions, java_produce, java_produce_aborted,
+    java_produce_committed, python_chunked_publish, python_consume, python_keyed_partitions,
     python_orders, python_produce, python_receive, python_snapshot, python_typed, ChunkedMessage,
-    ReceivedByPython,
+    Distinct, ForwardFigures, ReceivedByPython,
 };
 pub use policy::require_broker;
 pub use pulsar_lite::PulsarLite;

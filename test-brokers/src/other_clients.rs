@@ -1,7 +1,10 @@
 //! The official Pulsar clients, run as child processes so that a live test can compare what
 //! ruststream does with what they do on the same broker: the Python client (PyPI
 //! `pulsar-client` 3.13.0, over the C++ client) by `tests/brokers/python/keyed_publish.py`, and
-//! the Java client 4.0.7 by `tests/brokers/java/KeyedPublish.java`.
+//! the Java client 4.0.7 by `tests/brokers/java/KeyedPublish.java`, and by
+//! `tests/brokers/java/Transactions.java` for transactions (messages produced in a committed or
+//! an aborted transaction, what a subscriber then sees, and the Java contender of the
+//! transactional forwarding benchmark).
 //!
 //! Each helper uses the client's DEFAULT producer settings, so it shows what a service written
 //! with that client does without any tuning. The two clients do not agree with each other:
@@ -254,6 +257,306 @@ pub fn java_keyed_partitions(
     keys: &[String],
 ) -> Result<Vec<i32>, BrokerError> {
     check_keys(JAVA_CLIENT, keys)?;
+    let mut input = keys.join("\n").into_bytes();
+    input.push(b'\n');
+    let (run, stdout) = java_program(
+        classpath,
+        "KeyedPublish.java",
+        &[url, topic],
+        input,
+        |code| match code {
+            Some(2) => "KeyedPublish.java rejected its arguments: a bug in \
+                        test-brokers/src/other_clients.rs"
+                .to_owned(),
+            _ => format!(
+                "see its stack trace below: is a broker serving {url}, and can {topic} be \
+                 published to?"
+            ),
+        },
+    )?;
+    run.partitions(&stdout, keys.len())
+}
+
+/// What [`java_count_distinct`] received on a subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Distinct {
+    /// Every message received, duplicates included.
+    pub total: u64,
+    /// Distinct payloads (compared as text) among them.
+    pub distinct: u64,
+    /// The payloads received more than once (at most 20 of them), in the order first seen.
+    pub duplicates: Vec<String>,
+}
+
+/// What [`java_forward`] measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ForwardFigures {
+    /// Messages forwarded (the `count` asked for).
+    pub messages: u64,
+    /// From the first message received to the last commit completed.
+    pub seconds: f64,
+    /// `messages / seconds`.
+    pub per_second: f64,
+}
+
+/// Publish `count` messages, `{"id":0}` to `{"id":count-1}`, to `topic` on the broker at `url`
+/// with the official Java client's default producer (batching on), outside any transaction:
+/// the input of [`java_forward`]. Runs `java -cp CLASSPATH tests/brokers/java/Transactions.java
+/// produce URL TOPIC COUNT`; `classpath` and `java` as for [`java_keyed_partitions`].
+pub fn java_produce(
+    classpath: &str,
+    url: &str,
+    topic: &str,
+    count: usize,
+) -> Result<(), BrokerError> {
+    java_produce_with(classpath, "produce", "produced", url, topic, count)
+}
+
+/// Publish `count` messages, `{"id":1000000}` onwards, to `topic` (which may be partitioned)
+/// on the broker at `url` with the official Java client, all in one transaction that is then
+/// COMMITTED: a subscriber must see each of them once. The broker must run with
+/// `transactionCoordinatorEnabled=true`. Runs `Transactions.java produce-committed ..`.
+pub fn java_produce_committed(
+    classpath: &str,
+    url: &str,
+    topic: &str,
+    count: usize,
+) -> Result<(), BrokerError> {
+    java_produce_with(
+        classpath,
+        "produce-committed",
+        "committed",
+        url,
+        topic,
+        count,
+    )
+}
+
+/// Publish `count` messages, `{"id":1000000}` onwards, to `topic` (which may be partitioned)
+/// on the broker at `url` with the official Java client in one transaction that is then
+/// ABORTED, and after the abort one message `{"id":-1}` outside any transaction: a subscriber
+/// must see that marker and none of the others (the marker shows the aborted messages were
+/// hidden, not merely slow). The broker must run with `transactionCoordinatorEnabled=true`.
+/// Runs `Transactions.java produce-aborted ..`.
+pub fn java_produce_aborted(
+    classpath: &str,
+    url: &str,
+    topic: &str,
+    count: usize,
+) -> Result<(), BrokerError> {
+    java_produce_with(classpath, "produce-aborted", "aborted", url, topic, count)
+}
+
+/// Receive what `topic` (which may be partitioned) holds for `subscription` (Shared, from the
+/// earliest message) with the official Java client, acknowledging each message, until nothing
+/// arrives for `idle`; how many messages, how many distinct payloads, and which payloads came
+/// more than once. `expected` (the distinct payloads the caller expects) does not end the
+/// count early, so that a duplicate or a wrongly visible message after them is counted too;
+/// the helper logs it beside what it saw. Runs `Transactions.java count ..`.
+pub fn java_count_distinct(
+    classpath: &str,
+    url: &str,
+    topic: &str,
+    subscription: &str,
+    expected: usize,
+    idle: std::time::Duration,
+) -> Result<Distinct, BrokerError> {
+    let expected = java_int("expected", expected)?;
+    let idle = java_int(
+        "idle (in milliseconds)",
+        usize::try_from(idle.as_millis().max(1)).unwrap_or(usize::MAX),
+    )?;
+    let answer = java_transactions(
+        classpath,
+        "count",
+        &[url, topic, subscription, &expected, &idle],
+        &format!("is a broker serving {url}, and can {topic} be subscribed to?"),
+    )?;
+    let total = answer["total"].as_u64();
+    let distinct = answer["distinct"].as_u64();
+    let duplicates: Option<Vec<String>> = answer["duplicates"].as_array().and_then(|list| {
+        list.iter()
+            .map(|payload| payload.as_str().map(str::to_owned))
+            .collect()
+    });
+    match (total, distinct, duplicates) {
+        (Some(total), Some(distinct), Some(duplicates)) => Ok(Distinct {
+            total,
+            distinct,
+            duplicates,
+        }),
+        _ => Err(unexpected_answer(
+            "count",
+            &answer,
+            r#"{"total":N,"distinct":D,"duplicates":["..",..]}"#,
+        )),
+    }
+}
+
+/// Forward `count` messages from `input` to `output` on the broker at `url` with the official
+/// Java client, one transaction for each `group` of them (the last may be smaller), and time
+/// it: the Java contender of the transactional forwarding benchmark. A Shared consumer of
+/// `subscription` on `input` (from the earliest message) and a producer on `output` with the
+/// client's defaults (batching on); each message's payload `{"id":n}` is decoded with Jackson
+/// and sent re-encoded in the transaction, and acknowledged in the transaction. One
+/// transaction at a time; within it the sends and acknowledgements are asynchronous, and
+/// complete before the commit, as the client requires.
+///
+/// The broker must run with `transactionCoordinatorEnabled=true` and, since the input's
+/// entries are batches, `acknowledgmentAtBatchIndexLevelEnabled=true` (without it the entries
+/// acknowledged in transactions are never removed from the subscription; see
+/// `tests/brokers/java/Transactions.java`). `input` must hold `count` messages
+/// ([`java_produce`]); the helper fails if none comes for 60 s before then. Runs
+/// `Transactions.java forward URL IN OUT SUBSCRIPTION COUNT GROUP`.
+pub fn java_forward(
+    classpath: &str,
+    url: &str,
+    input: &str,
+    output: &str,
+    subscription: &str,
+    count: usize,
+    group: usize,
+) -> Result<ForwardFigures, BrokerError> {
+    let asked = count;
+    let count = java_int("count", count)?;
+    let group = java_int("group", group)?;
+    let answer = java_transactions(
+        classpath,
+        "forward",
+        &[url, input, output, subscription, &count, &group],
+        &format!(
+            "is a broker serving {url} with transactionCoordinatorEnabled=true, and can {input} \
+             and {output} be used?"
+        ),
+    )?;
+    let messages = answer["messages"].as_u64();
+    let seconds = answer["seconds"].as_f64();
+    let per_second = answer["per_second"].as_f64();
+    match (messages, seconds, per_second) {
+        (Some(messages), Some(seconds), Some(per_second))
+            if usize::try_from(messages) == Ok(asked) =>
+        {
+            Ok(ForwardFigures {
+                messages,
+                seconds,
+                per_second,
+            })
+        }
+        _ => Err(unexpected_answer(
+            "forward",
+            &answer,
+            &format!(r#"{{"messages":{asked},"seconds":S,"per_second":R}}"#),
+        )),
+    }
+}
+
+/// `Transactions.java <command> URL TOPIC COUNT`, which prints `{"<key>":COUNT}`.
+fn java_produce_with(
+    classpath: &str,
+    command: &str,
+    key: &str,
+    url: &str,
+    topic: &str,
+    count: usize,
+) -> Result<(), BrokerError> {
+    let asked = java_int("count", count)?;
+    let transactions = if command == "produce" {
+        ""
+    } else {
+        " with transactionCoordinatorEnabled=true (and its coordinators' topic, \
+         pulsar/system/transaction_coordinator_assign, partitioned)"
+    };
+    let answer = java_transactions(
+        classpath,
+        command,
+        &[url, topic, &asked],
+        &format!("is a broker serving {url}{transactions}, and can {topic} be published to?"),
+    )?;
+    if answer[key].as_u64().and_then(|n| usize::try_from(n).ok()) == Some(count) {
+        return Ok(());
+    }
+    Err(unexpected_answer(
+        command,
+        &answer,
+        &format!(r#"{{"{key}":{count}}}"#),
+    ))
+}
+
+/// Run `tests/brokers/java/Transactions.java <command> <args>`; the JSON line it printed.
+/// `broker_question` is what to check when it fails for a reason of its own (exit 1).
+fn java_transactions(
+    classpath: &str,
+    command: &str,
+    args: &[&str],
+    broker_question: &str,
+) -> Result<serde_json::Value, BrokerError> {
+    let mut all = vec![command];
+    all.extend_from_slice(args);
+    let (run, stdout) =
+        java_program(
+            classpath,
+            "Transactions.java",
+            &all,
+            Vec::new(),
+            |code| match code {
+                Some(2) => format!(
+                    "Transactions.java rejected its arguments ({command}): a bug in \
+                 test-brokers/src/other_clients.rs or the program"
+                ),
+                Some(3) => "the input ran dry (see the reason below): publish the messages to \
+                        forward first (java_produce)"
+                    .to_owned(),
+                _ => format!("see its stack trace below: {broker_question}"),
+            },
+        )?;
+    serde_json::from_str(stdout.trim()).map_err(|error| BrokerError::OtherClient {
+        client: JAVA_CLIENT,
+        detail: format!(
+            "`{}` printed {:?}, not one line of JSON ({error}); Transactions.java must print \
+             only that on stdout",
+            run.shown,
+            stdout.chars().take(300).collect::<String>()
+        ),
+    })
+}
+
+/// `value` as an argument of a Java helper, which reads it as a positive `int`.
+fn java_int(name: &str, value: usize) -> Result<String, BrokerError> {
+    if value == 0 || i32::try_from(value).is_err() {
+        return Err(BrokerError::OtherClient {
+            client: JAVA_CLIENT,
+            detail: format!(
+                "{name} is {value}; the Java helpers take 1 to {} (a Java int)",
+                i32::MAX
+            ),
+        });
+    }
+    Ok(value.to_string())
+}
+
+/// The error for an answer of `Transactions.java <command>` that is not what it prints.
+fn unexpected_answer(command: &str, answer: &serde_json::Value, wanted: &str) -> BrokerError {
+    BrokerError::OtherClient {
+        client: JAVA_CLIENT,
+        detail: format!(
+            "`Transactions.java {command}` printed {answer}, not {wanted}: the program and \
+             test-brokers/src/other_clients.rs disagree"
+        ),
+    }
+}
+
+/// Run the single-file Java program `tests/brokers/java/<file>` with `args` and `input` on its
+/// stdin, on `classpath` (which must hold the Java client); the run (for messages) and its
+/// stdout. `java` is `$JAVA_HOME/bin/java` when `JAVA_HOME` is set (as for `start.sh`), else
+/// the one on PATH. `advice` explains a failure by its exit code when the cause is not the
+/// classpath or the JVM.
+fn java_program(
+    classpath: &str,
+    file: &str,
+    args: &[&str],
+    input: Vec<u8>,
+    advice: impl FnOnce(Option<i32>) -> String,
+) -> Result<(Run, String), BrokerError> {
     if classpath.trim().is_empty() {
         return Err(BrokerError::OtherClient {
             client: JAVA_CLIENT,
@@ -262,52 +565,40 @@ pub fn java_keyed_partitions(
                 .to_owned(),
         });
     }
-    let program = helper(JAVA_CLIENT, "java/KeyedPublish.java")?;
+    let program = helper(JAVA_CLIENT, &format!("java/{file}"))?;
     let java = match std::env::var_os("JAVA_HOME").filter(|home| !home.is_empty()) {
         Some(home) => Path::new(&home).join("bin").join("java"),
         None => PathBuf::from("java"),
     };
-    let mut input = keys.join("\n").into_bytes();
-    input.push(b'\n');
     let mut command = Command::new(&java);
-    command
-        .arg("-cp")
-        .arg(classpath)
-        .arg(&program)
-        .arg(url)
-        .arg(topic);
+    command.arg("-cp").arg(classpath).arg(&program).args(args);
     let run = Run {
         client: JAVA_CLIENT,
         shown: format!(
-            "{} -cp <classpath> {} {url} {topic}",
+            "{} -cp <classpath> {} {}",
             java.display(),
-            program.display()
+            program.display(),
+            args.join(" ")
         ),
         missing_program: JAVA_INSTALL,
     };
     let stdout = run.output(command, input, |code, stderr| {
         if stderr.contains("compilation failed") {
-            "the JVM could not compile KeyedPublish.java: if it says a package \
-             org.apache.pulsar.client.api does not exist, the classpath lacks the Java client; \
-             pass ApacheStandalone::java_classpath(), which holds \
-             pulsar-client-original-4.0.7.jar"
-                .to_owned()
+            format!(
+                "the JVM could not compile {file}: if it says a package \
+                 org.apache.pulsar.client.api (or com.fasterxml.jackson) does not exist, the \
+                 classpath lacks the Java client; pass ApacheStandalone::java_classpath(), \
+                 which holds pulsar-client-original-4.0.7.jar and jackson-databind"
+            )
         } else if stderr.contains("UnsupportedClassVersionError")
             || stderr.contains("Unrecognized option")
         {
             format!("this java is too old for the client or the launch: {JAVA_INSTALL}")
-        } else if code == Some(2) {
-            "KeyedPublish.java rejected its arguments: a bug in \
-             test-brokers/src/other_clients.rs"
-                .to_owned()
         } else {
-            format!(
-                "see its stack trace below: is a broker serving {url}, and can {topic} be \
-                 published to?"
-            )
+            advice(code)
         }
     })?;
-    run.partitions(&stdout, keys.len())
+    Ok((run, stdout))
 }
 
 /// `tests/brokers/<file>` in this workspace, which must exist.
@@ -577,10 +868,26 @@ mod tests {
         helper(PYTHON_CLIENT, "python/keyed_publish.py").unwrap();
         helper(PYTHON_CLIENT, "python/interop.py").unwrap();
         helper(JAVA_CLIENT, "java/KeyedPublish.java").unwrap();
+        helper(JAVA_CLIENT, "java/Transactions.java").unwrap();
         let error = helper(JAVA_CLIENT, "java/Missing.java")
             .unwrap_err()
             .to_string();
         assert!(error.contains("Missing.java is missing"), "{error}");
+    }
+
+    #[test]
+    fn counts_the_java_helpers_cannot_read_as_an_int_are_refused_before_running_java() {
+        assert_eq!(java_int("count", 2_000).unwrap(), "2000");
+        let error = java_int("group", 0).unwrap_err().to_string();
+        assert!(error.contains("group is 0"), "{error}");
+        let error = java_forward("cp", "pulsar://127.0.0.1:1", "a", "b", "s", 10, 1 << 31)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("group is 2147483648"), "{error}");
+        let error = java_produce_aborted(" ", "pulsar://127.0.0.1:1", "t", 1)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("the classpath is empty"), "{error}");
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::{
     },
     producer::{self, ProducerBuilder, SendFuture},
     service_discovery::ServiceDiscovery,
+    transaction::{Coordinator, Transaction},
 };
 
 /// Helper trait for consumer deserialization
@@ -168,6 +169,9 @@ pub struct Pulsar<Exe: Executor> {
     producer: Option<mpsc::UnboundedSender<SendMessage>>,
     pub(crate) operation_retry_options: OperationRetryOptions,
     pub(crate) executor: Arc<Exe>,
+    /// the transaction coordinators' client, started by the first `new_transaction` and
+    /// shared by the clones
+    transactions: Arc<Mutex<Option<Arc<Coordinator<Exe>>>>>,
 }
 
 impl<Exe: Executor> Pulsar<Exe> {
@@ -226,6 +230,7 @@ impl<Exe: Executor> Pulsar<Exe> {
             producer: None,
             operation_retry_options,
             executor,
+            transactions: Arc::new(Mutex::new(None)),
         };
 
         let _ = client
@@ -446,6 +451,58 @@ impl<Exe: Executor> Pulsar<Exe> {
             })
             .map_err(|_| Error::Custom("producer unexpectedly disconnected".into()))?;
         Ok(SendFuture(future))
+    }
+
+    /// Opens a transaction (PIP-31) that the broker aborts unless it is committed or aborted
+    /// within `timeout` (the Java client's default is one minute).
+    ///
+    /// The first call starts the client of the cluster's transaction coordinators, which the
+    /// client's clones then share: it finds the coordinators (the partitions of
+    /// `persistent://pulsar/system/transaction_coordinator_assign`) and connects to each. It
+    /// fails, saying so, if the broker has none: transactions need
+    /// `transactionCoordinatorEnabled=true` in the broker's configuration. A coordinator that
+    /// is not ready yet, or whose connection dropped, is tried again within the operation
+    /// timeout ([`OperationRetryOptions::operation_timeout`], 30 s by default).
+    ///
+    /// ```rust,no_run
+    /// use std::time::Duration;
+    ///
+    /// # async fn run(pulsar: pulsar::Pulsar<pulsar::TokioExecutor>, mut producer: pulsar::Producer<pulsar::TokioExecutor>) -> Result<(), pulsar::Error> {
+    /// let txn = pulsar.new_transaction(Duration::from_secs(60)).await?;
+    /// let receipt = producer.send_non_blocking_in("hello", &txn).await?;
+    /// txn.commit().await?;
+    /// receipt.await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn new_transaction(
+        &self,
+        timeout: std::time::Duration,
+    ) -> Result<Transaction<Exe>, Error> {
+        let coordinator = self.transaction_coordinator().await?;
+        let id = coordinator.new_txn(timeout).await?;
+        debug!("opened transaction {id} (timeout {timeout:?})");
+        Ok(Transaction::new(id, timeout, coordinator))
+    }
+
+    /// The transaction coordinators' client, started on first use.
+    async fn transaction_coordinator(&self) -> Result<Arc<Coordinator<Exe>>, Error> {
+        let mut coordinator = self.transactions.lock().await;
+        if let Some(coordinator) = coordinator.as_ref() {
+            return Ok(coordinator.clone());
+        }
+        let started = Arc::new(
+            Coordinator::start(
+                self.manager.clone(),
+                self.service_discovery.clone(),
+                self.executor.clone(),
+                self.operation_retry_options.operation_timeout,
+            )
+            .await?,
+        );
+        *coordinator = Some(started.clone());
+        Ok(started)
     }
 
     /// Creates an [`AdminClient`][crate::AdminClient] for this cluster.

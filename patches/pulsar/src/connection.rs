@@ -34,6 +34,7 @@ use crate::{
         BaseCommand, Codec, Message,
     },
     producer::{self, ProducerOptions},
+    transaction::TxnId,
     Certificate,
 };
 
@@ -714,6 +715,121 @@ impl<Exe: Executor> ConnectionSender<Exe> {
         let msg = messages::auth_challenge(auth_data);
         self.send_message(msg, RequestKey::AuthChallenge, |resp| resp.command.success)
             .await
+    }
+
+    /// Introduces the client to transaction coordinator `tc_id` (PIP-31), which the broker
+    /// serving the coordinator's topic then makes ready, as the Java client does before any
+    /// other request to a coordinator.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub(crate) async fn tc_client_connect(&self, tc_id: u64) -> Result<(), ConnectionError> {
+        let request_id = self.request_id.get();
+        let msg = messages::tc_client_connect(request_id, tc_id);
+        let response = self
+            .send_message(msg, RequestKey::RequestId(request_id), |resp| {
+                resp.command.tc_client_connect_response
+            })
+            .await?;
+        answered(response.error, response.message)
+    }
+
+    /// Opens a transaction on coordinator `tc_id`, which aborts it after `timeout_millis`.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub(crate) async fn new_txn(
+        &self,
+        tc_id: u64,
+        timeout_millis: u64,
+    ) -> Result<TxnId, ConnectionError> {
+        let request_id = self.request_id.get();
+        let msg = messages::new_txn(request_id, tc_id, timeout_millis);
+        let response = self
+            .send_message(msg, RequestKey::RequestId(request_id), |resp| {
+                resp.command.new_txn_response
+            })
+            .await?;
+        answered(response.error, response.message)?;
+        Ok(TxnId {
+            most_bits: response.txnid_most_bits.unwrap_or(0),
+            least_bits: response.txnid_least_bits.unwrap_or(0),
+        })
+    }
+
+    /// Registers topic partitions the transaction publishes to.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub(crate) async fn add_partition_to_txn(
+        &self,
+        txn: TxnId,
+        partitions: Vec<String>,
+    ) -> Result<(), ConnectionError> {
+        let request_id = self.request_id.get();
+        let msg = messages::add_partition_to_txn(request_id, txn, partitions);
+        let response = self
+            .send_message(msg, RequestKey::RequestId(request_id), |resp| {
+                resp.command.add_partition_to_txn_response
+            })
+            .await?;
+        answered(response.error, response.message)
+    }
+
+    /// Registers a subscription (of one topic partition) the transaction acknowledges on.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub(crate) async fn add_subscription_to_txn(
+        &self,
+        txn: TxnId,
+        topic: String,
+        subscription: String,
+    ) -> Result<(), ConnectionError> {
+        let request_id = self.request_id.get();
+        let msg = messages::add_subscription_to_txn(request_id, txn, topic, subscription);
+        let response = self
+            .send_message(msg, RequestKey::RequestId(request_id), |resp| {
+                resp.command.add_subscription_to_txn_response
+            })
+            .await?;
+        answered(response.error, response.message)
+    }
+
+    /// Commits or aborts the transaction.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub(crate) async fn end_txn(
+        &self,
+        txn: TxnId,
+        action: proto::TxnAction,
+    ) -> Result<(), ConnectionError> {
+        let request_id = self.request_id.get();
+        let msg = messages::end_txn(request_id, txn, action);
+        let response = self
+            .send_message(msg, RequestKey::RequestId(request_id), |resp| {
+                resp.command.end_txn_response
+            })
+            .await?;
+        answered(response.error, response.message)
+    }
+
+    /// Acknowledges messages (individually) in a transaction. The command carries a request
+    /// id, so the broker answers it with a `CommandAckResponse`: the returned future resolves
+    /// with that answer (an error in it is an error).
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub(crate) async fn send_ack_in_txn(
+        &self,
+        consumer_id: u64,
+        message_ids: Vec<proto::MessageIdData>,
+        txn: TxnId,
+    ) -> Result<impl Future<Output = Result<(), ConnectionError>> + Send + 'static, ConnectionError>
+    {
+        let request_id = self.request_id.get();
+        let msg = messages::ack_in_txn(consumer_id, message_ids, txn, request_id);
+        let response = self
+            .send_message_non_blocking(
+                msg,
+                RequestKey::RequestId(request_id),
+                |resp| resp.command.ack_response,
+                SendChannel::Control,
+            )
+            .await?;
+        Ok(async move {
+            let response = response.await?;
+            answered(response.error, response.message)
+        })
     }
 
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
@@ -1507,6 +1623,18 @@ where
     }
 }
 
+/// The outcome a transaction command's answer reports in its own `error` and `message` fields
+/// (rather than as a `CommandError`).
+fn answered(error: Option<i32>, message: Option<String>) -> Result<(), ConnectionError> {
+    match error {
+        None => Ok(()),
+        Some(error) => Err(ConnectionError::PulsarError(
+            crate::error::server_error(error),
+            message,
+        )),
+    }
+}
+
 pub(crate) mod messages {
     use chrono::Utc;
     use proto::MessageIdData;
@@ -1519,6 +1647,7 @@ pub(crate) mod messages {
             Message, Payload,
         },
         producer::{self, ProducerOptions},
+        transaction::TxnId,
     };
 
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
@@ -1661,6 +1790,8 @@ pub(crate) mod messages {
                     producer_id,
                     sequence_id,
                     num_messages: message.num_messages_in_batch,
+                    txnid_most_bits: message.txnid_most_bits,
+                    txnid_least_bits: message.txnid_least_bits,
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -1689,6 +1820,10 @@ pub(crate) mod messages {
                     chunk_id: message.chunk_id,
                     num_chunks_from_msg: message.num_chunks_from_msg,
                     total_chunk_msg_size: message.total_chunk_msg_size,
+                    // a transactional message says so in its metadata too, as the Java
+                    // client writes it, not only in the command
+                    txnid_most_bits: message.txnid_most_bits,
+                    txnid_least_bits: message.txnid_least_bits,
                     ..Default::default()
                 },
                 data: message.payload,
@@ -1851,6 +1986,124 @@ pub(crate) mod messages {
                     validation_error: None,
                     properties: Vec::new(),
                     ..Default::default()
+                }),
+                ..Default::default()
+            },
+            payload: None,
+        }
+    }
+
+    /// An individual acknowledgement in a transaction, with a request id: the broker answers
+    /// it with a `CommandAckResponse`.
+    pub(crate) fn ack_in_txn(
+        consumer_id: u64,
+        message_id: Vec<proto::MessageIdData>,
+        txn: TxnId,
+        request_id: u64,
+    ) -> Message {
+        Message {
+            command: proto::BaseCommand {
+                r#type: CommandType::Ack as i32,
+                ack: Some(proto::CommandAck {
+                    consumer_id,
+                    ack_type: proto::command_ack::AckType::Individual as i32,
+                    message_id,
+                    txnid_most_bits: Some(txn.most_bits),
+                    txnid_least_bits: Some(txn.least_bits),
+                    request_id: Some(request_id),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            payload: None,
+        }
+    }
+
+    pub(crate) fn tc_client_connect(request_id: u64, tc_id: u64) -> Message {
+        Message {
+            command: proto::BaseCommand {
+                r#type: CommandType::TcClientConnectRequest as i32,
+                tc_client_connect_request: Some(proto::CommandTcClientConnectRequest {
+                    request_id,
+                    tc_id,
+                }),
+                ..Default::default()
+            },
+            payload: None,
+        }
+    }
+
+    /// `timeout_millis` goes into `txn_ttl_seconds`: the broker reads that field as
+    /// milliseconds, whatever its name says (`TransactionMetadataStoreService.newTransaction`'s
+    /// `timeoutInMills`), and the Java client writes milliseconds there.
+    pub(crate) fn new_txn(request_id: u64, tc_id: u64, timeout_millis: u64) -> Message {
+        Message {
+            command: proto::BaseCommand {
+                r#type: CommandType::NewTxn as i32,
+                new_txn: Some(proto::CommandNewTxn {
+                    request_id,
+                    txn_ttl_seconds: Some(timeout_millis),
+                    tc_id: Some(tc_id),
+                }),
+                ..Default::default()
+            },
+            payload: None,
+        }
+    }
+
+    pub(crate) fn add_partition_to_txn(
+        request_id: u64,
+        txn: TxnId,
+        partitions: Vec<String>,
+    ) -> Message {
+        Message {
+            command: proto::BaseCommand {
+                r#type: CommandType::AddPartitionToTxn as i32,
+                add_partition_to_txn: Some(proto::CommandAddPartitionToTxn {
+                    request_id,
+                    txnid_most_bits: Some(txn.most_bits),
+                    txnid_least_bits: Some(txn.least_bits),
+                    partitions,
+                }),
+                ..Default::default()
+            },
+            payload: None,
+        }
+    }
+
+    pub(crate) fn add_subscription_to_txn(
+        request_id: u64,
+        txn: TxnId,
+        topic: String,
+        subscription: String,
+    ) -> Message {
+        Message {
+            command: proto::BaseCommand {
+                r#type: CommandType::AddSubscriptionToTxn as i32,
+                add_subscription_to_txn: Some(proto::CommandAddSubscriptionToTxn {
+                    request_id,
+                    txnid_most_bits: Some(txn.most_bits),
+                    txnid_least_bits: Some(txn.least_bits),
+                    subscription: vec![proto::Subscription {
+                        topic,
+                        subscription,
+                    }],
+                }),
+                ..Default::default()
+            },
+            payload: None,
+        }
+    }
+
+    pub(crate) fn end_txn(request_id: u64, txn: TxnId, action: proto::TxnAction) -> Message {
+        Message {
+            command: proto::BaseCommand {
+                r#type: CommandType::EndTxn as i32,
+                end_txn: Some(proto::CommandEndTxn {
+                    request_id,
+                    txnid_most_bits: Some(txn.most_bits),
+                    txnid_least_bits: Some(txn.least_bits),
+                    txn_action: Some(action as i32),
                 }),
                 ..Default::default()
             },
@@ -2125,6 +2378,139 @@ mod tests {
             .unwrap();
         assert!(tokio::time::timeout(wait, send(1, 2)).await.is_err());
         assert!(!closed_producers.lock().unwrap().contains(&1));
+        assert!(!error.is_set());
+    }
+
+    #[test]
+    fn a_transactional_message_carries_its_transaction_in_command_and_metadata() {
+        let message = crate::producer::ProducerMessage {
+            payload: b"framed".to_vec(),
+            num_messages_in_batch: Some(3),
+            deliver_at_time: Some(1_700_000_000_000),
+            txnid_most_bits: Some(1),
+            txnid_least_bits: Some(42),
+            ..Default::default()
+        };
+        let sent = super::messages::send(7, "producer".to_string(), 9, message);
+        let send = sent.command.send.unwrap();
+        assert_eq!(send.txnid_most_bits, Some(1));
+        assert_eq!(send.txnid_least_bits, Some(42));
+        assert_eq!(send.num_messages, Some(3));
+        let metadata = sent.payload.unwrap().metadata;
+        assert_eq!(metadata.txnid_most_bits, Some(1));
+        assert_eq!(metadata.txnid_least_bits, Some(42));
+        assert_eq!(metadata.num_messages_in_batch, Some(3));
+        assert_eq!(metadata.deliver_at_time, Some(1_700_000_000_000));
+
+        // and a plain one carries none
+        let plain = super::messages::send(7, "producer".to_string(), 10, Default::default());
+        assert_eq!(plain.command.send.unwrap().txnid_most_bits, None);
+        assert_eq!(plain.payload.unwrap().metadata.txnid_least_bits, None);
+    }
+
+    #[test]
+    fn a_transactional_acknowledgement_asks_for_an_answer() {
+        let txn = crate::transaction::TxnId {
+            most_bits: 2,
+            least_bits: 5,
+        };
+        let id = crate::proto::MessageIdData {
+            ledger_id: 10,
+            entry_id: 11,
+            batch_size: Some(4),
+            ..Default::default()
+        };
+        let message = super::messages::ack_in_txn(3, vec![id.clone()], txn, 77);
+        let ack = message.command.ack.unwrap();
+        assert_eq!(ack.consumer_id, 3);
+        assert_eq!(
+            ack.ack_type,
+            crate::proto::command_ack::AckType::Individual as i32
+        );
+        assert_eq!(ack.message_id, vec![id]);
+        assert_eq!(ack.txnid_most_bits, Some(2));
+        assert_eq!(ack.txnid_least_bits, Some(5));
+        assert_eq!(ack.request_id, Some(77));
+    }
+
+    #[tokio::test]
+    #[cfg(any(
+        feature = "tokio-runtime",
+        feature = "tokio-rustls-runtime-aws-lc-rs",
+        feature = "tokio-rustls-runtime-ring"
+    ))]
+    async fn receiver_hands_transaction_answers_to_their_requests() {
+        use crate::proto::{CommandAckResponse, CommandNewTxnResponse, ServerError};
+
+        let (message_tx, message_rx) = mpsc::unbounded();
+        let (control_tx, _control_rx) = async_channel::unbounded();
+        let (registrations_tx, registrations_rx) = mpsc::unbounded();
+        let error = SharedError::new();
+        let (_receiver_shutdown_tx, receiver_shutdown_rx) = oneshot::channel();
+        let (auth_challenge_tx, _auth_challenge_rx) = mpsc::unbounded();
+        tokio::spawn(Box::pin(Receiver::new(
+            message_rx,
+            control_tx,
+            error.clone(),
+            registrations_rx,
+            receiver_shutdown_rx,
+            auth_challenge_tx,
+            Default::default(),
+        )));
+        let request = |request_id| {
+            let (resolver, response) = oneshot::channel();
+            registrations_tx
+                .unbounded_send(Register::Request {
+                    key: RequestKey::RequestId(request_id),
+                    resolver,
+                })
+                .unwrap();
+            response
+        };
+        let new_txn = request(1);
+        let ack = request(2);
+        message_tx
+            .unbounded_send(Ok(Message {
+                command: BaseCommand {
+                    ack_response: Some(CommandAckResponse {
+                        consumer_id: 4,
+                        request_id: Some(2),
+                        error: Some(ServerError::TransactionConflict as i32),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                payload: None,
+            }))
+            .unwrap();
+        message_tx
+            .unbounded_send(Ok(Message {
+                command: BaseCommand {
+                    new_txn_response: Some(CommandNewTxnResponse {
+                        request_id: 1,
+                        txnid_most_bits: Some(0),
+                        txnid_least_bits: Some(9),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                payload: None,
+            }))
+            .unwrap();
+        let wait = Duration::from_secs(1);
+        let answer = tokio::time::timeout(wait, ack).await.unwrap().unwrap();
+        let answer = answer.command.ack_response.unwrap();
+        assert_eq!(
+            super::answered(answer.error, answer.message)
+                .unwrap_err()
+                .to_string(),
+            "Server error (Some(TransactionConflict)): "
+        );
+        let answer = tokio::time::timeout(wait, new_txn).await.unwrap().unwrap();
+        assert_eq!(
+            answer.command.new_txn_response.unwrap().txnid_least_bits,
+            Some(9)
+        );
         assert!(!error.is_set());
     }
 

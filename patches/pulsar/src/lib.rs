@@ -212,6 +212,7 @@ pub use message::{
     Payload,
 };
 pub use producer::{MultiTopicProducer, Producer, ProducerOptions};
+pub use transaction::{Transaction, TxnId};
 
 #[cfg(feature = "admin-api")]
 pub mod admin;
@@ -230,6 +231,7 @@ mod retry_op;
 pub mod routing_policy;
 mod service_discovery;
 mod test_utils;
+pub mod transaction;
 
 #[cfg(all(
     any(

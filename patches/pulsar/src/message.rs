@@ -114,6 +114,60 @@ impl Message {
             | BaseCommand {
                 get_schema_response: Some(CommandGetSchemaResponse { request_id, .. }),
                 ..
+            }
+            // transactions (PIP-31): the coordinator's commands and their answers
+            | BaseCommand {
+                tc_client_connect_request: Some(CommandTcClientConnectRequest { request_id, .. }),
+                ..
+            }
+            | BaseCommand {
+                tc_client_connect_response:
+                    Some(CommandTcClientConnectResponse { request_id, .. }),
+                ..
+            }
+            | BaseCommand {
+                new_txn: Some(CommandNewTxn { request_id, .. }),
+                ..
+            }
+            | BaseCommand {
+                new_txn_response: Some(CommandNewTxnResponse { request_id, .. }),
+                ..
+            }
+            | BaseCommand {
+                add_partition_to_txn: Some(CommandAddPartitionToTxn { request_id, .. }),
+                ..
+            }
+            | BaseCommand {
+                add_partition_to_txn_response:
+                    Some(CommandAddPartitionToTxnResponse { request_id, .. }),
+                ..
+            }
+            | BaseCommand {
+                add_subscription_to_txn: Some(CommandAddSubscriptionToTxn { request_id, .. }),
+                ..
+            }
+            | BaseCommand {
+                add_subscription_to_txn_response:
+                    Some(CommandAddSubscriptionToTxnResponse { request_id, .. }),
+                ..
+            }
+            | BaseCommand {
+                end_txn: Some(CommandEndTxn { request_id, .. }),
+                ..
+            }
+            | BaseCommand {
+                end_txn_response: Some(CommandEndTxnResponse { request_id, .. }),
+                ..
+            } => Some(RequestKey::RequestId(*request_id)),
+            // the broker answers an acknowledgement that carries a request id (transactional
+            // acknowledgements do) with this; one without is not answered
+            BaseCommand {
+                ack_response:
+                    Some(CommandAckResponse {
+                        request_id: Some(request_id),
+                        ..
+                    }),
+                ..
             } => Some(RequestKey::RequestId(*request_id)),
             // the broker fails the sends it gets after fencing the topic (e.g. to unload it),
             // right before closing the producer: handle both alike
@@ -213,7 +267,11 @@ impl Message {
                 connected: Some(_), ..
             }
             | BaseCommand { ping: Some(_), .. }
-            | BaseCommand { pong: Some(_), .. } => None,
+            | BaseCommand { pong: Some(_), .. }
+            | BaseCommand {
+                ack_response: Some(_),
+                ..
+            } => None,
             _ => {
                 match base_command::Type::try_from(self.command.r#type) {
                     Ok(type_) => {
@@ -674,6 +732,87 @@ mod tests {
                 sequence_id: 2
             })
         );
+    }
+
+    #[test]
+    fn transaction_responses_are_routed_by_request_id() {
+        use crate::message::proto::{
+            CommandAckResponse, CommandAddPartitionToTxnResponse,
+            CommandAddSubscriptionToTxnResponse, CommandEndTxnResponse, CommandNewTxnResponse,
+            CommandTcClientConnectResponse,
+        };
+        let responses = [
+            BaseCommand {
+                tc_client_connect_response: Some(CommandTcClientConnectResponse {
+                    request_id: 7,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            BaseCommand {
+                new_txn_response: Some(CommandNewTxnResponse {
+                    request_id: 7,
+                    txnid_most_bits: Some(1),
+                    txnid_least_bits: Some(2),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            BaseCommand {
+                add_partition_to_txn_response: Some(CommandAddPartitionToTxnResponse {
+                    request_id: 7,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            BaseCommand {
+                add_subscription_to_txn_response: Some(CommandAddSubscriptionToTxnResponse {
+                    request_id: 7,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            BaseCommand {
+                end_txn_response: Some(CommandEndTxnResponse {
+                    request_id: 7,
+                    error: Some(ServerError::TransactionNotFound as i32),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            BaseCommand {
+                ack_response: Some(CommandAckResponse {
+                    consumer_id: 3,
+                    request_id: Some(7),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        ];
+        for command in responses {
+            let message = Message {
+                command,
+                payload: None,
+            };
+            assert_eq!(
+                message.request_key(),
+                Some(RequestKey::RequestId(7)),
+                "{:?}",
+                message.command
+            );
+        }
+        // an acknowledgement answer without a request id answers nothing the client waits for
+        let unasked = Message {
+            command: BaseCommand {
+                ack_response: Some(CommandAckResponse {
+                    consumer_id: 3,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            payload: None,
+        };
+        assert_eq!(unasked.request_key(), None);
     }
 
     #[test]

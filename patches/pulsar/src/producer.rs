@@ -34,6 +34,7 @@ use crate::{
     proto::CommandSuccess,
     retry_op::retry_create_producer,
     routing_policy::RoutingPolicy,
+    transaction::Transaction,
     BrokerAddress, Error, Pulsar,
 };
 
@@ -141,6 +142,10 @@ pub(crate) struct ProducerMessage {
     pub chunk_id: ::std::option::Option<i32>,
     pub num_chunks_from_msg: ::std::option::Option<i32>,
     pub total_chunk_msg_size: ::std::option::Option<i32>,
+    /// the transaction the message is published in (`send_non_blocking_in`), written into
+    /// both `CommandSend` and the message's metadata
+    pub txnid_most_bits: ::std::option::Option<u64>,
+    pub txnid_least_bits: ::std::option::Option<u64>,
 }
 
 impl From<Message> for ProducerMessage {
@@ -291,6 +296,36 @@ impl<Exe: Executor> MultiTopicProducer<Exe> {
         };
 
         producer.send_non_blocking(message).await
+    }
+
+    /// sends one message on a topic in a transaction, as
+    /// [`Producer::send_non_blocking_in`] does
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn send_non_blocking_in<T: SerializeMessage + Sized, S: Into<String>>(
+        &mut self,
+        topic: S,
+        message: T,
+        txn: &Transaction<Exe>,
+    ) -> Result<SendFuture, Error> {
+        let message = T::serialize_message(message)?;
+        let topic = topic.into();
+        let producer = match self.producers.entry(topic) {
+            Entry::Vacant(entry) => {
+                let mut builder = self
+                    .client
+                    .producer()
+                    .with_topic(entry.key())
+                    .with_options(self.options.clone());
+                if let Some(name) = &self.name {
+                    builder = builder.with_name(name);
+                }
+                let producer = builder.build().await?;
+                entry.insert(producer)
+            }
+            Entry::Occupied(entry) => entry.into_mut(),
+        };
+
+        producer.send_non_blocking_in(message, txn).await
     }
 
     /// sends a list of messages on a topic
@@ -458,6 +493,38 @@ impl<Exe: Executor> Producer<Exe> {
             ProducerInner::Partitioned(p) => {
                 p.choose_partition(&serialized_message)
                     .send(serialized_message)
+                    .await
+            }
+        }
+    }
+
+    /// Sends a message in a transaction (PIP-31): consumers see it once the transaction
+    /// commits, never if it aborts.
+    ///
+    /// The same as [`send_non_blocking`](Self::send_non_blocking) otherwise: a framed batch
+    /// (`num_messages_in_batch`), a delayed message (`deliver_at_time`) and a chunk keep what
+    /// they say. The first message the transaction sends to a partition registers the
+    /// partition with the transaction's coordinator (`ADD_PARTITION_TO_TXN`) before it goes
+    /// out; each message carries the transaction's id in its `CommandSend` and in its
+    /// metadata. A producer that batches sends what it has batched first, then the
+    /// transactional message as an entry of its own: a batch never mixes transactional
+    /// messages with others.
+    ///
+    /// [`Transaction::commit`] waits for the receipt of every message sent this way, and
+    /// aborts instead if one failed (and so does a failure here, of any kind: the transaction
+    /// can then only be aborted).
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn send_non_blocking_in<T: SerializeMessage + Sized>(
+        &mut self,
+        message: T,
+        txn: &Transaction<Exe>,
+    ) -> Result<SendFuture, Error> {
+        let serialized_message = T::serialize_message(message)?;
+        match &mut self.inner {
+            ProducerInner::Single(p) => p.send_in(serialized_message, txn).await,
+            ProducerInner::Partitioned(p) => {
+                p.choose_partition(&serialized_message)
+                    .send_in(serialized_message, txn)
                     .await
             }
         }
@@ -741,6 +808,36 @@ impl<Exe: Executor> TopicProducer<Exe> {
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
     async fn send(&mut self, message: Message) -> Result<SendFuture, Error> {
         self.send_raw(message.into()).await
+    }
+
+    /// sends a message in a transaction, as [`Producer::send_non_blocking_in`] describes
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    async fn send_in(
+        &mut self,
+        message: Message,
+        txn: &Transaction<Exe>,
+    ) -> Result<SendFuture, Error> {
+        // Counted from here: if anything below fails, or this future is dropped before the
+        // message went out, the transaction fails (commit aborts it).
+        let op = txn.begin_op()?;
+        // ADD_PARTITION_TO_TXN, once per partition and transaction, answered before the
+        // first message goes out: the coordinator ends the transaction only on the
+        // partitions registered with it.
+        txn.register_partition(&self.topic).await?;
+        let mut message = ProducerMessage::from(message);
+        let id = txn.id();
+        message.txnid_most_bits = Some(id.most_bits);
+        message.txnid_least_bits = Some(id.least_bits);
+        match self.batch {
+            // what the batching producer holds goes first, in batches of its own: the
+            // transactional message is an entry by itself, never in a batch with others
+            Some(_) => self.send_batch().await?,
+            None if self.options.enabled_batching() => return Err(ProducerError::Closed.into()),
+            None => {}
+        }
+        let message = compress_message(message, &self.compression)?;
+        let receipt = self.connection.send(message).await?;
+        txn.track_send(op, receipt)
     }
 
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]

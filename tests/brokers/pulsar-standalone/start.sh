@@ -18,6 +18,11 @@
 #   PULSAR_EXTRA_CONF    more standalone.conf lines (key=value, newline-separated); not for
 #                        keys this script writes itself (the bookie reads the first of a
 #                        repeated key, the broker the last)
+#   PULSAR_TRANSACTIONS=1  enable transactions (PIP-31): `transactionCoordinatorEnabled=true`
+#                        (false otherwise), and readiness also waits until the transaction
+#                        coordinators' topic, pulsar/system/transaction_coordinator_assign,
+#                        reports at least one partition (the standalone creates it itself;
+#                        clients find the coordinators there)
 #   PULSAR_WIPE_DATA=1   delete WORKDIR/data before starting
 #   PULSAR_M2_REPO       Maven local repository (default: Maven's own, ~/.m2/repository)
 #   JAVA_HOME            JDK 17+ to use (default: java on PATH)
@@ -38,6 +43,7 @@ MEM="${PULSAR_MEM:--Xms128m -Xmx512m -XX:MaxDirectMemorySize=512m}"
 PIDFILE="$WORKDIR/pulsar.pid"
 LOG="$WORKDIR/pulsar.log"
 ADMIN="http://127.0.0.1:$HTTP_PORT/admin/v2"
+if [[ "${PULSAR_TRANSACTIONS:-0}" == 1 ]]; then TRANSACTIONS=true; else TRANSACTIONS=false; fi
 
 if [[ -n "${JAVA_HOME:-}" ]]; then JAVA="$JAVA_HOME/bin/java"; else JAVA="$(command -v java)"; fi
 
@@ -78,6 +84,7 @@ if [[ -f "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
     PORT="$(sed -n 's/^brokerServicePort=//p' "$WORKDIR/standalone.conf")"
     HTTP_PORT="$(sed -n 's/^webServicePort=//p' "$WORKDIR/standalone.conf")"
     ADMIN="http://127.0.0.1:$HTTP_PORT/admin/v2"
+    TRANSACTIONS="$(sed -n 's/^transactionCoordinatorEnabled=//p' "$WORKDIR/standalone.conf")"
     echo "start.sh: already running (pid $(cat "$PIDFILE")); waiting for readiness" >&2
 else
     for p in "$PORT" "$HTTP_PORT"; do
@@ -115,7 +122,7 @@ managedLedgerDefaultAckQuorum=1
 
 allowAutoTopicCreation=true
 allowAutoTopicCreationType=non-partitioned
-transactionCoordinatorEnabled=false
+transactionCoordinatorEnabled=$TRANSACTIONS
 functionsWorkerEnabled=false
 webSocketServiceEnabled=false
 enablePackagesManagement=false
@@ -188,7 +195,19 @@ ledger_ok() {
     [[ "$code" == 204 || "$code" == 409 ]]
 }
 
+# Whether the transaction coordinators can be found, if transactions are on: clients look up
+# the partitions of this topic, one for each coordinator, and find none until the standalone has
+# created it (it answers {"partitions":0} until then).
+coordinators_ok() {
+    [[ "$TRANSACTIONS" != true ]] && return 0
+    local partitions
+    partitions="$(curl -fsS -m 5 "$ADMIN/persistent/pulsar/system/transaction_coordinator_assign/partitions" \
+        2>/dev/null | sed -n 's/.*"partitions" *: *\([0-9][0-9]*\).*/\1/p' || true)"
+    [[ -n "$partitions" && "$partitions" -ge 1 ]]
+}
+
 # ---- 5. readiness: binary port open, admin answers, public/default exists and takes topics -------
+# (and, with transactions, the coordinators' topic has its partitions)
 PID="$(cat "$PIDFILE")"
 deadline=$((SECONDS + TIMEOUT))
 while :; do
@@ -202,8 +221,9 @@ while :; do
     if port_open "$PORT" \
         && curl -fsS -m 5 "$ADMIN/tenants" 2>/dev/null | grep -q '"public"' \
         && curl -fsS -m 5 "$ADMIN/namespaces/public" 2>/dev/null | grep -q '"public/default"' \
-        && ledger_ok; then
-        echo "start.sh: Pulsar ready in ${SECONDS}s (pid $PID, pulsar://127.0.0.1:$PORT, http://127.0.0.1:$HTTP_PORT)" >&2
+        && ledger_ok \
+        && coordinators_ok; then
+        echo "start.sh: Pulsar ready in ${SECONDS}s (pid $PID, pulsar://127.0.0.1:$PORT, http://127.0.0.1:$HTTP_PORT$([[ "$TRANSACTIONS" == true ]] && echo ", transactions on"))" >&2
         exit 0
     fi
     if (( SECONDS >= deadline )); then

@@ -382,6 +382,69 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                 });
                 true
             }
+            Some(EngineMessage::AckInTxn {
+                message_ids,
+                txn,
+                answer,
+            }) => {
+                self.ack_in_txn(message_ids, txn, answer).await;
+                true
+            }
+            Some(EngineMessage::AckedInTxn(message_ids)) => {
+                for id in &message_ids {
+                    self.unacked_messages.remove(id);
+                    // the record is keyed by the id as received, without the batch size or
+                    // ack set an acknowledgement may add
+                    if id.batch_size.is_some() || !id.ack_set.is_empty() {
+                        self.unacked_messages.remove(&MessageIdData {
+                            batch_size: None,
+                            ack_set: Vec::new(),
+                            ..id.clone()
+                        });
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// Acknowledges in a transaction, and hands the broker's answer to `answer` when it comes
+    /// (from a task of its own: the engine goes on meanwhile). Unlike a plain acknowledgement,
+    /// which ends the messages' ack timeouts as it is sent, this one ends them only once the
+    /// broker took it: one it refused (a conflict with another transaction, say) leaves the
+    /// messages to come back at their ack timeout.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    async fn ack_in_txn(
+        &mut self,
+        message_ids: Vec<MessageIdData>,
+        txn: crate::transaction::TxnId,
+        answer: futures::channel::oneshot::Sender<Result<(), ConsumerError>>,
+    ) {
+        let sent = once_per_entry(message_ids.clone());
+        let response = match self
+            .connection
+            .sender()
+            .send_ack_in_txn(self.id, sent, txn)
+            .await
+        {
+            Ok(response) => response,
+            Err(e) => {
+                let _ = answer.send(Err(e.into()));
+                return;
+            }
+        };
+        let engine = self.event_tx.clone();
+        let task = async move {
+            let result = response.await;
+            if result.is_ok() {
+                let acked = EngineMessage::AckedInTxn(message_ids);
+                let _ = engine.unbounded_send(EngineEvent::EngineMessage(Some(acked)));
+            }
+            let _ = answer.send(result.map_err(ConsumerError::from));
+        };
+        if self.client.executor.spawn(Box::pin(task)).is_err() {
+            // `answer` went with the task: the caller learns that the consumer is closing
+            error!("could not spawn the task waiting for a transactional acknowledgement");
         }
     }
 

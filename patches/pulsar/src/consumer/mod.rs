@@ -38,6 +38,7 @@ use crate::{
     executor::Executor,
     message::proto::{command_subscribe::SubType, MessageIdData, Schema},
     proto::CommandConsumerStatsResponse,
+    transaction::Transaction,
     DeserializeMessage, Pulsar,
 };
 
@@ -206,6 +207,51 @@ impl<T: DeserializeMessage, Exe: Executor> Consumer<T, Exe> {
         match &mut self.inner {
             InnerConsumer::Single(c) => c.nack_many_with_id(msg_ids).await,
             InnerConsumer::Multi(c) => c.nack_many_with_id(topic, msg_ids).await,
+        }
+    }
+
+    /// acknowledges the messages with the given IDs, all of one topic, in a transaction
+    /// (PIP-31), in one command, and waits for the broker's answer to it
+    ///
+    /// The first acknowledgement on a topic (partition) and subscription in the transaction
+    /// registers them with its coordinator first (`ADD_SUBSCRIPTION_TO_TXN`). The
+    /// acknowledgements take effect when the transaction commits; if it aborts, the messages
+    /// can be received again. [`Transaction::commit`](crate::Transaction::commit) waits for
+    /// this acknowledgement's answer, and aborts instead if it failed (as it does when this
+    /// call fails in any way, or is dropped before the answer came).
+    ///
+    /// An ID without an `ack_set` acknowledges its whole entry, as with
+    /// [`ack_many_with_id`](Self::ack_many_with_id); give the IDs of a batched entry its
+    /// `batch_size` (its number of messages): without it the broker takes the entry off the
+    /// consumer's count of unacknowledged messages (`maxUnackedMessagesPerConsumer`) as one
+    /// message. The
+    /// messages' ack timeouts end once the broker took the acknowledgement, not as it is
+    /// sent: one the broker refuses leaves them to come back at their ack timeout.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn ack_many_with_id_in(
+        &mut self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+        txn: &Transaction<Exe>,
+    ) -> Result<(), ConsumerError> {
+        match &mut self.inner {
+            InnerConsumer::Single(c) => c.ack_many_with_id_in(msg_ids, txn).await,
+            InnerConsumer::Multi(c) => c.ack_many_with_id_in(topic, msg_ids, txn).await,
+        }
+    }
+
+    /// acknowledges a message in a transaction: its whole entry, as [`ack`](Self::ack)
+    /// acknowledges it, with the entry's batch size; see
+    /// [`ack_many_with_id_in`](Self::ack_many_with_id_in)
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn ack_with_txn(
+        &mut self,
+        msg: &Message<T>,
+        txn: &Transaction<Exe>,
+    ) -> Result<(), ConsumerError> {
+        match &mut self.inner {
+            InnerConsumer::Single(c) => c.ack_with_txn(msg, txn).await,
+            InnerConsumer::Multi(c) => c.ack_with_txn(msg, txn).await,
         }
     }
 

@@ -17,6 +17,7 @@ use crate::{
     message::proto::{MessageIdData, Schema},
     proto,
     proto::CommandConsumerStatsResponse,
+    transaction::Transaction,
     DeserializeMessage, Error, Executor, Pulsar,
 };
 
@@ -284,6 +285,36 @@ impl<T: DeserializeMessage, Exe: Executor> MultiTopicConsumer<T, Exe> {
             c.ack_many_with_id(msg_ids).await
         } else {
             Err(ConnectionError::Unexpected(format!("no consumer for topic {topic}")).into())
+        }
+    }
+
+    /// acknowledges the given messages of `topic` in a transaction, as
+    /// [`TopicConsumer::ack_many_with_id_in`] does
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn ack_many_with_id_in(
+        &mut self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+        txn: &Transaction<Exe>,
+    ) -> Result<(), ConsumerError> {
+        if let Some(c) = self.consumers.get_mut(topic) {
+            c.ack_many_with_id_in(msg_ids, txn).await
+        } else {
+            Err(ConnectionError::Unexpected(format!("no consumer for topic {topic}")).into())
+        }
+    }
+
+    /// acknowledges a message in a transaction, as [`TopicConsumer::ack_with_txn`] does
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn ack_with_txn(
+        &mut self,
+        msg: &Message<T>,
+        txn: &Transaction<Exe>,
+    ) -> Result<(), ConsumerError> {
+        if let Some(c) = self.consumers.get_mut(&msg.topic) {
+            c.ack_with_txn(msg, txn).await
+        } else {
+            Err(ConnectionError::Unexpected(format!("no consumer for topic {}", msg.topic)).into())
         }
     }
 

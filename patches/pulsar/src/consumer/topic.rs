@@ -29,6 +29,7 @@ use crate::{
     message::proto::{MessageIdData, Schema},
     proto::CommandConsumerStatsResponse,
     retry_op::retry_subscribe_consumer,
+    transaction::Transaction,
     BrokerAddress, DeserializeMessage, Error, Executor, Payload, Pulsar,
 };
 
@@ -214,6 +215,55 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
         Ok(())
     }
 
+    /// acknowledges the messages with the given IDs in a transaction (PIP-31), in one command
+    /// to the broker, and waits for the broker's answer to it
+    ///
+    /// The first acknowledgement on this topic (partition) and subscription in the
+    /// transaction registers them with its coordinator first (`ADD_SUBSCRIPTION_TO_TXN`). The
+    /// acknowledgements take effect when the transaction commits; if it aborts, the messages
+    /// can be received again. An ID without an `ack_set` acknowledges its whole entry, as
+    /// with [`ack_many_with_id`](Self::ack_many_with_id); give the IDs of a batched entry
+    /// its `batch_size` (its number of messages): without it the broker takes the entry off
+    /// the consumer's count of unacknowledged messages (`maxUnackedMessagesPerConsumer`) as
+    /// one message. The messages' ack timeouts end once the broker took the
+    /// acknowledgement, not as it is sent.
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn ack_many_with_id_in(
+        &mut self,
+        msg_ids: Vec<MessageIdData>,
+        txn: &Transaction<Exe>,
+    ) -> Result<(), ConsumerError> {
+        if msg_ids.is_empty() {
+            return Ok(());
+        }
+        // Counted from here: if anything below fails, or this future is dropped before the
+        // broker answered, the transaction fails (commit aborts it).
+        let op = txn.begin_op()?;
+        txn.register_subscription(&self.topic, &self.config.subscription)
+            .await?;
+        let (answer, answered) = oneshot::channel();
+        self.engine_tx
+            .send(EngineMessage::AckInTxn {
+                message_ids: msg_ids,
+                txn: txn.id(),
+                answer,
+            })
+            .await?;
+        txn.track_ack(op, answered).await
+    }
+
+    /// acknowledges a message in a transaction (its whole entry, as [`ack`](Self::ack)
+    /// does), as [`ack_many_with_id_in`](Self::ack_many_with_id_in) does
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub async fn ack_with_txn(
+        &mut self,
+        msg: &Message<T>,
+        txn: &Transaction<Exe>,
+    ) -> Result<(), ConsumerError> {
+        self.ack_many_with_id_in(vec![id_with_batch_size(msg)], txn)
+            .await
+    }
+
     /// starts the ack timeout of the messages with the given IDs again, from now: for an
     /// application that received them earlier but hands them on to its own code only now
     /// (a batch it gathered). Messages no longer awaiting their ack are left alone; without
@@ -359,6 +409,15 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
         let conn = self.connection().await?;
         let schema_response = conn.sender().get_schema(&self.topic, version).await?;
         Ok(schema_response.schema)
+    }
+}
+
+/// The message's id with its entry's batch size, which a transactional acknowledgement of a
+/// batched entry gives the broker.
+pub(crate) fn id_with_batch_size<T>(msg: &Message<T>) -> MessageIdData {
+    MessageIdData {
+        batch_size: msg.message_id.id.batch_size.or(msg.message_id.batch_size),
+        ..msg.message_id.id.clone()
     }
 }
 

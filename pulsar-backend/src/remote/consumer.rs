@@ -256,6 +256,44 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
         Ok(())
     }
 
+    fn commit(
+        &mut self,
+        txn: &crate::transaction::Transaction,
+        ids: Vec<RemoteId>,
+        batch: Option<BatchSlot>,
+    ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
+        let Some(remote) = (txn.handle.as_any())
+            .downcast_ref::<super::transactions::RemoteTransaction<Exe>>()
+        else {
+            let error = format!(
+                "transaction {} was not opened on this broker's connection",
+                txn.handle.id()
+            );
+            return Box::pin(std::future::ready(Err(error.into())));
+        };
+        let txn = remote.0.clone();
+        let acks: Vec<_> = (by_topic(&ids).into_iter())
+            .map(|(topic, mut ids)| {
+                if let Some(slot) = batch {
+                    // One message of a batched entry: acknowledged at its index alone, so that
+                    // its siblings' transactions do not overlap it.
+                    for id in &mut ids {
+                        id.ack_set = slot.only_this();
+                        id.batch_size = i32::try_from(slot.size.get()).ok();
+                    }
+                }
+                self.consumer.ack_many_with_id_in_detached(topic, ids, &txn)
+            })
+            .collect();
+        Box::pin(async move {
+            // A refused acknowledgement makes the commit abort, saying why.
+            for ack in acks {
+                let _ = ack.await;
+            }
+            txn.commit().await.map_err(Into::into)
+        })
+    }
+
     fn restart_ack_timeout<'a>(&mut self, ids: impl Iterator<Item = &'a RemoteId>) {
         if self.consumer.unacked_message_redelivery_delay().is_none() {
             return;

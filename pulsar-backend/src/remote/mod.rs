@@ -12,6 +12,7 @@ mod in_flight;
 mod probe;
 mod publish;
 mod replay;
+mod transactions;
 
 use std::sync::Arc;
 
@@ -315,6 +316,13 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
             ),
             self.runtime.clone(),
         ))
+    }
+
+    fn transactions(&self) -> Option<Arc<dyn crate::transaction::Transactions>> {
+        Some(Arc::new(transactions::RemoteTransactions {
+            pulsar: self.pulsar.clone(),
+            publisher: self.publisher.clone(),
+        }))
     }
 
     fn publisher(&self) -> Arc<dyn Publish> {

@@ -33,6 +33,27 @@ pub(crate) async fn start_on<T: Transport, S: Send + Sync + 'static>(
     let handled = Arc::new(Handled::default());
     let transactional =
         (checked.subscriptions.iter()).find(|subscription| subscription.transaction.is_some());
+    if let (Some(subscription), Some(opener)) = (transactional, transport.transactions()) {
+        // Opened (and aborted) once now, so that a broker without transactions stops the
+        // service at startup rather than failing every delivery.
+        let probe = match opener.begin(std::time::Duration::from_secs(30)).await {
+            Ok(txn) => txn.handle.abort().await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = probe {
+            let problem = format!(
+                "handler `{}` is registered `.transactional()`, and {} could not open a \
+                 transaction: {error}",
+                subscription.handler.name(),
+                transport.label()
+            );
+            transport.close().await;
+            return Err(StartError::Connect {
+                broker: "pulsar",
+                source: problem.into(),
+            });
+        }
+    }
     if let (Some(subscription), None) = (transactional, transport.transactions()) {
         let problem = format!(
             "handler `{}` is registered `.transactional()`, and {} offers no transactions; \

@@ -240,6 +240,23 @@ impl<T: DeserializeMessage, Exe: Executor> Consumer<T, Exe> {
         }
     }
 
+    /// [`ack_many_with_id_in`](Self::ack_many_with_id_in) as a future that borrows nothing
+    /// of the consumer: acknowledgements in several transactions can be under way while the
+    /// consumer goes on receiving. The transaction counts the acknowledgement from this call
+    /// on, so a commit made after it waits for its answer even before the future is polled.
+    pub fn ack_many_with_id_in_detached(
+        &self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+        txn: &Transaction<Exe>,
+    ) -> Pin<Box<dyn std::future::Future<Output = Result<(), ConsumerError>> + Send + 'static>>
+    {
+        match &self.inner {
+            InnerConsumer::Single(c) => c.ack_many_with_id_in_detached(msg_ids, txn),
+            InnerConsumer::Multi(c) => c.ack_many_with_id_in_detached(topic, msg_ids, txn),
+        }
+    }
+
     /// acknowledges a message in a transaction: its whole entry, as [`ack`](Self::ack)
     /// acknowledges it, with the entry's batch size; see
     /// [`ack_many_with_id_in`](Self::ack_many_with_id_in)

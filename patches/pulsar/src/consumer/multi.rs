@@ -304,6 +304,25 @@ impl<T: DeserializeMessage, Exe: Executor> MultiTopicConsumer<T, Exe> {
         }
     }
 
+    /// acknowledges the given messages of `topic` in a transaction with a future that
+    /// borrows nothing of the consumer, as [`TopicConsumer::ack_many_with_id_in_detached`]
+    /// does
+    pub fn ack_many_with_id_in_detached(
+        &self,
+        topic: &str,
+        msg_ids: Vec<MessageIdData>,
+        txn: &Transaction<Exe>,
+    ) -> Pin<Box<dyn std::future::Future<Output = Result<(), ConsumerError>> + Send + 'static>>
+    {
+        match self.consumers.get(topic) {
+            Some(c) => c.ack_many_with_id_in_detached(msg_ids, txn),
+            None => {
+                let error = ConnectionError::Unexpected(format!("no consumer for topic {topic}"));
+                Box::pin(async move { Err(error.into()) })
+            }
+        }
+    }
+
     /// acknowledges a message in a transaction, as [`TopicConsumer::ack_with_txn`] does
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
     pub async fn ack_with_txn(

@@ -233,23 +233,42 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
         msg_ids: Vec<MessageIdData>,
         txn: &Transaction<Exe>,
     ) -> Result<(), ConsumerError> {
+        self.ack_many_with_id_in_detached(msg_ids, txn).await
+    }
+
+    /// [`ack_many_with_id_in`](Self::ack_many_with_id_in) as a future that borrows nothing
+    /// of the consumer: acknowledgements in several transactions can be under way while the
+    /// consumer goes on receiving. The transaction counts the acknowledgement from this call
+    /// on, so a commit made after it waits for its answer even before the future is polled.
+    pub fn ack_many_with_id_in_detached(
+        &self,
+        msg_ids: Vec<MessageIdData>,
+        txn: &Transaction<Exe>,
+    ) -> Pin<Box<dyn std::future::Future<Output = Result<(), ConsumerError>> + Send + 'static>>
+    {
         if msg_ids.is_empty() {
-            return Ok(());
+            return Box::pin(async { Ok(()) });
         }
         // Counted from here: if anything below fails, or this future is dropped before the
         // broker answered, the transaction fails (commit aborts it).
-        let op = txn.begin_op()?;
-        txn.register_subscription(&self.topic, &self.config.subscription)
-            .await?;
-        let (answer, answered) = oneshot::channel();
-        self.engine_tx
-            .send(EngineMessage::AckInTxn {
-                message_ids: msg_ids,
-                txn: txn.id(),
-                answer,
-            })
-            .await?;
-        txn.track_ack(op, answered).await
+        let op = txn.begin_op();
+        let mut engine_tx = self.engine_tx.clone();
+        let topic = self.topic.clone();
+        let subscription = self.config.subscription.clone();
+        let txn = txn.clone();
+        Box::pin(async move {
+            let op = op?;
+            txn.register_subscription(&topic, &subscription).await?;
+            let (answer, answered) = oneshot::channel();
+            engine_tx
+                .send(EngineMessage::AckInTxn {
+                    message_ids: msg_ids,
+                    txn: txn.id(),
+                    answer,
+                })
+                .await?;
+            txn.track_ack(op, answered).await
+        })
     }
 
     /// acknowledges a message in a transaction (its whole entry, as [`ack`](Self::ack)

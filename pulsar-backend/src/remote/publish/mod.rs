@@ -19,6 +19,7 @@
 //! after the service restarts.
 
 mod batch;
+mod in_transaction;
 mod outlet;
 mod room;
 
@@ -35,6 +36,8 @@ use ruststream::{Compression, MessageId, PublishError, Schema};
 use ruststream_pulsar_model::{choose_partition, HashingScheme, RoundRobin};
 
 use batch::Item;
+pub(crate) use in_transaction::InTransaction;
+use in_transaction::TxnProducer;
 use outlet::Outlet;
 use room::Room;
 
@@ -115,6 +118,8 @@ pub(crate) struct Publisher<Exe: Executor> {
     /// Publish messages larger than this many bytes as chunks, if set
     /// ([`PulsarBroker::chunk_messages_over`](crate::PulsarBroker::chunk_messages_over)).
     chunk_over: Option<usize>,
+    /// The producers of transactional sends, by partition name and kind.
+    txn_producers: Mutex<Vec<(String, Kind, TxnProducer<Exe>)>>,
 }
 
 /// Where one message goes: a partition of a looked-up topic.
@@ -138,6 +143,7 @@ impl<Exe: Executor> Publisher<Exe> {
             routes: Mutex::new(HashMap::default()),
             room: Arc::new(Room::new(MAX_PENDING_MESSAGES, MAX_PENDING_BYTES)),
             chunk_over: None,
+            txn_producers: Mutex::new(Vec::new()),
         }
     }
 
@@ -247,14 +253,28 @@ impl<Exe: Executor> Publisher<Exe> {
 
     /// An outlet for `topic` (partition `partition`) whose task opens its producer.
     fn open(&self, topic: String, partition: i64, kind: Kind) -> Outlet {
+        let batching = kind.batching;
+        let open = self.build_producer(topic.clone(), kind);
+        Outlet::start(
+            topic,
+            partition,
+            batching,
+            self.room.clone(),
+            self.runtime.clone(),
+            open,
+        )
+    }
+
+    /// Open a producer (not batching) of `topic` for messages of `kind`.
+    fn build_producer(&self, topic: String, kind: Kind) -> outlet::Open<Exe> {
         let pulsar = self.pulsar.clone();
-        let name = topic.clone();
+        let name = topic;
         let Kind {
             codec,
-            batching,
+            batching: _,
             schema,
         } = kind;
-        let open = Box::pin(async move {
+        Box::pin(async move {
             let compression =
                 pulsar_compression(codec).map_err(|e| PublishError::broker(&name, e))?;
             pulsar
@@ -289,15 +309,7 @@ impl<Exe: Executor> Publisher<Exe> {
                         ),
                     ),
                 })
-        });
-        Outlet::start(
-            topic,
-            partition,
-            batching,
-            self.room.clone(),
-            self.runtime.clone(),
-            open,
-        )
+        })
     }
 
     /// The kind of producer `message` goes through.
@@ -510,6 +522,12 @@ impl<Exe: Executor> Publisher<Exe> {
         for outlet in outlets {
             outlet.close().await;
         }
+        // Dropped, they close: what they sent was answered (a transaction's commit waits
+        // for its sends).
+        self.txn_producers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
     }
 }
 

@@ -1,0 +1,55 @@
+//! Transactions on a Pulsar server: pulsar-rs's (`patches/README.md` section 18), opened
+//! through the broker's transaction coordinator.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pulsar::{Executor, Pulsar};
+use ruststream::app::BoxError;
+use ruststream::handler::BoxFuture;
+
+use super::publish::{InTransaction, Publisher};
+use crate::transaction::{Transaction, TransactionHandle, Transactions};
+
+/// Where a broker connected to a Pulsar server opens its transactions.
+pub(super) struct RemoteTransactions<Exe: Executor> {
+    pub(super) pulsar: Pulsar<Exe>,
+    pub(super) publisher: Arc<Publisher<Exe>>,
+}
+
+impl<Exe: Executor> Transactions for RemoteTransactions<Exe> {
+    fn begin(&self, timeout: Duration) -> BoxFuture<'static, Result<Transaction, BoxError>> {
+        let (pulsar, publisher) = (self.pulsar.clone(), self.publisher.clone());
+        Box::pin(async move {
+            let txn = pulsar.new_transaction(timeout).await.map_err(|error| {
+                format!(
+                    "opening a transaction: {error} (the broker needs \
+                     transactionCoordinatorEnabled=true: docs/transactions.md)"
+                )
+            })?;
+            Ok(Transaction {
+                port: Arc::new(InTransaction::new(publisher, txn.clone())),
+                handle: Arc::new(RemoteTransaction(txn)),
+            })
+        })
+    }
+}
+
+/// One of pulsar-rs's transactions.
+pub(crate) struct RemoteTransaction<Exe: Executor>(pub(crate) pulsar::Transaction<Exe>);
+
+impl<Exe: Executor> TransactionHandle for RemoteTransaction<Exe> {
+    fn id(&self) -> String {
+        self.0.id().to_string()
+    }
+
+    fn abort(&self) -> BoxFuture<'static, Result<(), BoxError>> {
+        let txn = self.0.clone();
+        Box::pin(async move { txn.abort().await.map_err(Into::into) })
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

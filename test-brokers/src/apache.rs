@@ -26,6 +26,8 @@ pub struct ApacheStandalone {
     http: SocketAddr,
     /// Extra `standalone.conf` lines, kept for restarts.
     settings: String,
+    /// Whether the transaction coordinator runs (`PULSAR_TRANSACTIONS=1` for start.sh).
+    transactions: bool,
 }
 
 impl ApacheStandalone {
@@ -38,6 +40,16 @@ impl ApacheStandalone {
     /// Start one with more broker settings (`key=value` lines of `standalone.conf`), for
     /// instance `acknowledgmentAtBatchIndexLevelEnabled=true`.
     pub fn start_with(settings: &[&str]) -> Result<Self, BrokerError> {
+        Self::start_as(settings, false)
+    }
+
+    /// [`ApacheStandalone::start_with`], with the transaction coordinator (PIP-31) running:
+    /// ready once the coordinator's topic exists, as start.sh's `PULSAR_TRANSACTIONS=1` waits.
+    pub fn start_with_transactions(settings: &[&str]) -> Result<Self, BrokerError> {
+        Self::start_as(settings, true)
+    }
+
+    fn start_as(settings: &[&str], transactions: bool) -> Result<Self, BrokerError> {
         let launcher = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("..")
             .join("tests")
@@ -58,6 +70,7 @@ impl ApacheStandalone {
             broker,
             http,
             settings: settings.join("\n"),
+            transactions,
         };
         me.launch()?;
         Ok(me)
@@ -96,6 +109,10 @@ impl ApacheStandalone {
             .env("PULSAR_PORT", self.broker.port().to_string())
             .env("PULSAR_HTTP_PORT", self.http.port().to_string())
             .env("PULSAR_EXTRA_CONF", &self.settings)
+            .env(
+                "PULSAR_TRANSACTIONS",
+                if self.transactions { "1" } else { "0" },
+            )
             .output()
             .map_err(|source| BrokerError::Bridge {
                 what: "run tests/brokers/pulsar-standalone/start.sh",

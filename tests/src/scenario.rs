@@ -485,11 +485,16 @@ pub async fn outbox(_job: &Forwarded) -> HandlerOutcome {
     HandlerOutcome::ack()
 }
 
+/// The ack timeout of [`tx_forwarder`]: longer than the transaction timeouts its tests give
+/// (a delivery held past its transaction's timeout is not also redelivered meanwhile), short
+/// enough that a panic's delivery comes back soon on a real broker.
+pub const TX_ACK_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Transactional consume-transform-produce (mounted `.transactional()`): each job is sent on
 /// to `tx-out` in the delivery's transaction, then job 1 waits at the gate of
 /// [`Script::with_gate`] if there is one, and the script answers (by job id and attempt, or
 /// its steps, panics included).
-#[subscriber(PulsarSubscription::new("tx-in", "tx").ack_timeout(Duration::from_secs(30)))]
+#[subscriber(PulsarSubscription::new("tx-in", "tx").ack_timeout(TX_ACK_TIMEOUT))]
 pub async fn tx_forwarder(
     job: &Job,
     publisher: Publisher,
@@ -507,6 +512,29 @@ pub async fn tx_forwarder(
 #[subscriber(PulsarSubscription::new("tx-out", "tx-reader"))]
 pub async fn tx_reader(_job: &Job) -> HandlerOutcome {
     HandlerOutcome::ack()
+}
+
+/// The output topic of [`exactly_once_forward`]; the live cases create it with
+/// [`PARTITIONS`] partitions.
+pub const EXACTLY_ONCE_OUT: &str = "eo-out";
+
+/// The consume-transform-produce service of the live exactly-once cases
+/// (`tests/tests/live_exactly_once.rs`): each job is sent on to [`EXACTLY_ONCE_OUT`], keyed by
+/// its id, then the script answers (and the `instance` binary's script prints the call). The
+/// same code is mounted `.transactional()` or not: only the registration differs.
+#[subscriber(PulsarSubscription::new("eo-in", "eo-forward"))]
+pub async fn exactly_once_forward(
+    job: &Job,
+    publisher: Publisher,
+    State(script): State<Arc<Script>>,
+) -> HandlerOutcome {
+    let out = ruststream::message::Message::json(EXACTLY_ONCE_OUT, job)
+        .expect("a job encodes")
+        .key(job.id.to_string());
+    if publisher.send(out).await.is_err() {
+        return HandlerOutcome::retry();
+    }
+    script.for_job(job)
 }
 
 /// Mounted where `retry_later` is used (Shared; the registrations add a retry topic), with

@@ -557,9 +557,10 @@ fn main() -> ExitCode {
         }
         if wanted.contains("apache") {
             // `maxMessageSize` lowered for the chunked-message trial (no case publishes more
-            // than a few kilobytes, in one message or one batched entry).
+            // than a few kilobytes, in one message or one batched entry); the transaction
+            // coordinator on for the transactional cases.
             let max_message_size = format!("maxMessageSize={LIVE_MAX_MESSAGE_SIZE}");
-            match ApacheStandalone::start_with(&[&max_message_size]) {
+            match ApacheStandalone::start_with_transactions(&[&max_message_size]) {
                 Ok(apache) => {
                     let url = apache.url();
                     eprintln!("live: Apache Pulsar {APACHE_PULSAR_VERSION} standalone at {url}");

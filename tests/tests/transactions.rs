@@ -16,7 +16,7 @@ use ruststream_pulsar::testing::TestApp;
 use ruststream_tests::scenario::*;
 
 /// The transaction timeout of these tests.
-const TXN_TIMEOUT: Duration = Duration::from_secs(10);
+const TXN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A job for `tx-in`.
 fn job(id: u64) -> Message {

@@ -10,7 +10,7 @@
 //! registration refuses), `ack_timeout`, `dead_letter` (the attempt limit and
 //! `dead_letter(reason)`), `unusable` (undecodable and unreadable deliveries), `retries`
 //! (`retry_later`, the attempt count, backoff), `key_order`, `subscriptions`, `publishing`,
-//! `parameters`, `batches` (batched entries), `batch_handlers`, `partitions` and `middleware` (layers at each scope). This file holds what they share and [`ALL`], whose
+//! `parameters`, `batches` (batched entries), `batch_handlers`, `partitions`, `middleware` (layers at each scope) and `transactions`. This file holds what they share and [`ALL`], whose
 //! order is the order the cases run in.
 #![allow(missing_docs)]
 
@@ -40,6 +40,7 @@ mod partitions;
 mod publishing;
 mod retries;
 mod subscriptions;
+mod transactions;
 mod unusable;
 
 pub use ack_timeout::*;
@@ -54,6 +55,7 @@ pub use partitions::*;
 pub use publishing::*;
 pub use retries::*;
 pub use subscriptions::*;
+pub use transactions::*;
 pub use unusable::*;
 
 /// Time for things that should happen at once (a real broker needs a moment).
@@ -155,6 +157,10 @@ cases!(
     a_partial_batch_goes_at_the_max_wait: Brokers::ApacheOnly,
     a_batch_s_ack_timeout_starts_at_hand_over: Brokers::ApacheOnly,
     a_retried_message_holds_its_key_out_of_the_following_batches: Brokers::ApacheOnly,
+    a_transactional_ack_commits_what_the_handler_published: Brokers::ApacheOnly,
+    a_retried_handler_s_publishes_are_never_seen: Brokers::ApacheOnly,
+    a_panicking_handler_s_publishes_are_never_seen: Brokers::ApacheOnly,
+    a_transactional_retry_after_publishes_once_when_it_acks: Brokers::ApacheOnly,
 );
 
 /// The ids of a batch publish all name one entry, each with its index: the producer really

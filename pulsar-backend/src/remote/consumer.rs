@@ -262,8 +262,8 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
         ids: Vec<RemoteId>,
         batch: Option<BatchSlot>,
     ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
-        let Some(remote) = (txn.handle.as_any())
-            .downcast_ref::<super::transactions::RemoteTransaction<Exe>>()
+        let Some(remote) =
+            (txn.handle.as_any()).downcast_ref::<super::transactions::RemoteTransaction<Exe>>()
         else {
             let error = format!(
                 "transaction {} was not opened on this broker's connection",

@@ -36,7 +36,9 @@ impl<Exe: Executor> InTransaction<Exe> {
 /// answer later.
 impl<Exe: Executor> Publish for InTransaction<Exe> {
     fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
-        Publishing::waiting(Box::pin(self.publisher.send_in(message, receipt, &self.txn)))
+        Publishing::waiting(Box::pin(
+            self.publisher.send_in(message, receipt, &self.txn),
+        ))
     }
 }
 
@@ -135,7 +137,11 @@ impl<Exe: Executor> Publisher<Exe> {
 
     /// The producer of transactional sends to partition `name` for messages of `kind`,
     /// opened on first need.
-    async fn txn_producer(&self, name: &str, kind: &Kind) -> Result<TxnProducer<Exe>, PublishError> {
+    async fn txn_producer(
+        &self,
+        name: &str,
+        kind: &Kind,
+    ) -> Result<TxnProducer<Exe>, PublishError> {
         let find = |kept: &[(String, Kind, TxnProducer<Exe>)]| {
             (kept.iter())
                 .find(|(n, k, _)| n == name && k == kind)

@@ -12,6 +12,7 @@
 //! Boost's string hash (the C++ client's default `BoostHash`), the Java client by
 //! `String.hashCode` (its default `JavaStringHash`).
 
+use std::ffi::OsString;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -25,8 +26,12 @@ const PYTHON_INSTALL: &str =
     "install it with `python3 -m pip install pulsar-client==3.13.0` (scripts/setup does)";
 /// The Java client: the one on the classpath start.sh caches.
 const JAVA_CLIENT: &str = "the Java client (pulsar-client 4.0.7)";
-/// How to get a JVM that can launch a single source file.
+/// How to get a JDK: `javac` compiles the Java helpers, `java` runs them.
 const JAVA_INSTALL: &str = "install a JDK 17+ (scripts/setup does: Debian package \
+     default-jdk-headless), or set JAVA_HOME to one";
+/// What is wrong when `javac` cannot be found, and how to fix it.
+const JAVAC_INSTALL: &str = "javac is missing: the Java helpers are compiled, which needs a JDK, \
+     not only a JRE; install a JDK 17+ (scripts/setup does: Debian package \
      default-jdk-headless), or set JAVA_HOME to one";
 /// How much of a failed child's stderr an error quotes (its last lines).
 const STDERR_TAIL_LINES: usize = 40;
@@ -245,11 +250,13 @@ pub fn python_typed(args: &[&str], input: &serde_json::Value) -> Result<String, 
 ///
 /// `classpath` holds the Java client and its dependencies:
 /// [`crate::ApacheStandalone::java_classpath`]. On a partitioned topic the indexes are
-/// `0..partitions`; on a non-partitioned one they are all `-1`. Runs `java -cp CLASSPATH
-/// tests/brokers/java/KeyedPublish.java URL TOPIC` (Java's single-file source launch: no build
-/// step) with the keys on stdin, one per line; `java` is `$JAVA_HOME/bin/java` when `JAVA_HOME`
-/// is set (as for `start.sh`), else the one on PATH. Keys must be non-empty and have no line
-/// breaks.
+/// `0..partitions`; on a non-partitioned one they are all `-1`. Runs
+/// `tests/brokers/java/KeyedPublish.java URL TOPIC` with the keys on stdin, one per line: the
+/// program is compiled once by `javac` and cached, then launched with `java -cp
+/// CLASSES:CLASSPATH KeyedPublish ..` (the single-file source launch would compile it anew on
+/// every launch, seconds each); `java` and `javac` are `$JAVA_HOME/bin/..` when `JAVA_HOME` is
+/// set (as for `start.sh`), else the ones on PATH, so a JDK is needed, not only a JRE. Keys must
+/// be non-empty and have no line breaks.
 pub fn java_keyed_partitions(
     classpath: &str,
     url: &str,
@@ -301,8 +308,9 @@ pub struct ForwardFigures {
 
 /// Publish `count` messages, `{"id":0}` to `{"id":count-1}`, to `topic` on the broker at `url`
 /// with the official Java client's default producer (batching on), outside any transaction:
-/// the input of [`java_forward`]. Runs `java -cp CLASSPATH tests/brokers/java/Transactions.java
-/// produce URL TOPIC COUNT`; `classpath` and `java` as for [`java_keyed_partitions`].
+/// the input of [`java_forward`]. Runs `tests/brokers/java/Transactions.java produce URL TOPIC
+/// COUNT`, compiled once and cached; `classpath`, `java` and `javac` as for
+/// [`java_keyed_partitions`].
 pub fn java_produce(
     classpath: &str,
     url: &str,
@@ -545,11 +553,17 @@ fn unexpected_answer(command: &str, answer: &serde_json::Value, wanted: &str) ->
     }
 }
 
-/// Run the single-file Java program `tests/brokers/java/<file>` with `args` and `input` on its
-/// stdin, on `classpath` (which must hold the Java client); the run (for messages) and its
-/// stdout. `java` is `$JAVA_HOME/bin/java` when `JAVA_HOME` is set (as for `start.sh`), else
-/// the one on PATH. `advice` explains a failure by its exit code when the cause is not the
-/// classpath or the JVM.
+/// Run the Java program `tests/brokers/java/<file>` with `args` and `input` on its stdin, on
+/// `classpath` (which must hold the Java client); the run (for messages) and its stdout.
+/// `advice` explains a failure by its exit code when the cause is not the classpath or the JVM.
+///
+/// The program is compiled once by `javac` ([`compiled_helper`]) and launched from its classes,
+/// `java -cp CLASSES:CLASSPATH <Class> ARGS`, not by Java's single-file source launch (`java -cp
+/// CLASSPATH File.java`, which needs no build step): that one compiles the source anew on every
+/// launch, 3 to 10 s each on a 2-core machine (more when it is busy), and the live tests launch
+/// the helpers many times (`java_transactions` ten). `java` and `javac` are
+/// `$JAVA_HOME/bin/java` and `$JAVA_HOME/bin/javac` when `JAVA_HOME` is set (as for `start.sh`),
+/// else the ones on PATH.
 fn java_program(
     classpath: &str,
     file: &str,
@@ -566,39 +580,294 @@ fn java_program(
         });
     }
     let program = helper(JAVA_CLIENT, &format!("java/{file}"))?;
-    let java = match std::env::var_os("JAVA_HOME").filter(|home| !home.is_empty()) {
-        Some(home) => Path::new(&home).join("bin").join("java"),
-        None => PathBuf::from("java"),
-    };
-    let mut command = Command::new(&java);
-    command.arg("-cp").arg(classpath).arg(&program).args(args);
+    let jdk = Jdk::from_env();
+    let classes = compiled_helper(&jdk, classpath, file, &program, &class_cache())?;
+    let class = class_name(file);
+    // The compiled classes first, so that they are the ones found under the helper's names.
+    let mut full = OsString::from(classes.as_os_str());
+    full.push(":");
+    full.push(classpath);
+    let mut command = Command::new(&jdk.java);
+    command.arg("-cp").arg(&full).arg(class).args(args);
     let run = Run {
         client: JAVA_CLIENT,
         shown: format!(
-            "{} -cp <classpath> {} {}",
-            java.display(),
-            program.display(),
+            "{} -cp {}:<classpath> {class} {}",
+            jdk.java.display(),
+            classes.display(),
             args.join(" ")
         ),
         missing_program: JAVA_INSTALL,
     };
     let stdout = run.output(command, input, |code, stderr| {
-        if stderr.contains("compilation failed") {
-            format!(
-                "the JVM could not compile {file}: if it says a package \
-                 org.apache.pulsar.client.api (or com.fasterxml.jackson) does not exist, the \
-                 classpath lacks the Java client; pass ApacheStandalone::java_classpath(), \
-                 which holds pulsar-client-original-4.0.7.jar and jackson-databind"
-            )
-        } else if stderr.contains("UnsupportedClassVersionError")
-            || stderr.contains("Unrecognized option")
+        if stderr.contains("UnsupportedClassVersionError") || stderr.contains("Unrecognized option")
         {
-            format!("this java is too old for the client or the launch: {JAVA_INSTALL}")
+            format!(
+                "this java is too old for the client or for the classes javac compiled (java \
+                 and javac must come from one JDK; JAVA_HOME picks both): {JAVA_INSTALL}"
+            )
+        } else if stderr.contains("Could not find or load main class")
+            || stderr.contains(&format!("NoClassDefFoundError: {class}"))
+        {
+            format!(
+                "the classes compiled from {file} in {} are incomplete: delete that directory \
+                 (the next run compiles {file} again)",
+                classes.display()
+            )
         } else {
             advice(code)
         }
     })?;
     Ok((run, stdout))
+}
+
+/// Where the JDK's programs are: `$JAVA_HOME/bin/` when `JAVA_HOME` is set (as for `start.sh`),
+/// else PATH.
+struct Jdk {
+    /// Runs the helpers.
+    java: PathBuf,
+    /// Compiles them; a JRE has none.
+    javac: PathBuf,
+}
+
+impl Jdk {
+    /// The JDK `JAVA_HOME` names, else the one on PATH.
+    fn from_env() -> Self {
+        match std::env::var_os("JAVA_HOME").filter(|home| !home.is_empty()) {
+            Some(home) => Jdk {
+                java: Path::new(&home).join("bin").join("java"),
+                javac: Path::new(&home).join("bin").join("javac"),
+            },
+            None => Jdk {
+                java: PathBuf::from("java"),
+                javac: PathBuf::from("javac"),
+            },
+        }
+    }
+}
+
+/// The Java helper `source` (`tests/brokers/java/<file>`) compiled against `classpath`: a
+/// directory under `cache` holding `<Class>.class`, compiled by `javac` on the first call and
+/// reused by every later one, in this process or another ([`cached`]).
+///
+/// The directory is named after the class and the SHA-256 of the source, the classpath and
+/// where `javac` really is (symbolic links resolved), so that an edited helper, another client
+/// version or another JDK (`update-alternatives` switches them by a link) is compiled anew
+/// rather than run stale. The directories of earlier versions stay behind: a few tens of
+/// kilobytes each, and deleting them is always safe.
+fn compiled_helper(
+    jdk: &Jdk,
+    classpath: &str,
+    file: &str,
+    source: &Path,
+    cache: &Path,
+) -> Result<PathBuf, BrokerError> {
+    let mut key = std::fs::read(source).map_err(|error| BrokerError::OtherClient {
+        client: JAVA_CLIENT,
+        detail: format!(
+            "cannot read its helper {} ({error}); it belongs to this workspace \
+             (tests/brokers/java/{file}): restore it from version control",
+            source.display()
+        ),
+    })?;
+    for part in [
+        classpath.as_bytes(),
+        real_path(&jdk.javac).as_os_str().as_encoded_bytes(),
+    ] {
+        key.push(0);
+        key.extend_from_slice(part);
+    }
+    let sum = sha256_hex(key)?;
+    let class = class_name(file);
+    cached(
+        cache,
+        &format!("{class}-{}", &sum[..16]),
+        &format!("{class}.class"),
+        |out| javac(jdk, classpath, file, source, out),
+    )
+}
+
+/// Where compiled helpers are kept: `java-classes/` beside the Java classpath start.sh caches,
+/// `${PULSAR_M2_REPO:-$HOME/.m2/repository}/../ruststream-pulsar-standalone` (see
+/// `ApacheStandalone::java_classpath`): the user's own, and kept as long as that classpath is.
+/// Under the system temp dir when neither variable is set.
+fn class_cache() -> PathBuf {
+    let repo = std::env::var_os("PULSAR_M2_REPO")
+        .filter(|repo| !repo.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|home| !home.is_empty())
+                .map(|home| Path::new(&home).join(".m2").join("repository"))
+        });
+    match repo {
+        Some(repo) => repo
+            .join("..")
+            .join("ruststream-pulsar-standalone")
+            .join("java-classes"),
+        None => std::env::temp_dir().join("ruststream-java-classes"),
+    }
+}
+
+/// The class a helper file holds, which its name gives: `Transactions.java` -> `Transactions`.
+fn class_name(file: &str) -> &str {
+    file.strip_suffix(".java").unwrap_or(file)
+}
+
+/// `cache/<name>`, made by `build` unless it already holds `class_file`.
+///
+/// Cargo runs test binaries one at a time but a binary's tests in parallel, and several
+/// processes may share the cache, so two of them may build the same directory at once. Each
+/// builds into a temporary directory of its own under `cache` and renames it into place: a
+/// directory in place is always complete, whoever built it. The rename that loses the race
+/// (the winner's directory is in place) is fine: the loser drops its copy and takes the
+/// winner's, which is compiled from the same source.
+fn cached(
+    cache: &Path,
+    name: &str,
+    class_file: &str,
+    build: impl FnOnce(&Path) -> Result<(), BrokerError>,
+) -> Result<PathBuf, BrokerError> {
+    let fail = |detail: String| BrokerError::OtherClient {
+        client: JAVA_CLIENT,
+        detail,
+    };
+    let dir = cache.join(name);
+    if dir.join(class_file).is_file() {
+        return Ok(dir);
+    }
+    std::fs::create_dir_all(cache).map_err(|error| {
+        fail(format!(
+            "cannot create {}, where the compiled Java helpers are kept ({error}); make it \
+             writable, or set PULSAR_M2_REPO (it is beside that)",
+            cache.display()
+        ))
+    })?;
+    // Removed on drop: when `build` fails, and when another process's copy won.
+    let building = tempfile::Builder::new()
+        .prefix(&format!(".{name}.building-"))
+        .tempdir_in(cache)
+        .map_err(|error| {
+            fail(format!(
+                "cannot create a directory in {} to compile a Java helper into ({error}); \
+                 make it writable",
+                cache.display()
+            ))
+        })?;
+    build(building.path())?;
+    if !building.path().join(class_file).is_file() {
+        return Err(fail(format!(
+            "javac compiled no {class_file}: the helper's public class must be named after its \
+             file"
+        )));
+    }
+    match std::fs::rename(building.path(), &dir) {
+        Ok(()) => {
+            // Moved: nothing left to remove.
+            let _ = building.keep();
+            Ok(dir)
+        }
+        Err(_) if dir.join(class_file).is_file() => Ok(dir),
+        Err(error) => Err(fail(format!(
+            "cannot move the compiled Java helper into {} ({error}); if that directory exists, \
+             it is not what this cache puts there: delete it",
+            dir.display()
+        ))),
+    }
+}
+
+/// Compile `source` (`tests/brokers/java/<file>`) against `classpath` into `out` with `javac`,
+/// as the single-file source launch would compile it (no annotation processing: the
+/// classpath's jars carry processors, log4j's among them, that the helpers do not want).
+fn javac(
+    jdk: &Jdk,
+    classpath: &str,
+    file: &str,
+    source: &Path,
+    out: &Path,
+) -> Result<(), BrokerError> {
+    let mut command = Command::new(&jdk.javac);
+    command
+        .args(["-proc:none", "-encoding", "UTF-8", "-cp"])
+        .arg(classpath)
+        .arg("-d")
+        .arg(out)
+        .arg(source);
+    let run = Run {
+        client: JAVA_CLIENT,
+        shown: format!(
+            "{} -proc:none -encoding UTF-8 -cp <classpath> -d {} {}",
+            jdk.javac.display(),
+            out.display(),
+            source.display()
+        ),
+        missing_program: JAVAC_INSTALL,
+    };
+    run.output(command, Vec::new(), |_code, stderr| {
+        javac_advice(file, stderr)
+    })
+    .map(drop)
+}
+
+/// What to do when `javac` fails to compile `file` with `stderr`.
+fn javac_advice(file: &str, stderr: &str) -> String {
+    if stderr.contains("class file has wrong version")
+        || stderr.contains("release version")
+        || stderr.contains("invalid source release")
+    {
+        format!("this javac is too old for the client or for {file}: {JAVA_INSTALL}")
+    } else {
+        format!(
+            "javac could not compile {file}: if it says a package org.apache.pulsar.client.api \
+             (or com.fasterxml.jackson) does not exist, the classpath lacks the Java client; \
+             pass ApacheStandalone::java_classpath(), which holds \
+             pulsar-client-original-4.0.7.jar and jackson-databind; otherwise fix \
+             tests/brokers/java/{file}"
+        )
+    }
+}
+
+/// Where `program` (a path, or a name to look up on PATH) really is, symbolic links resolved;
+/// `program` itself when it cannot be found (running it then says what is wrong).
+fn real_path(program: &Path) -> PathBuf {
+    let found = if program.components().count() > 1 {
+        Some(program.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(program))
+                .find(|candidate| candidate.is_file())
+        })
+    };
+    found
+        .and_then(|path| path.canonicalize().ok())
+        .unwrap_or_else(|| program.to_path_buf())
+}
+
+/// The SHA-256 of `bytes` in hex, by `sha256sum` (GNU coreutils, which start.sh needs too).
+fn sha256_hex(bytes: Vec<u8>) -> Result<String, BrokerError> {
+    let run = Run {
+        client: JAVA_CLIENT,
+        shown: "sha256sum".to_owned(),
+        missing_program: "sha256sum names the compiled Java helpers' directory: install GNU \
+                          coreutils (Debian package coreutils), which start.sh needs too",
+    };
+    let stdout = run.output(Command::new("sha256sum"), bytes, |_, _| {
+        "sha256sum names the compiled Java helpers' directory".to_owned()
+    })?;
+    match stdout.split_whitespace().next() {
+        Some(sum) if sum.len() == 64 && sum.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Ok(sum.to_owned())
+        }
+        _ => Err(BrokerError::OtherClient {
+            client: JAVA_CLIENT,
+            detail: format!(
+                "sha256sum printed {:?}, not a SHA-256 in hex; the sha256sum on PATH must be \
+                 GNU coreutils'",
+                stdout.chars().take(200).collect::<String>()
+            ),
+        }),
+    }
 }
 
 /// `tests/brokers/<file>` in this workspace, which must exist.
@@ -926,6 +1195,129 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("install a JDK 17+"), "{error}");
+    }
+
+    #[test]
+    fn a_helper_is_compiled_once_and_then_taken_from_the_cache() {
+        let cache = tempfile::tempdir().unwrap();
+        let builds = std::cell::Cell::new(0);
+        let build = |out: &Path| {
+            builds.set(builds.get() + 1);
+            std::fs::write(out.join("Hello.class"), b"classes").unwrap();
+            Ok(())
+        };
+        let first = cached(cache.path(), "Hello-0123", "Hello.class", build).unwrap();
+        let second = cached(cache.path(), "Hello-0123", "Hello.class", build).unwrap();
+        assert_eq!(first, cache.path().join("Hello-0123"));
+        assert_eq!(second, first);
+        assert_eq!(builds.get(), 1);
+        assert_eq!(entries(cache.path()), vec!["Hello-0123".to_owned()]);
+    }
+
+    #[test]
+    fn the_build_that_loses_the_race_takes_the_winners_classes() {
+        let cache = tempfile::tempdir().unwrap();
+        let dir = cached(cache.path(), "Hello-0123", "Hello.class", |out| {
+            // Another process renames its copy into place while this one compiles.
+            let winner = cache.path().join("Hello-0123");
+            std::fs::create_dir(&winner).unwrap();
+            std::fs::write(winner.join("Hello.class"), b"winner").unwrap();
+            std::fs::write(out.join("Hello.class"), b"loser").unwrap();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(dir.join("Hello.class")).unwrap(), b"winner");
+        assert_eq!(entries(cache.path()), vec!["Hello-0123".to_owned()]);
+    }
+
+    #[test]
+    fn a_failed_or_wrong_build_leaves_nothing_in_the_cache() {
+        let cache = tempfile::tempdir().unwrap();
+        let error = cached(cache.path(), "Hello-0123", "Hello.class", |_| {
+            Err(BrokerError::OtherClient {
+                client: JAVA_CLIENT,
+                detail: "javac failed".to_owned(),
+            })
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("javac failed"), "{error}");
+        let error = cached(cache.path(), "Hello-0123", "Hello.class", |out| {
+            std::fs::write(out.join("Other.class"), b"classes").unwrap();
+            Ok(())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("compiled no Hello.class"), "{error}");
+        assert!(entries(cache.path()).is_empty());
+        // A directory in place without the class is not this cache's: it says to delete it.
+        std::fs::create_dir(cache.path().join("Hello-0123")).unwrap();
+        std::fs::write(cache.path().join("Hello-0123").join("stray"), b"").unwrap();
+        let error = cached(cache.path(), "Hello-0123", "Hello.class", |out| {
+            std::fs::write(out.join("Hello.class"), b"classes").unwrap();
+            Ok(())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("delete it"), "{error}");
+    }
+
+    #[test]
+    fn a_missing_javac_says_a_jdk_is_needed() {
+        let cache = tempfile::tempdir().unwrap();
+        let jdk = Jdk {
+            java: PathBuf::from("no-such-java-ruststream"),
+            javac: PathBuf::from("no-such-javac-ruststream"),
+        };
+        let source = helper(JAVA_CLIENT, "java/KeyedPublish.java").unwrap();
+        let error = compiled_helper(&jdk, "cp.jar", "KeyedPublish.java", &source, cache.path())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("javac is missing"), "{error}");
+        assert!(error.contains("needs a JDK"), "{error}");
+        assert!(error.contains("scripts/setup"), "{error}");
+        assert!(
+            entries(cache.path()).is_empty(),
+            "{:?}",
+            entries(cache.path())
+        );
+    }
+
+    #[test]
+    fn javac_failures_say_what_to_fix() {
+        let advice = javac_advice(
+            "KeyedPublish.java",
+            "error: package org.apache.pulsar.client.api does not exist",
+        );
+        assert!(
+            advice.contains("the classpath lacks the Java client"),
+            "{advice}"
+        );
+        let advice = javac_advice(
+            "KeyedPublish.java",
+            "class file has wrong version 61.0, should be 55.0",
+        );
+        assert!(advice.contains("too old"), "{advice}");
+        assert!(advice.contains("install a JDK 17+"), "{advice}");
+    }
+
+    #[test]
+    fn the_cache_key_is_a_sha256_and_the_class_is_named_after_the_file() {
+        assert_eq!(
+            sha256_hex(b"abc".to_vec()).unwrap(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        assert_eq!(class_name("Transactions.java"), "Transactions");
+    }
+
+    /// The names in `dir`, sorted.
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! carries the transaction's id, and the producer registers its partition with the
 //! transaction before the first send to it (pulsar-rs, `patches/README.md` section 18).
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
+use futures::channel::oneshot;
 use pulsar::message::proto::CommandSendReceipt;
 use pulsar::{Executor, Producer, Transaction};
 use ruststream::message::Message;
@@ -15,9 +17,133 @@ use ruststream_pulsar_model::choose_partition;
 
 use super::{delayed_message, item, refused, Kind, Publisher};
 
-/// A producer kept for the transactional sends to one partition, of one kind of message:
-/// sends through it take turns.
-pub(super) type TxnProducer<Exe> = Arc<futures::lock::Mutex<Producer<Exe>>>;
+/// A producer kept for the transactional sends to one partition, of one kind of message.
+pub(super) type TxnProducer<Exe> = Arc<Turns<Exe>>;
+
+/// The producer of [`TxnProducer`], opened by the first send that needs it, and the sends
+/// that take turns with it, first come first served.
+///
+/// A send holds its turn while pulsar-rs registers the partition with the transaction's
+/// coordinator, a round trip: with a lock that lets the sends that ask last go first (as
+/// `futures::lock::Mutex` does), a stream of new transactions kept the first ones waiting past
+/// their transactions' timeouts, and they were aborted. One turn at a time also opens the
+/// producer once, where every send that came before it was open used to open one of its own.
+pub(super) struct Turns<Exe: Executor> {
+    /// Only the send whose turn it is locks it.
+    producer: futures::lock::Mutex<Option<Producer<Exe>>>,
+    queue: Mutex<Queue>,
+}
+
+/// Whose turn it is.
+#[derive(Default)]
+struct Queue {
+    /// A send has its turn.
+    taken: bool,
+    /// The sends waiting for theirs, in the order they asked.
+    waiting: VecDeque<oneshot::Sender<()>>,
+}
+
+impl<Exe: Executor> Turns<Exe> {
+    fn new() -> Self {
+        Turns {
+            producer: futures::lock::Mutex::new(None),
+            queue: Mutex::new(Queue::default()),
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wait for this send's turn (the producer is its own until the turn is dropped).
+    async fn take(&self) -> Turn<'_, Exe> {
+        let answer = {
+            let mut queue = self.queue();
+            if queue.taken {
+                let (tx, rx) = oneshot::channel();
+                queue.waiting.push_back(tx);
+                Some(rx)
+            } else {
+                queue.taken = true;
+                None
+            }
+        };
+        if let Some(answer) = answer {
+            let mut waiting = Waiting {
+                turns: self,
+                answer: Some(answer),
+            };
+            // `pass` answers every waiting send it pops whose receiver is still there.
+            let _ = waiting.answer.as_mut().expect("set above").await;
+            // The turn is this send's: the `Turn` below passes it on.
+            waiting.answer = None;
+        }
+        let mut turn = Turn {
+            turns: self,
+            producer: None,
+        };
+        turn.producer = Some(self.producer.lock().await);
+        turn
+    }
+
+    /// The turn ended: the next waiting send's, if there is one.
+    fn pass(&self) {
+        let mut queue = self.queue();
+        while let Some(next) = queue.waiting.pop_front() {
+            // Refused where that send gave up waiting.
+            if next.send(()).is_ok() {
+                return;
+            }
+        }
+        queue.taken = false;
+    }
+}
+
+/// A send's turn with a [`Turns`]'s producer: passed on when dropped.
+struct Turn<'a, Exe: Executor> {
+    turns: &'a Turns<Exe>,
+    producer: Option<futures::lock::MutexGuard<'a, Option<Producer<Exe>>>>,
+}
+
+impl<Exe: Executor> Turn<'_, Exe> {
+    /// The producer, opened with `open` if no send opened it yet (one that failed leaves it
+    /// to the next turn).
+    async fn producer(
+        &mut self,
+        open: impl FnOnce() -> super::outlet::Open<Exe>,
+    ) -> Result<&mut Producer<Exe>, PublishError> {
+        let slot = self.producer.as_mut().expect("held until the turn ends");
+        if slot.is_none() {
+            **slot = Some(open().await?);
+        }
+        Ok(slot.as_mut().expect("opened above"))
+    }
+}
+
+impl<Exe: Executor> Drop for Turn<'_, Exe> {
+    fn drop(&mut self) {
+        self.producer = None;
+        self.turns.pass();
+    }
+}
+
+/// A send waiting for its turn: one that gives up waiting after its turn came passes it on.
+struct Waiting<'a, Exe: Executor> {
+    turns: &'a Turns<Exe>,
+    answer: Option<oneshot::Receiver<()>>,
+}
+
+impl<Exe: Executor> Drop for Waiting<'_, Exe> {
+    fn drop(&mut self) {
+        if let Some(mut answer) = self.answer.take() {
+            // Closed first: `pass` either answered before (the turn is this one's) or is refused.
+            answer.close();
+            if let Ok(Some(())) = answer.try_recv() {
+                self.turns.pass();
+            }
+        }
+    }
+}
 
 /// Publishes in one transaction, with the broker's producers' settings and routing.
 pub(crate) struct InTransaction<Exe: Executor> {
@@ -74,7 +200,12 @@ impl<Exe: Executor> Publisher<Exe> {
         let (name, partition) = self
             .partition_for(topic, message.key.as_deref())
             .expect("looked up above");
-        let producer = match self.txn_producer(&name, &kind).await {
+        let turns = self.txn_producer(&name, &kind);
+        let mut turn = turns.take().await;
+        let producer = match turn
+            .producer(|| self.build_producer(name.clone(), kind.clone()))
+            .await
+        {
             Ok(producer) => producer,
             Err(error) => return Err(refused(receipt, error)),
         };
@@ -83,7 +214,8 @@ impl<Exe: Executor> Publisher<Exe> {
             true => delayed_message(message, receipt),
             false => item(message, receipt).into_plain(),
         };
-        let sending = producer.lock().await.send_non_blocking_in(plain, txn).await;
+        let sending = producer.send_non_blocking_in(plain, txn).await;
+        drop(turn);
         let answer = match sending {
             Ok(answer) => answer,
             Err(error) => {
@@ -135,29 +267,17 @@ impl<Exe: Executor> Publisher<Exe> {
         Some((route.names[index].clone(), partition))
     }
 
-    /// The producer of transactional sends to partition `name` for messages of `kind`,
-    /// opened on first need.
-    async fn txn_producer(
-        &self,
-        name: &str,
-        kind: &Kind,
-    ) -> Result<TxnProducer<Exe>, PublishError> {
-        let find = |kept: &[(String, Kind, TxnProducer<Exe>)]| {
-            (kept.iter())
-                .find(|(n, k, _)| n == name && k == kind)
-                .map(|(_, _, producer)| producer.clone())
-        };
-        if let Some(found) = find(&self.txn_producers.lock().unwrap_or_else(|e| e.into_inner())) {
-            return Ok(found);
-        }
-        let producer = self.build_producer(name.to_owned(), kind.clone()).await?;
+    /// The producer of transactional sends to partition `name` for messages of `kind`
+    /// (opened by the first send that takes its turn with it).
+    fn txn_producer(&self, name: &str, kind: &Kind) -> TxnProducer<Exe> {
         let mut kept = self.txn_producers.lock().unwrap_or_else(|e| e.into_inner());
-        // Another send may have opened one meanwhile: that one is used, this one dropped.
-        if let Some(found) = find(&kept) {
-            return Ok(found);
-        }
-        let producer = Arc::new(futures::lock::Mutex::new(producer));
-        kept.push((name.to_owned(), kind.clone(), producer.clone()));
-        Ok(producer)
+        let found = (kept.iter())
+            .find(|(n, k, _)| n == name && k == kind)
+            .map(|(_, _, producer)| producer.clone());
+        found.unwrap_or_else(|| {
+            let producer = Arc::new(Turns::new());
+            kept.push((name.to_owned(), kind.clone(), producer.clone()));
+            producer
+        })
     }
 }

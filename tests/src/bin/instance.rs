@@ -1,12 +1,16 @@
 //! One instance of the scripted service, as its own process, for the live tests that need
-//! several instances, crashes and restarts (`tests/tests/live_instances.rs`).
+//! several instances, crashes and restarts (`tests/tests/live_instances.rs`,
+//! `tests/tests/live_exactly_once.rs`).
 //!
-//! Configured by environment variables (all required but `INSTANCE_HOLD_MS`):
+//! Configured by environment variables (all required but `INSTANCE_HOLD_MS`,
+//! `INSTANCE_BATCH_INDEX_ACK` and `INSTANCE_TXN_TIMEOUT_MS`):
 //! - `INSTANCE_URL`, `INSTANCE_NAMESPACE`: the broker and the namespace of short topic names;
 //! - `INSTANCE_HANDLER`: `shared`, `failover`, `exclusive`, `key_shared`, `later` or `forward`
 //!   (which scripted subscription it mounts; `later` with the retry topic `jobs-later-retry`;
 //!   `forward` sends each job it acknowledges on to `jobs-forwarded`, with the dead-letter topic
-//!   `jobs-fwd-dlq` and the retry topic `jobs-fwd-retry`);
+//!   `jobs-fwd-dlq` and the retry topic `jobs-fwd-retry`; `tx-forward` and `forward-plain`
+//!   mount the exactly-once service, `exactly_once_forward`, which sends each job on to
+//!   `eo-out`: `tx-forward` registered `.transactional_with(..)`, `forward-plain` not);
 //! - `INSTANCE_RULE`: `ack` (every delivery), `odd-retry-after-once` (odd ids return
 //!   `retry_after(1 s)` on their first delivery, then `ack`), `odd-retry-later-once` (odd ids
 //!   return the durable `retry_later(3 s)` on their first delivery, then `ack`),
@@ -14,7 +18,9 @@
 //!   `dead-letter-and-retry` (ids ending in 3 return `dead_letter("poison")`, ids ending in 7
 //!   `retry_later(1 s)` on their first delivery to the process, the rest `ack`);
 //! - `INSTANCE_HOLD_MS`: how long each handler call takes (a blocking pause), default 0;
-//! - `INSTANCE_BATCH_INDEX_ACK=1`: acknowledge at batch-index level too.
+//! - `INSTANCE_BATCH_INDEX_ACK=1`: acknowledge at batch-index level too;
+//! - `INSTANCE_TXN_TIMEOUT_MS`: the transaction timeout of `tx-forward`, default 10,000 (short,
+//!   so that the broker soon aborts what a killed instance left open).
 //!
 //! It prints `ready` once subscribed, then one line per handler call, *before* the outcome is
 //! returned to the framework, so that a process killed at any point has printed every outcome
@@ -26,10 +32,12 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ruststream::transaction::TransactionPolicy;
 use ruststream::HandlerOutcome;
 use ruststream_pulsar::testing::LiveApp;
 use ruststream_tests::scenario::{
-    app, exclusive, failover, forward_jobs, key_shared, later, shared, Plan, Script,
+    app, exactly_once_forward, exclusive, failover, forward_jobs, key_shared, later, shared, Plan,
+    Script,
 };
 
 fn var(name: &str) -> String {
@@ -49,6 +57,12 @@ fn main() {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
+    );
+    let txn_timeout = Duration::from_millis(
+        std::env::var("INSTANCE_TXN_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(10_000),
     );
     let poison = rule == "dead-letter-and-retry";
     let (odd_once, odd_never) = match rule.as_str() {
@@ -118,6 +132,13 @@ fn main() {
                 b.include(forward_jobs)
                     .dead_letter("jobs-fwd-dlq")
                     .retry_topic("jobs-fwd-retry");
+            }
+            "tx-forward" => {
+                b.include(exactly_once_forward)
+                    .transactional_with(TransactionPolicy::new().timeout(txn_timeout));
+            }
+            "forward-plain" => {
+                b.include(exactly_once_forward);
             }
             other => {
                 println!("error unknown INSTANCE_HANDLER {other}");

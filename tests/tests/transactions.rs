@@ -309,7 +309,91 @@ async fn a_retry_later_copy_commits_with_the_acknowledgement(spawn: Arc<dyn Spaw
     app.stop().await;
 }
 
+/// The forwarder with up to `deliveries` deliveries in one transaction, for up to `wait`.
+async fn start_grouped(
+    script: Arc<Script>,
+    deliveries: u32,
+    wait: Duration,
+    spawn: Arc<dyn Spawn>,
+) -> TestApp {
+    let policy = TransactionPolicy::new().timeout(TXN_TIMEOUT).group(
+        std::num::NonZeroU32::new(deliveries).expect("not zero"),
+        wait,
+    );
+    TestApp::with_state(
+        app(|b| {
+            b.include(tx_forwarder).transactional_with(policy);
+            b.include(tx_reader);
+        }),
+        Plan::new(script),
+    )
+    .on(spawn)
+    .await
+    .expect("the app starts")
+}
+
+/// Grouped: the deliveries that start within the group's wait share one transaction, which
+/// commits once its wait has passed (it is not full), all their copies at once.
+async fn a_group_commits_its_deliveries_together(spawn: Arc<dyn Spawn>) {
+    let wait = Duration::from_secs(1);
+    let app = start_grouped(Script::always(ret(HandlerOutcome::ack())), 10, wait, spawn).await;
+    app.publish(job(1)).await.expect("published");
+    app.publish(job(2)).await.expect("published");
+    assert_eq!(
+        committed(&app),
+        Vec::<u64>::new(),
+        "nothing before the group commits"
+    );
+    app.advance(wait).await.unwrap();
+    let mut seen = committed(&app);
+    seen.sort_unstable();
+    assert_eq!(seen, [1, 2], "both, at once");
+    for call in app.calls_of("tx_reader") {
+        assert_eq!(call.at(), wait, "committed at the group's wait");
+    }
+    app.advance(Duration::from_secs(60)).await.unwrap();
+    assert_eq!(app.calls_of("tx_forwarder").len(), 2, "none came back");
+    assert_eq!(app.pulsar().backlog("tx-in", "tx").unwrap(), Some(0));
+    app.stop().await;
+}
+
+/// Grouped: one delivery that does not acknowledge aborts its group: every message of it comes
+/// back, those that acknowledged too, and in the end each is forwarded once. (In process a
+/// handler ends as it starts: job 1 acknowledges in the group, job 2's retry aborts it, and
+/// job 3, started after, opens a transaction of its own.)
+async fn a_retry_in_a_group_brings_the_whole_group_back(spawn: Arc<dyn Spawn>) {
+    let script = Script::by_job(|id, attempt| match (id, attempt) {
+        (2, 0) => HandlerOutcome::retry(),
+        _ => HandlerOutcome::ack(),
+    });
+    let wait = Duration::from_secs(1);
+    let app = start_grouped(script, 3, wait, spawn).await;
+    app.pulsar().publish(job(1)).expect("published");
+    app.pulsar().publish(job(2)).expect("published");
+    app.pulsar().publish(job(3)).expect("published");
+    app.settle().await.unwrap();
+    app.advance(Duration::from_secs(60)).await.unwrap();
+    let mut seen = committed(&app);
+    seen.sort_unstable();
+    assert_eq!(seen, [1, 2, 3], "each once in the end");
+    let calls = app.calls_of("tx_forwarder");
+    let times = |id: u64| {
+        (calls.iter())
+            .filter(|c| c.payload::<Job>().expect("a job").id == id)
+            .count()
+    };
+    assert_eq!(
+        (times(1), times(2), times(3)),
+        (2, 2, 1),
+        "job 1, acknowledged in the aborted group, came back with job 2: {calls:?}"
+    );
+    assert_eq!(app.pulsar().backlog("tx-in", "tx").unwrap(), Some(0));
+    app.stop().await;
+}
+
 ruststream_tests::on_every_runtime!(
+    a_group_commits_its_deliveries_together,
+    a_retry_in_a_group_brings_the_whole_group_back,
     a_dead_letter_copy_commits_with_the_acknowledgement,
     a_retry_later_copy_commits_with_the_acknowledgement,
     an_ack_commits_the_publishes_with_the_acknowledgement,

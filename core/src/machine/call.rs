@@ -28,21 +28,20 @@ pub enum Call<Id> {
     },
     /// Ask for the message again (Pulsar: `nack_with_id`).
     Nack(Id),
-    /// Acknowledge the message in delivery `token`'s transaction, then commit it (a
-    /// transactional registration): what its handler published, and the copy ordered for it,
-    /// become visible with the acknowledgement. A message of a batched entry is acknowledged
-    /// at its index alone ([`BatchSlot::only_this`]). The driver tells the machine how it
-    /// went with [`SubscriptionMachine::committed`](super::SubscriptionMachine::committed).
+    /// Acknowledge the messages in transaction `token`, then commit it (a transactional
+    /// registration): what their handlers published, and the copy ordered for one, become
+    /// visible with the acknowledgements. A message of a batched entry is acknowledged at its
+    /// index alone ([`BatchSlot::only_this`]). The driver tells the machine how it went with
+    /// [`SubscriptionMachine::committed`](super::SubscriptionMachine::committed).
     Commit {
-        /// The delivery whose transaction it is.
+        /// The transaction: the token of the delivery that opened it
+        /// ([`SubscriptionMachine::transaction_of`](super::SubscriptionMachine::transaction_of)),
+        /// or of the delivery whose copy it holds.
         token: Token,
-        /// The message.
-        id: Id,
-        /// Its place in a batched entry.
-        batch: Option<BatchSlot>,
+        /// The messages, each with its place in a batched entry.
+        acks: Vec<(Id, Option<BatchSlot>)>,
     },
-    /// Abort delivery `token`'s transaction (a transactional registration): nothing its
-    /// handler published becomes visible. The delivery's own settlement follows as the
-    /// completion table says.
+    /// Abort transaction `token` (a transactional registration): nothing published in it
+    /// becomes visible. The settlements of its deliveries follow as the completion table says.
     Abort(Token),
 }

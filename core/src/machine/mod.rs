@@ -57,7 +57,8 @@ pub use gather::Gathered;
 use gather::Gathering;
 use key_order::KeyOrder;
 use publishes::{AtEnd, Held, Ledger, Verdict};
-use transaction::Committing;
+pub use transaction::Joined;
+use transaction::Transactions;
 
 /// How a subscription runs, besides its completion rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +86,10 @@ pub struct MachineConfig {
     /// ([`SubscriptionMachine::gather`], [`SubscriptionMachine::poll_batch`]): the
     /// concurrency then counts batches.
     pub batch: Option<BatchPolicy>,
-    /// Whether each delivery runs in a transaction of its own ([`crate::transaction`]): an
-    /// acknowledgement becomes [`Call::Commit`], any other end [`Call::Abort`] first.
-    pub transactional: bool,
+    /// For a transactional registration ([`crate::transaction`]), how its deliveries run in
+    /// transactions: an acknowledgement becomes [`Call::Commit`], any other end
+    /// [`Call::Abort`] first.
+    pub transactional: Option<crate::transaction::TransactionPolicy>,
 }
 
 /// How long after a retried message was due back (at once for `retry`, after its delay for
@@ -113,7 +115,7 @@ impl MachineConfig {
             dead_letter_topic: false,
             retry_topic: false,
             batch: None,
-            transactional: false,
+            transactional: None,
         }
     }
 }
@@ -197,8 +199,9 @@ pub struct SubscriptionMachine<Id, D> {
     releases: Vec<Id>,
     /// Deliveries whose acknowledgement waits for their publishes' answers.
     publishes: Ledger<Id>,
-    /// Transactional deliveries whose commit was asked for and not answered yet.
-    committing: Committing<Id>,
+    /// A transactional registration's transactions: their deliveries, and the commits asked
+    /// for and not answered yet.
+    transactions: Transactions<Id>,
     /// Deliveries to start now (their key was let go), with whether each was parked.
     startable: VecDeque<(D, bool)>,
     /// For a batch handler, the deliveries gathered for its next batch.
@@ -230,7 +233,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             calls: VecDeque::new(),
             releases: Vec::new(),
             publishes: Ledger::new(),
-            committing: Committing::new(),
+            transactions: Transactions::new(config.transactional),
             startable: VecDeque::new(),
             gathering: config.batch.map(Gathering::new),
             entry_of,
@@ -360,7 +363,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// comes back or is settled.
     #[inline(always)]
     pub fn finish(&mut self, ended: Ended<'_, Id>) -> Result<Settlement, SettlementError> {
-        if self.config.transactional {
+        if self.config.transactional.is_some() {
             return self.finish_in_transaction(ended);
         }
         let Ended {
@@ -418,6 +421,20 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         at: Instant,
         key: Option<&str>,
     ) {
+        let id = self.settle_released(delivered, settlement, at, key);
+        self.releases.push(id);
+    }
+
+    /// [`Self::apply_settlement`] for a delivery released already (one that acknowledged in
+    /// a transaction, and waited for its commit out of the handlers' hands); its id.
+    #[inline(always)]
+    fn settle_released(
+        &mut self,
+        delivered: Delivered<Id>,
+        settlement: &Result<Settlement, SettlementError>,
+        at: Instant,
+        key: Option<&str>,
+    ) -> Id {
         let id = delivered.id.clone();
         let batch = delivered.batch;
         self.settler.apply(
@@ -441,8 +458,8 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         if let (Some(place), Ok(Settlement::Leave) | Err(_)) = (batch, settlement) {
             self.entries.put_back(place.in_entry((self.entry_of)(&id)));
         }
-        self.releases.push(id);
         self.let_key_go(key);
+        id
     }
 
     /// What a delivery that ended as `completion` (its backoff resolved) at `at`, with its
@@ -559,7 +576,7 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         let Some((held, verdict)) = self.publishes.answered(token, origin, ok) else {
             return;
         };
-        if self.config.transactional {
+        if self.config.transactional.is_some() {
             return self.answered_in_transaction(token, held, verdict, now);
         }
         let Held { delivered, key } = held;
@@ -605,6 +622,9 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// message whose entry is on its way back already makes no call.
     #[inline]
     pub fn poll_call(&mut self, now: Instant) -> Option<Call<Id>> {
+        if self.transactions.closes_by(now) {
+            self.close_transactions();
+        }
         loop {
             if let Some(call) = self.calls.pop_front() {
                 return Some(call);
@@ -641,11 +661,10 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
                     ack_set,
                 } => return Some(Call::AckIndex { id, slot, ack_set }),
                 // Made by the machine itself, never by the settler; passed on all the same.
-                Call::Commit {
-                    token,
-                    id: Delivered { id, .. },
-                    batch,
-                } => return Some(Call::Commit { token, id, batch }),
+                Call::Commit { token, acks } => {
+                    let acks = acks.into_iter().map(|(d, batch)| (d.id, batch)).collect();
+                    return Some(Call::Commit { token, acks });
+                }
                 Call::Abort(token) => return Some(Call::Abort(token)),
             }
         }
@@ -656,6 +675,9 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut waits = self.settler.next_deadline();
+        if let Some(due) = self.transactions.deadline() {
+            waits = Some(waits.map_or(due, |w| w.min(due)));
+        }
         if let Some(gathering) = &self.gathering {
             if let Some(due) = gathering.deadline(self.config.concurrency) {
                 waits = Some(waits.map_or(due, |w| w.min(due)));
@@ -804,10 +826,10 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         self.publishes.held()
     }
 
-    /// Transactional deliveries whose commit was asked for ([`Call::Commit`]) and not
-    /// answered yet ([`SubscriptionMachine::committed`]).
+    /// Transactions not ended yet: taking deliveries, waiting for them, or whose commit was
+    /// asked for ([`Call::Commit`]) and not answered ([`SubscriptionMachine::committed`]).
     pub fn committing(&self) -> usize {
-        self.committing.len()
+        self.transactions.len()
     }
 
     /// The service is stopping: stop waiting for publishes' answers. The deliveries that

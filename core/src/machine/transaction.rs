@@ -1,22 +1,28 @@
 //! A transactional registration's deliveries (see [`crate::transaction`]): what an end
-//! becomes when the acknowledgement and the handler's publishes commit together.
+//! becomes when the acknowledgements and the handlers' publishes commit together.
+//!
+//! Each delivery runs in a transaction: its own, or with grouping
+//! ([`TransactionPolicy::group`]) the one that deliveries starting within the group's wait of
+//! the first share ([`SubscriptionMachine::transaction_of`]).
 //!
 //! | the delivery ends in | calls |
 //! |---|---|
-//! | an acknowledgement, its publishes (and copy) confirmed | [`Call::Commit`]; the delivery is released once the driver says how the commit went |
+//! | an acknowledgement, its publishes confirmed | none yet: once every delivery of its transaction acknowledged (and the group is full or its wait passed), [`Call::Commit`] of them all; they are released once the driver says how it went |
 //! | an acknowledgement whose publishes are not all answered | held until they are, then as above |
-//! | a copy (`dead_letter`, `retry_later`, out of attempts) | [`Call::Abort`] at once for what the handler published; the copy goes in a transaction of its own, committed with the acknowledgement once the copy is confirmed ([`Call::Commit`]) |
-//! | anything else, or a publish or copy that failed | [`Call::Abort`] at once, then the completion table's call |
-//! | a commit that failed | the completion table's `retry`: the message comes back |
+//! | a copy (`dead_letter`, `retry_later`, out of attempts) | [`Call::Abort`] of its transaction at once; the copy goes in a transaction of its own, committed with its acknowledgement once the copy is confirmed ([`Call::Commit`]) |
+//! | anything else, or a publish or copy that failed | [`Call::Abort`] of its transaction at once (once per transaction), then the completion table's call |
+//! | an acknowledgement in a transaction that was aborted | `retry()`: the message comes back |
+//! | a commit that failed | `retry()` for each of its messages: they come back |
 //!
-//! What a handler published is visible only where it acknowledged its message: an attempt that
-//! ended in a copy did not succeed, and its publishes go as a retried attempt's do.
+//! What a handler published is visible only where its message was acknowledged: an attempt
+//! that ended in a copy did not succeed, and its publishes go as a retried attempt's do.
 //!
-//! Where deliveries of one key run in order, the key stays with its delivery until the
-//! transaction ends: the next message of the key publishes in a transaction that commits
-//! after this one.
+//! Where deliveries of one key run in order, a key stays with its delivery until the
+//! transaction has ended: the next message of the key publishes in a transaction that
+//! commits after this one.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use foldhash::fast::FixedState;
 use hashbrown::HashMap;
@@ -25,28 +31,146 @@ use super::publishes::{AtEnd, Held, Verdict};
 use super::{Call, Delivered, Ended, SubscriptionMachine};
 use crate::completion::{Settlement, SettlementError};
 use crate::publish::Token;
+use crate::transaction::TransactionPolicy;
 use crate::Instant;
 
-/// The transactional deliveries whose commit is under way, by token.
-#[derive(Debug)]
-pub(super) struct Committing<Id> {
-    /// With a fixed seed: tokens are the driver's own numbers, and a run repeats.
-    entries: HashMap<Token, (Delivered<Id>, Option<String>), FixedState>,
+/// The transaction a delivery runs in, from [`SubscriptionMachine::transaction_of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Joined {
+    /// The transaction: the token of the delivery that opened it.
+    pub leader: Token,
+    /// Whether this delivery opens it (the driver opens a transaction for it); otherwise it
+    /// joins the one `leader` opened.
+    pub opens: bool,
 }
 
-impl<Id> Committing<Id> {
-    pub(super) fn new() -> Self {
-        Committing {
-            entries: HashMap::with_hasher(FixedState::default()),
+/// A delivery that acknowledged, until its transaction ends, with the key it keeps.
+type Acked<Id> = (Delivered<Id>, Option<String>);
+
+/// One transaction and its deliveries.
+#[derive(Debug)]
+struct Group<Id> {
+    /// Deliveries that joined it.
+    members: u32,
+    /// Deliveries that ended (acknowledged, or not).
+    ended: u32,
+    /// It takes no more deliveries.
+    closed: bool,
+    /// When it stops taking deliveries.
+    closes_at: Instant,
+    /// It was aborted: a delivery in it did not acknowledge.
+    aborted: bool,
+    /// The deliveries that acknowledged, waiting for the commit.
+    acked: Vec<Acked<Id>>,
+}
+
+/// A transactional registration's transactions.
+#[derive(Debug)]
+pub(super) struct Transactions<Id> {
+    /// The most deliveries in one transaction, and how long it takes more.
+    limits: Option<(u32, core::time::Duration)>,
+    /// By the token of the delivery that opened each (with a fixed seed: tokens are the
+    /// driver's own numbers, and a run repeats).
+    groups: HashMap<Token, Group<Id>, FixedState>,
+    /// The transaction of each delivery that has not ended, by its token.
+    leader_of: HashMap<Token, Token, FixedState>,
+    /// The transaction taking deliveries, if one is.
+    open: Option<Token>,
+    /// The deliveries of the commits asked for and not answered yet, by transaction.
+    committing: HashMap<Token, Vec<Acked<Id>>, FixedState>,
+}
+
+impl<Id> Transactions<Id> {
+    pub(super) fn new(policy: Option<TransactionPolicy>) -> Self {
+        Transactions {
+            limits: policy.map(|p| p.group_limits()),
+            groups: HashMap::with_hasher(FixedState::default()),
+            leader_of: HashMap::with_hasher(FixedState::default()),
+            open: None,
+            committing: HashMap::with_hasher(FixedState::default()),
         }
     }
 
+    /// Transactions not ended: taking or waiting for deliveries, or committing.
     pub(super) fn len(&self) -> usize {
-        self.entries.len()
+        self.groups.len() + self.committing.len()
+    }
+
+    /// When the transaction taking deliveries stops taking them, if one does.
+    pub(super) fn deadline(&self) -> Option<Instant> {
+        let open = self.open?;
+        self.groups.get(&open).map(|group| group.closes_at)
+    }
+
+    /// Whether the transaction taking deliveries stops taking them by `now`.
+    #[inline]
+    pub(super) fn closes_by(&self, now: Instant) -> bool {
+        self.open.is_some() && self.deadline().is_some_and(|at| at <= now)
     }
 }
 
 impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
+    /// The transaction delivery `token`, starting at `now`, runs in (a transactional
+    /// registration; the driver opens it where [`Joined::opens`] says so, and keeps it under
+    /// [`Joined::leader`], the token [`Call::Commit`] and [`Call::Abort`] name). Without
+    /// grouping each delivery opens its own.
+    pub fn transaction_of(&mut self, token: Token, now: Instant) -> Joined {
+        let (max, wait) = self
+            .transactions
+            .limits
+            .unwrap_or((1, core::time::Duration::ZERO));
+        let txns = &mut self.transactions;
+        if let Some(leader) = txns.open {
+            let group = txns.groups.get_mut(&leader).expect("the open one is kept");
+            if now < group.closes_at && !group.aborted {
+                group.members += 1;
+                group.closed = group.members >= max;
+                if group.closed {
+                    txns.open = None;
+                }
+                txns.leader_of.insert(token, leader);
+                return Joined {
+                    leader,
+                    opens: false,
+                };
+            }
+            self.close_transactions();
+        }
+        let closed = max <= 1;
+        let txns = &mut self.transactions;
+        txns.groups.insert(
+            token,
+            Group {
+                members: 1,
+                ended: 0,
+                closed,
+                closes_at: now.saturating_add(wait),
+                aborted: false,
+                acked: Vec::new(),
+            },
+        );
+        txns.leader_of.insert(token, token);
+        if !closed {
+            txns.open = Some(token);
+        }
+        Joined {
+            leader: token,
+            opens: true,
+        }
+    }
+
+    /// The transaction taking deliveries takes no more (its wait passed, or the service
+    /// stops): it commits once its deliveries have all ended.
+    pub fn close_transactions(&mut self) {
+        if let Some(leader) = self.transactions.open.take() {
+            if let Some(group) = self.transactions.groups.get_mut(&leader) {
+                group.closed = true;
+            }
+            self.end_if_done(leader);
+        }
+    }
+
     /// [`SubscriptionMachine::finish`] for a transactional registration (see the
     /// [module documentation](self)).
     pub(super) fn finish_in_transaction(
@@ -69,23 +193,28 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             _ => self.publishes.ended(token, publishes),
         };
         let (republish, settlement) = self.settlement_of(completion, at_end, at, attempt);
-        let commits = matches!(settlement, Ok(Settlement::Ack | Settlement::Republish(_)));
+        let key = key.filter(|_| self.config.key_ordered);
         if republish.is_some() {
-            // The attempt did not succeed: what it published goes; the copy goes in a
-            // transaction of its own, with the acknowledgement.
-            self.calls.push_back(Call::Abort(token));
-        }
-        if commits && (republish.is_some() || at_end.unanswered) {
-            // Held for its copy or its publishes, keeping its key until its transaction ends.
+            // The attempt did not succeed: what it published goes with its transaction; the
+            // copy goes in a transaction of its own (under this delivery's token), with the
+            // acknowledgement.
+            self.member_failed(token, at);
             let held = Held {
                 delivered,
-                key: key.filter(|_| self.config.key_ordered).map(String::from),
+                key: key.map(String::from),
             };
             self.publishes.hold(token, held, republish);
-        } else if commits {
-            self.commit(token, delivered, key.map(String::from));
+        } else if matches!(settlement, Ok(Settlement::Ack)) && at_end.unanswered {
+            // Held for its publishes, keeping its key until its transaction ends.
+            let held = Held {
+                delivered,
+                key: key.map(String::from),
+            };
+            self.publishes.hold(token, held, None);
+        } else if matches!(settlement, Ok(Settlement::Ack)) {
+            self.member_acked(token, (delivered, key.map(String::from)), at);
         } else {
-            self.calls.push_back(Call::Abort(token));
+            self.member_failed(token, at);
             self.apply_settlement(delivered, &settlement, at, key);
         }
         settlement
@@ -101,48 +230,130 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         now: Instant,
     ) {
         let Held { delivered, key } = held;
-        let settlement = match verdict {
-            Verdict::Ack(_) => return self.commit(token, delivered, key),
-            Verdict::Nack => Settlement::Nack,
-            Verdict::Leave => Settlement::Leave,
+        // A delivery still counted in its transaction waited for its publishes; one that is
+        // not, for its copy (in a transaction of its own, under its token).
+        let in_group = self.transactions.leader_of.contains_key(&token);
+        let settlement = match (verdict, in_group) {
+            (Verdict::Ack(_), true) => return self.member_acked(token, (delivered, key), now),
+            (Verdict::Ack(_), false) => {
+                // Its copy is confirmed: out of the handlers' hands, it waits for its commit.
+                self.releases.push(delivered.id.clone());
+                return self.commit(token, Vec::from([(delivered, key)]));
+            }
+            (Verdict::Nack, _) => Settlement::Nack,
+            (Verdict::Leave, _) => Settlement::Leave,
         };
-        self.calls.push_back(Call::Abort(token));
+        match in_group {
+            true => self.member_failed(token, now),
+            false => self.calls.push_back(Call::Abort(token)),
+        }
         self.apply_settlement(delivered, &Ok(settlement), now, key.as_deref());
     }
 
-    /// Ask for delivery `token`'s transaction to be committed with its acknowledgement.
-    fn commit(&mut self, token: Token, delivered: Delivered<Id>, key: Option<String>) {
-        let batch = (delivered.batch).map(|place| place.in_entry((self.entry_of)(&delivered.id)));
-        self.calls.push_back(Call::Commit {
-            token,
-            id: delivered.id.clone(),
-            batch,
-        });
-        let key = key.filter(|_| self.config.key_ordered);
-        self.committing.entries.insert(token, (delivered, key));
-    }
-
-    /// The commit of delivery `token`'s transaction ([`Call::Commit`]) succeeded (`ok`), or
-    /// failed at `now`: the broker aborted the transaction (its timeout passed, a publish or
-    /// the acknowledgement was refused) or its answer was lost. A failed one is settled as
-    /// `retry()`: its message comes back, and nothing it published is visible.
-    pub fn committed(&mut self, token: Token, ok: bool, now: Instant) {
-        let Some((delivered, key)) = self.committing.entries.remove(&token) else {
+    /// Delivery `token` acknowledged at `now`: it waits for its transaction to commit.
+    fn member_acked(&mut self, token: Token, acked: Acked<Id>, now: Instant) {
+        let Some(leader) = self.transactions.leader_of.remove(&token) else {
             return;
         };
-        if !ok {
-            return self.apply_settlement(delivered, &Ok(Settlement::Nack), now, key.as_deref());
+        let group = self
+            .transactions
+            .groups
+            .get_mut(&leader)
+            .expect("a member's is kept");
+        group.ended += 1;
+        if group.aborted {
+            // Acknowledged in a transaction that was aborted: not acknowledged, it comes back.
+            let (delivered, key) = acked;
+            self.apply_settlement(delivered, &Ok(Settlement::Nack), now, key.as_deref());
+        } else {
+            // Out of the handlers' hands: it waits for its transaction's commit (a timer, with
+            // grouping) as a `retry_after` waits for its nack, released.
+            self.releases.push(acked.0.id.clone());
+            group.acked.push(acked);
         }
-        let id = delivered.id.clone();
-        if let Some(place) = delivered.batch {
-            // Acknowledged at its index in its transaction: the entry needs no call of its
-            // own once all of it is settled.
-            let _ = self
-                .entries
-                .settle(place.in_entry((self.entry_of)(&id)), id.clone());
+        self.end_if_done(leader);
+    }
+
+    /// Delivery `token` did not acknowledge at `now`: its transaction is aborted (once), and
+    /// the deliveries that acknowledged in it come back. The caller settles this one.
+    fn member_failed(&mut self, token: Token, now: Instant) {
+        let Some(leader) = self.transactions.leader_of.remove(&token) else {
+            return;
+        };
+        let txns = &mut self.transactions;
+        let group = txns.groups.get_mut(&leader).expect("a member's is kept");
+        group.ended += 1;
+        if !group.aborted {
+            group.aborted = true;
+            group.closed = true;
+            if txns.open == Some(leader) {
+                txns.open = None;
+            }
+            self.calls.push_back(Call::Abort(leader));
+            let acked = core::mem::take(&mut group.acked);
+            for (delivered, key) in acked {
+                self.settle_released(delivered, &Ok(Settlement::Nack), now, key.as_deref());
+            }
         }
-        self.releases.push(id);
-        self.let_key_go(key.as_deref());
+        self.end_if_done(leader);
+    }
+
+    /// Transaction `leader` ends once it takes no more deliveries and all of its deliveries
+    /// have ended: committed if none was aborted.
+    fn end_if_done(&mut self, leader: Token) {
+        let Some(group) = self.transactions.groups.get(&leader) else {
+            return;
+        };
+        if !group.closed || group.ended < group.members {
+            return;
+        }
+        let group = self
+            .transactions
+            .groups
+            .remove(&leader)
+            .expect("just found");
+        if !group.aborted {
+            self.commit(leader, group.acked);
+        }
+    }
+
+    /// Ask for transaction `token` to be committed with the acknowledgements of `acked`.
+    fn commit(&mut self, token: Token, acked: Vec<Acked<Id>>) {
+        let acks = (acked.iter())
+            .map(|(delivered, _)| {
+                let batch =
+                    (delivered.batch).map(|place| place.in_entry((self.entry_of)(&delivered.id)));
+                (delivered.id.clone(), batch)
+            })
+            .collect();
+        self.calls.push_back(Call::Commit { token, acks });
+        self.transactions.committing.insert(token, acked);
+    }
+
+    /// The commit of transaction `token` ([`Call::Commit`]) succeeded (`ok`), or failed at
+    /// `now`: the broker aborted the transaction (its timeout passed, a publish or an
+    /// acknowledgement was refused) or its answer was lost. Each message of a failed one is
+    /// settled as `retry()`: it comes back, and nothing published in it is visible.
+    pub fn committed(&mut self, token: Token, ok: bool, now: Instant) {
+        let Some(acked) = self.transactions.committing.remove(&token) else {
+            return;
+        };
+        // Each was released as it waited for the commit.
+        for (delivered, key) in acked {
+            if !ok {
+                self.settle_released(delivered, &Ok(Settlement::Nack), now, key.as_deref());
+                continue;
+            }
+            if let Some(place) = delivered.batch {
+                // Acknowledged at its index in its transaction: the entry needs no call of
+                // its own once all of it is settled.
+                let id = delivered.id;
+                let _ = self
+                    .entries
+                    .settle(place.in_entry((self.entry_of)(&id)), id);
+            }
+            self.let_key_go(key.as_deref());
+        }
     }
 }
 
@@ -157,6 +368,7 @@ mod tests {
     use super::*;
     use crate::completion::Completion;
     use crate::publish::Origin;
+    use crate::transaction::TransactionPolicy;
     use crate::{HandlerOutcome, SubscriptionRules, SubscriptionType};
 
     fn entry_of(id: &u64) -> EntryPosition {
@@ -173,7 +385,7 @@ mod tests {
 
     fn machine(key_ordered: bool) -> SubscriptionMachine<u64, u64> {
         let config = MachineConfig {
-            transactional: true,
+            transactional: Some(TransactionPolicy::new()),
             key_ordered,
             ..MachineConfig::new(4)
         };
@@ -203,6 +415,7 @@ mod tests {
             redelivery_count: Some(0),
         };
         assert_eq!(m.arrive(&arrival), Admission::Handle);
+        m.transaction_of(Token(token), at(0));
         m.finish(Ended {
             delivered: Delivered {
                 id,
@@ -226,21 +439,20 @@ mod tests {
     }
 
     #[test]
-    fn an_ack_commits_and_is_released_once_the_commit_is_answered() {
+    fn an_ack_commits_and_is_released_as_it_waits_for_the_commit() {
         let mut m = machine(false);
         let settled = run(&mut m, 7, 1, HandlerOutcome::Ack, 0, 3, None);
         assert_eq!(settled, Ok(Settlement::Ack));
         let commit = Call::Commit {
             token: Token(3),
-            id: 7,
-            batch: None,
+            acks: vec![(7, None)],
         };
         assert_eq!(calls(&mut m, at(0)), vec![commit]);
-        assert_eq!(releases(&mut m), Vec::<u64>::new(), "held while committing");
+        assert_eq!(releases(&mut m), vec![7], "out of the handlers' hands");
         assert_eq!(m.committing(), 1);
         m.committed(Token(3), true, at(5));
         assert_eq!(calls(&mut m, at(5)), vec![], "no plain acknowledgement");
-        assert_eq!(releases(&mut m), vec![7]);
+        assert_eq!(releases(&mut m), Vec::<u64>::new(), "released once only");
         assert_eq!(m.committing(), 0);
     }
 
@@ -284,8 +496,7 @@ mod tests {
         m.answered(Token(1), Origin::Handler, true, at(2));
         let commit = Call::Commit {
             token: Token(1),
-            id: 7,
-            batch: None,
+            acks: vec![(7, None)],
         };
         assert_eq!(calls(&mut m, at(2)), vec![commit]);
     }
@@ -293,7 +504,7 @@ mod tests {
     #[test]
     fn a_copy_aborts_the_handler_s_transaction_and_commits_its_own_once_confirmed() {
         let config = MachineConfig {
-            transactional: true,
+            transactional: Some(TransactionPolicy::new()),
             dead_letter_topic: true,
             ..MachineConfig::new(4)
         };
@@ -313,14 +524,162 @@ mod tests {
         m.answered(Token(2), Origin::Copy, false, at(1));
         let commit = Call::Commit {
             token: Token(1),
-            id: 7,
-            batch: None,
+            acks: vec![(7, None)],
         };
         assert_eq!(
             calls(&mut m, at(1)),
             vec![commit, Call::Abort(Token(2))],
             "a confirmed copy commits; a failed one aborts, its message left to come back"
         );
+    }
+
+    /// A machine whose transactions take up to `max` deliveries for `wait_ms`.
+    fn grouped(max: u32, wait_ms: u64) -> SubscriptionMachine<u64, u64> {
+        let policy = TransactionPolicy::new().group(
+            NonZeroU32::new(max).unwrap(),
+            Duration::from_millis(wait_ms),
+        );
+        let config = MachineConfig {
+            transactional: Some(policy),
+            ..MachineConfig::new(8)
+        };
+        let rules = SubscriptionRules::new("s", SubscriptionType::Shared, None);
+        SubscriptionMachine::new(rules, config, entry_of)
+    }
+
+    /// Start `id` as delivery `token` at `now_ms`: the transaction it joins.
+    fn start(m: &mut SubscriptionMachine<u64, u64>, id: u64, token: u32, now_ms: u64) -> Joined {
+        let arrival = Arrival {
+            id: &id,
+            batch: None,
+            redelivery_count: Some(0),
+        };
+        assert_eq!(m.arrive(&arrival), Admission::Handle);
+        m.transaction_of(Token(token), at(now_ms))
+    }
+
+    /// End `id`, delivery `token`, as `outcome` at `now_ms`.
+    fn end(
+        m: &mut SubscriptionMachine<u64, u64>,
+        id: u64,
+        token: u32,
+        outcome: HandlerOutcome,
+        now_ms: u64,
+    ) {
+        m.finish(Ended {
+            delivered: Delivered { id, batch: None },
+            completion: Completion::Returned(outcome),
+            at: at(now_ms),
+            key: None,
+            token: Token(token),
+            publishes: 0,
+            attempt: 0,
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn a_group_commits_once_full_and_every_delivery_acknowledged() {
+        let mut m = grouped(3, 1_000);
+        assert_eq!(
+            start(&mut m, 7, 1, 0),
+            Joined {
+                leader: Token(1),
+                opens: true
+            }
+        );
+        assert_eq!(
+            start(&mut m, 8, 2, 5),
+            Joined {
+                leader: Token(1),
+                opens: false
+            }
+        );
+        assert_eq!(
+            start(&mut m, 9, 3, 6),
+            Joined {
+                leader: Token(1),
+                opens: false
+            }
+        );
+        assert_eq!(
+            start(&mut m, 10, 4, 7),
+            Joined {
+                leader: Token(4),
+                opens: true
+            },
+            "the first is full"
+        );
+        end(&mut m, 8, 2, HandlerOutcome::Ack, 10);
+        end(&mut m, 7, 1, HandlerOutcome::Ack, 11);
+        assert_eq!(calls(&mut m, at(11)), vec![], "one still runs");
+        end(&mut m, 9, 3, HandlerOutcome::Ack, 12);
+        let commit = Call::Commit {
+            token: Token(1),
+            acks: vec![(8, None), (7, None), (9, None)],
+        };
+        assert_eq!(calls(&mut m, at(12)), vec![commit]);
+        let mut released = releases(&mut m);
+        released.sort_unstable();
+        assert_eq!(
+            released,
+            vec![7, 8, 9],
+            "released as each waited for the commit"
+        );
+        m.committed(Token(1), true, at(20));
+        assert_eq!(releases(&mut m), Vec::<u64>::new(), "once only");
+        assert_eq!(
+            m.committing(),
+            1,
+            "the second transaction still takes deliveries"
+        );
+    }
+
+    #[test]
+    fn a_group_that_is_not_full_commits_once_its_wait_has_passed() {
+        let mut m = grouped(10, 1_000);
+        start(&mut m, 7, 1, 0);
+        end(&mut m, 7, 1, HandlerOutcome::Ack, 3);
+        assert_eq!(m.poll_timeout(), Some(at(1_000)));
+        assert_eq!(calls(&mut m, at(999)), vec![]);
+        let commit = Call::Commit {
+            token: Token(1),
+            acks: vec![(7, None)],
+        };
+        assert_eq!(calls(&mut m, at(1_000)), vec![commit]);
+        assert_eq!(
+            start(&mut m, 8, 2, 1_000),
+            Joined {
+                leader: Token(2),
+                opens: true
+            },
+            "a delivery after the wait opens the next"
+        );
+    }
+
+    #[test]
+    fn a_delivery_that_does_not_acknowledge_aborts_its_group_and_the_others_come_back() {
+        let mut m = grouped(3, 1_000);
+        start(&mut m, 7, 1, 0);
+        start(&mut m, 8, 2, 0);
+        start(&mut m, 9, 3, 0);
+        end(&mut m, 7, 1, HandlerOutcome::Ack, 1);
+        end(&mut m, 8, 2, HandlerOutcome::Retry, 2);
+        assert_eq!(
+            calls(&mut m, at(2)),
+            vec![Call::Abort(Token(1)), Call::Nack(7), Call::Nack(8)],
+            "aborted once; the acknowledged one comes back too"
+        );
+        end(&mut m, 9, 3, HandlerOutcome::Ack, 3);
+        assert_eq!(
+            calls(&mut m, at(3)),
+            vec![Call::Nack(9)],
+            "acknowledged in an aborted transaction: back"
+        );
+        assert_eq!(m.committing(), 0);
+        let mut released = releases(&mut m);
+        released.sort_unstable();
+        assert_eq!(released, vec![7, 8, 9]);
     }
 
     #[test]
@@ -349,13 +708,11 @@ mod tests {
             vec![
                 Call::Commit {
                     token: Token(1),
-                    id: 10,
-                    batch: Some(slot(0)),
+                    acks: vec![(10, Some(slot(0)))],
                 },
                 Call::Commit {
                     token: Token(2),
-                    id: 11,
-                    batch: Some(slot(1)),
+                    acks: vec![(11, Some(slot(1)))],
                 },
             ]
         );
@@ -384,6 +741,7 @@ mod tests {
         assert!(m.start(Admission::Handle, Some("k"), &first));
         assert!(!m.start(Admission::Handle, Some("k"), &second));
         assert_eq!(m.hold("k", &second, second), None);
+        m.transaction_of(Token(1), at(0));
         m.finish(Ended {
             delivered: Delivered {
                 id: first,

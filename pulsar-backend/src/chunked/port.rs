@@ -149,12 +149,14 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
     fn commit(
         &mut self,
         txn: &crate::transaction::Transaction,
-        ids: Vec<Self::Id>,
-        batch: Option<BatchSlot>,
+        acks: Vec<(Self::Id, Option<BatchSlot>)>,
     ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
-        // A chunked message is acknowledged chunk by chunk, all in the transaction.
-        let all = ids.iter().flat_map(|id| id.chunks().cloned()).collect();
-        self.inner.commit(txn, all, batch)
+        // A chunked message is acknowledged chunk by chunk, all in the transaction (a chunk
+        // is never batched: only a message that is not one has a slot).
+        let all = (acks.iter())
+            .flat_map(|(id, batch)| id.chunks().map(move |chunk| (chunk.clone(), *batch)))
+            .collect();
+        self.inner.commit(txn, all)
     }
 
     fn restart_ack_timeout<'a>(&mut self, ids: impl Iterator<Item = &'a Self::Id>)

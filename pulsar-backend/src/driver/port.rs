@@ -255,18 +255,17 @@ pub(crate) trait ConsumerPort: Send + 'static {
     where
         Self::Id: 'a;
 
-    /// Acknowledge `ids` (one message, or the chunks of one) in `txn`, at its index alone
-    /// where `batch` says it is one message of a batched entry ([`BatchSlot::only_this`]),
-    /// then commit `txn`. The future borrows nothing, so that the driver goes on while the
-    /// commit runs. Called only for a transactional registration, on a transport that opened
-    /// its transactions; a transport without any fails it.
+    /// Acknowledge the messages `acks` in `txn`, each at its index alone where its slot says
+    /// it is one message of a batched entry ([`BatchSlot::only_this`]), then commit `txn`.
+    /// The future borrows nothing, so that the driver goes on while the commit runs. Called
+    /// only for a transactional registration, on a transport that opened its transactions; a
+    /// transport without any fails it.
     fn commit(
         &mut self,
         txn: &crate::transaction::Transaction,
-        ids: Vec<Self::Id>,
-        batch: Option<BatchSlot>,
+        acks: Vec<(Self::Id, Option<BatchSlot>)>,
     ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
-        let _ = (txn, ids, batch);
+        let _ = (txn, acks);
         Box::pin(async { Err("this transport has no transactions".into()) })
     }
 

@@ -228,8 +228,9 @@ struct Tail<Id> {
     span: Option<tracing::Span>,
     /// The delivery, where its end may call for a copy (`Completion::may_republish`).
     copy: Option<Box<CopySource<Id>>>,
-    /// Its transaction, for a transactional registration.
-    txn: Option<Transaction>,
+    /// Its transaction, for a transactional registration, with the token the machine names
+    /// it by.
+    txn: Option<(Token, Transaction)>,
 }
 
 /// A delivery kept for the copy the machine may order (or the delay it decides), until the
@@ -320,7 +321,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             ordered_retries: config.ordered_retries,
             max_attempts: config.dead_letter.as_ref().and_then(|d| d.max_attempts),
             batch_index_acks: consumer.acks_batch_index(),
-            transactional: config.transactions.is_some(),
+            transactional: config.transactions.as_ref().map(|t| t.policy),
             dead_letter_topic: config.dead_letter.is_some(),
             retry_topic: config.retry.is_some(),
             batch: config.batch,
@@ -601,16 +602,22 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let token = Token(self.next_token);
         self.next_token = self.next_token.wrapping_add(1);
         let invocation = self.invocation.clone();
+        // A transactional registration's delivery runs in the transaction the machine puts
+        // it in (its own, or a group's): its handler publishes in it.
+        let joined = (self.config.transactions.as_ref()).map(|settings| {
+            let joined = (self.machine).transaction_of(token, self.config.runtime.now());
+            (joined.leader, self.txns.join(joined, settings))
+        });
         async move {
             let inv = &*invocation;
-            // A transactional registration's delivery runs in a transaction of its own: its
-            // handler publishes in it (and the machine's copy goes in it too).
-            let (txn, txn_port, not_opened) = match &inv.transactions {
-                None => (None, None, None),
-                Some(settings) => match transactions::open(settings).await {
-                    Ok((txn, port)) => (Some(txn), Some(port), None),
-                    Err(failed) => (None, None, Some(failed)),
-                },
+            let (txn, txn_port, not_opened) = match (&inv.transactions, joined) {
+                (Some(settings), Some((leader, opening))) => {
+                    match transactions::joined(opening, settings).await {
+                        Ok((txn, port)) => (Some((leader, txn)), Some(port), None),
+                        Err(failed) => (None, None, Some(failed)),
+                    }
+                }
+                _ => (None, None, None),
             };
             let lent = match &txn_port {
                 Some(port) => Some(HandlerPort::new(port).counted(&inv.outbox, token)),
@@ -977,8 +984,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             attempt,
             mut tail,
         } = done;
-        if let Some(txn) = tail.as_mut().and_then(|tail| tail.txn.take()) {
-            self.txns.keep(token, txn);
+        if let Some((leader, txn)) = tail.as_mut().and_then(|tail| tail.txn.take()) {
+            self.txns.keep(leader, txn);
         }
         // The common end: an acknowledgement, no publish, no key and no span (so nothing to
         // log the settlement in, and no copy to make). The machine settles it at once.
@@ -1128,13 +1135,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         // A transactional delivery's copy goes in a transaction of its own, with the
         // acknowledgement (its handler's is aborted: the attempt did not succeed).
         let own = (self.config.transactions.as_ref())
-            .and_then(|settings| self.txns.copy_in_own(token, settings));
+            .map(|settings| self.txns.copy_in_own(token, settings));
         let port = self.config.copies.clone();
         // The port tells the receipt whatever becomes of the send: its result is not needed.
         self.sending.push(Box::pin(async move {
             let port = match own {
                 None => port,
-                Some(opening) => match opening.await {
+                Some(own) => match own.await {
                     Ok(port) => port,
                     Err(error) => {
                         let error = ruststream::PublishError::broker(
@@ -1240,8 +1247,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// A commit or an abort was answered: counted, and a commit's delivery settled.
     fn txn_ended(&mut self, ended: TxnEnded) {
         match ended {
-            TxnEnded::Committed(token, result) => {
-                self.count_call(SettlementCall::Commit, 1, &result);
+            TxnEnded::Committed(token, messages, result) => {
+                self.count_call(SettlementCall::Commit, messages, &result);
                 self.committed(token, result);
             }
             TxnEnded::Aborted(result) => self.count_call(SettlementCall::Abort, 1, &result),
@@ -1283,8 +1290,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     self.count_call(SettlementCall::AckIndex, 1, &result);
                 }
                 Call::Nack(id) => nacks.push(id),
-                Call::Commit { token, id, batch } => {
-                    if !self.txns.commit(&mut self.consumer, token, id, batch) {
+                Call::Commit { token, acks } => {
+                    if !self.txns.commit(&mut self.consumer, token, acks) {
                         // No transaction was kept for it: nothing can be committed.
                         self.machine.committed(token, false, now);
                     }
@@ -1364,6 +1371,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let mut grace = self.config.runtime.sleep_until(deadline);
         // A batch handler's gathered deliveries go now, in partial batches.
         self.machine.drain_batches();
+        // A transaction taking deliveries takes no more: it commits once they have ended.
+        self.machine.close_transactions();
         self.hand_over(&mut batches, &begin);
         loop {
             if running.len() == 0
@@ -1475,7 +1484,7 @@ fn finished<Id>(
     key: Option<String>,
     span: tracing::Span,
     copy: Option<Box<CopySource<Id>>>,
-    txn: Option<Transaction>,
+    txn: Option<(Token, Transaction)>,
 ) -> Finished<Id> {
     let span = (!span.is_disabled()).then_some(span);
     // Matched rather than tested: nothing is left to drop where there is no tail.

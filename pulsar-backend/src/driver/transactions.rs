@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use futures::future::{FutureExt, Shared};
 use futures::stream::FuturesUnordered;
 use futures::StreamExt;
 use ruststream::app::BoxError;
@@ -14,11 +15,12 @@ use ruststream::publish::{Publish, Token};
 
 use super::{BatchSlot, ConsumerPort};
 use crate::transaction::{Transaction, TransactionSettings};
+use ruststream::machine::Joined;
 
 /// Why a delivery's transaction could not be opened: its handler is not called, and the
 /// message comes back as after `retry()`.
 #[derive(Debug)]
-pub(crate) struct OpenFailed(BoxError);
+pub(crate) struct OpenFailed(Arc<str>);
 
 impl std::fmt::Display for OpenFailed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -33,21 +35,38 @@ impl std::fmt::Display for OpenFailed {
 
 impl std::error::Error for OpenFailed {}
 
-/// Open a transaction for one delivery: the transaction, and the handler's publisher port
-/// over it.
-pub(crate) async fn open(
+/// A transaction being opened, which every delivery that joins it awaits.
+pub(crate) type Opening = Shared<BoxFuture<'static, Result<Transaction, Arc<str>>>>;
+
+/// Start opening a transaction with `settings`.
+fn opening(settings: &TransactionSettings) -> Opening {
+    let (opener, timeout) = (
+        settings.opener.clone(),
+        settings.policy.transaction_timeout(),
+    );
+    let open: BoxFuture<'static, Result<Transaction, Arc<str>>> = Box::pin(async move {
+        opener
+            .begin(timeout)
+            .await
+            .map_err(|error| Arc::from(error.to_string()))
+    });
+    open.shared()
+}
+
+/// The transaction a delivery runs in, once open, and the handler's publisher port over it.
+pub(crate) async fn joined(
+    opening: Opening,
     settings: &TransactionSettings,
 ) -> Result<(Transaction, Arc<dyn Publish>), OpenFailed> {
-    let timeout = settings.policy.transaction_timeout();
-    let txn = settings.opener.begin(timeout).await.map_err(OpenFailed)?;
+    let txn = opening.await.map_err(OpenFailed)?;
     let port = (settings.wrap)(txn.port.clone());
     Ok((txn, port))
 }
 
 /// A commit or an abort that was answered.
 pub(crate) enum Ended {
-    /// Delivery `token`'s commit, and how it went.
-    Committed(Token, Result<(), BoxError>),
+    /// Transaction `token`'s commit, of so many messages, and how it went.
+    Committed(Token, usize, Result<(), BoxError>),
     /// An abort, and how it went.
     Aborted(Result<(), BoxError>),
 }
@@ -69,37 +88,60 @@ struct Kept {
 #[derive(Default)]
 pub(crate) struct Transactions {
     open: HashMap<Token, Kept>,
+    /// The transactions being opened or open, by the token the machine names them by, for
+    /// the deliveries that join them; until they end.
+    opening: HashMap<Token, Opening>,
     ending: FuturesUnordered<BoxFuture<'static, Ended>>,
 }
 
 impl Transactions {
-    /// Keep delivery `token`'s transaction until the machine says how it ends.
-    pub(crate) fn keep(&mut self, token: Token, txn: Transaction) {
-        let kept = self.open.entry(token).or_default();
-        kept.handler = Some(txn);
+    /// The transaction a delivery starting now runs in, as the machine `joined` it: opened
+    /// now with `settings` if the delivery opens it, the one being opened otherwise.
+    pub(crate) fn join(&mut self, joined: Joined, settings: &TransactionSettings) -> Opening {
+        match (joined.opens, self.opening.get(&joined.leader)) {
+            (false, Some(opening)) => opening.clone(),
+            _ => {
+                let opening = opening(settings);
+                self.opening.insert(joined.leader, opening.clone());
+                opening
+            }
+        }
     }
 
-    /// Where delivery `token`'s copy goes: a transaction of its own, which `sending` opens
-    /// with `settings` before it sends the copy through the port it returns; `None` for a
-    /// delivery without a transaction.
+    /// Keep transaction `leader` (a delivery in it ended) until the machine says how it ends.
+    pub(crate) fn keep(&mut self, leader: Token, txn: Transaction) {
+        // One that ended already (a delivery that ended after its transaction was aborted)
+        // is not kept again.
+        if !self.opening.contains_key(&leader) {
+            return;
+        }
+        let kept = self.open.entry(leader).or_default();
+        if kept.handler.is_none() {
+            kept.handler = Some(txn);
+        }
+    }
+
+    /// Where delivery `token`'s copy goes: a transaction of its own, kept under its token,
+    /// which the returned future opens with `settings` before the copy is sent through the
+    /// port it gives.
     pub(crate) fn copy_in_own(
         &mut self,
         token: Token,
         settings: &TransactionSettings,
-    ) -> Option<BoxFuture<'static, Result<Arc<dyn Publish>, BoxError>>> {
-        let kept = self.open.get_mut(&token)?;
+    ) -> BoxFuture<'static, Result<Arc<dyn Publish>, BoxError>> {
+        let kept = self.open.entry(token).or_default();
         let slot = CopyTransaction::default();
         kept.copy = Some(slot.clone());
         let (opener, timeout) = (
             settings.opener.clone(),
             settings.policy.transaction_timeout(),
         );
-        Some(Box::pin(async move {
+        Box::pin(async move {
             let txn = opener.begin(timeout).await?;
             let port = txn.port.clone();
             *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(txn);
             Ok(port)
-        }))
+        })
     }
 
     /// Acknowledge `id` in delivery `token`'s transaction (its copy's, if the machine ordered
@@ -109,9 +151,9 @@ impl Transactions {
         &mut self,
         consumer: &mut C,
         token: Token,
-        id: C::Id,
-        batch: Option<BatchSlot>,
+        acks: Vec<(C::Id, Option<BatchSlot>)>,
     ) -> bool {
+        self.opening.remove(&token);
         let Some(kept) = self.open.remove(&token) else {
             return false;
         };
@@ -122,9 +164,10 @@ impl Transactions {
         let Some(txn) = txn else {
             return false;
         };
-        let committing = consumer.commit(&txn, vec![id], batch);
+        let messages = acks.len();
+        let committing = consumer.commit(&txn, acks);
         self.ending.push(Box::pin(async move {
-            Ended::Committed(token, committing.await)
+            Ended::Committed(token, messages, committing.await)
         }));
         true
     }
@@ -134,7 +177,19 @@ impl Transactions {
     /// The handler's transaction first: a delivery whose copy is on its way keeps the copy's
     /// transaction until the machine commits or aborts that one.
     pub(crate) fn abort(&mut self, token: Token) {
+        // A transaction aborted before any of its deliveries ended is still being opened
+        // (or open) for them: aborted once it is.
+        let opening = self.opening.remove(&token);
         let Some(kept) = self.open.get_mut(&token) else {
+            if let Some(opening) = opening {
+                self.ending.push(Box::pin(async move {
+                    let aborted = match opening.await {
+                        Ok(txn) => txn.handle.abort().await,
+                        Err(_) => Ok(()),
+                    };
+                    Ended::Aborted(aborted)
+                }));
+            }
             return;
         };
         let txn = match (kept.handler.take(), &kept.copy) {

@@ -253,10 +253,10 @@ impl ConsumerPort for InProcessConsumer {
     fn commit(
         &mut self,
         txn: &crate::transaction::Transaction,
-        ids: Vec<MessageId>,
-        _batch: Option<BatchSlot>,
+        acks: Vec<(MessageId, Option<BatchSlot>)>,
     ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
         // The model acknowledges a message of a batched entry at its index by its id.
+        let ids: Vec<MessageId> = acks.into_iter().map(|(id, _)| id).collect();
         let committed = InProcessTransaction::of(txn).and_then(|txn| {
             let acked = self.settle(&ids, |cluster, consumer, id, now| {
                 cluster.ack_in(txn.txn, consumer, id, now)

@@ -259,8 +259,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
     fn commit(
         &mut self,
         txn: &crate::transaction::Transaction,
-        ids: Vec<RemoteId>,
-        batch: Option<BatchSlot>,
+        acks: Vec<(RemoteId, Option<BatchSlot>)>,
     ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
         let Some(remote) =
             (txn.handle.as_any()).downcast_ref::<super::transactions::RemoteTransaction<Exe>>()
@@ -272,25 +271,36 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
             return Box::pin(std::future::ready(Err(error.into())));
         };
         let txn = remote.0.clone();
-        let acks: Vec<_> = (by_topic(&ids).into_iter())
-            .map(|(topic, mut ids)| {
+        // A message of a batched entry is acknowledged at its index alone, so that its
+        // siblings' transactions do not overlap it.
+        let ids: Vec<RemoteId> = (acks.into_iter())
+            .map(|(mut id, batch)| {
                 if let Some(slot) = batch {
-                    // One message of a batched entry: acknowledged at its index alone, so that
-                    // its siblings' transactions do not overlap it.
-                    for id in &mut ids {
-                        id.ack_set = slot.only_this();
-                        id.batch_size = i32::try_from(slot.size.get()).ok();
-                    }
+                    id.id.ack_set = slot.only_this();
+                    id.id.batch_size = i32::try_from(slot.size.get()).ok();
                 }
-                self.consumer.ack_many_with_id_in_detached(topic, ids, &txn)
+                id
             })
             .collect();
+        let acks: Vec<_> = (by_topic(&ids).into_iter())
+            .map(|(topic, ids)| self.consumer.ack_many_with_id_in_detached(topic, ids, &txn))
+            .collect();
         Box::pin(async move {
-            // A refused acknowledgement makes the commit abort, saying why.
+            // A refused acknowledgement makes the commit abort; its own error says why.
+            let mut refused = None;
             for ack in acks {
-                let _ = ack.await;
+                if let Err(error) = ack.await {
+                    refused.get_or_insert(error);
+                }
             }
-            txn.commit().await.map_err(Into::into)
+            txn.commit().await.map_err(|error| match refused {
+                Some(ack) => format!(
+                    "an acknowledgement in the transaction was refused ({ack}), so the commit \
+                     failed: {error}"
+                )
+                .into(),
+                None => error.into(),
+            })
         })
     }
 

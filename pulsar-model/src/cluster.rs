@@ -8,6 +8,7 @@ use crate::active_consumer::pick_active;
 use crate::consumer::Consumer;
 use crate::deadline_cache::DeadlineCache;
 use crate::dispatch::Dispatch;
+use crate::persistent::require_persistent;
 use crate::roster::Member;
 use crate::subscription::Subscription;
 use crate::topic::Topic;
@@ -829,16 +830,6 @@ impl Cluster {
             }),
             None => Ok(()),
         }
-    }
-}
-
-pub(crate) fn require_persistent(topic: &TopicName) -> Result<(), ModelError> {
-    if topic.is_persistent() {
-        Ok(())
-    } else {
-        Err(ModelError::NonPersistentTopic {
-            topic: topic.clone(),
-        })
     }
 }
 

@@ -268,7 +268,7 @@ pub enum ModelError {
     /// answers `TransactionNotFound` (`InvalidTxnStatus` while it is ending).
     #[error(
         "TransactionNotFound: cannot {operation} transaction {txn}: {}",
-        crate::transaction::not_open(.state, .ended_at, .timeout)
+        crate::txn::not_open(.state, .ended_at, .timeout)
     )]
     TransactionNotOpen {
         /// The transaction named in the call.
@@ -288,7 +288,7 @@ pub enum ModelError {
     #[error(
         "TransactionConflict: transaction {txn} cannot acknowledge message {message} on \
          subscription `{subscription}` of {topic}: {}",
-        crate::transaction::conflict(.cause, .txn)
+        crate::txn::conflict(.cause, .txn)
     )]
     TransactionConflict {
         /// The transaction that asked.

@@ -87,6 +87,7 @@ pub mod message;
 pub mod message_id;
 pub mod outcome;
 mod pending_ack;
+mod persistent;
 pub mod properties;
 pub mod replay;
 pub mod retention;
@@ -101,6 +102,7 @@ pub mod topic_pattern;
 pub mod topics_consumer;
 pub mod transaction;
 mod transaction_buffer;
+mod txn;
 
 pub use ack_timeout::UNACKED_REDELIVERY_TICK;
 pub use chunk::{split_into_chunks, Chunk};

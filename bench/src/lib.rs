@@ -14,6 +14,9 @@
 //!   processes (`bench_worker`, a ruststream service, against the Java client), and
 //!   publish→handler latency at a fixed rate (the framework, a raw pulsar-rs loop, the Java
 //!   client) with the lateness of `retry_after`.
+//! - `txn_forward`: consume-transform-produce in Pulsar transactions on a real broker, a
+//!   transactional ruststream service (one transaction per message, and grouped) against the
+//!   Java client (one per message, and per 100).
 
 pub mod backlog;
 pub mod broker_process;

@@ -508,6 +508,33 @@ pub async fn tx_forwarder(
     script.for_job(job)
 }
 
+/// A batch handler that sends each job of its batch on to `tx-out` through its `Publisher`,
+/// then answers each by the script: every message it was called for waits for all of the
+/// batch's sends. A job numbered from [`FAILING_SEND`] sends its first attempt to a name that
+/// is not a topic (the error ignored), so its batch's sends do not all succeed. Mounted
+/// `.transactional()` in the transaction cases: the batch is one transaction.
+#[subscriber(PulsarSubscription::new("bh-fwd-in", "bh-fwd").ack_timeout(TX_ACK_TIMEOUT))]
+pub async fn batch_forwarder(
+    jobs: &[Job],
+    batch: Batch<'_>,
+    publisher: Publisher,
+    State(script): State<Arc<Script>>,
+) -> BatchOutcome {
+    for (i, job) in jobs.iter().enumerate() {
+        let to = match (job.id >= FAILING_SEND, batch.redelivery_count(i)) {
+            (true, Some(0) | None) => "not/a-topic",
+            _ => "tx-out",
+        };
+        let out = ruststream::message::Message::json(to, job).expect("a job encodes");
+        let _ = publisher.send(out).await;
+    }
+    script.batch(jobs, batch).await
+}
+
+/// The first job number whose first attempt in [`batch_forwarder`] sends to a name that is
+/// not a topic.
+pub const FAILING_SEND: u64 = 1_000;
+
 /// Reads what [`tx_forwarder`] publishes: only what was committed reaches it.
 #[subscriber(PulsarSubscription::new("tx-out", "tx-reader"))]
 pub async fn tx_reader(_job: &Job) -> HandlerOutcome {

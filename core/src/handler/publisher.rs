@@ -4,8 +4,8 @@ use alloc::sync::Arc;
 
 use super::Incoming;
 use super::{Extract, Rejection};
-use crate::message::{IntoMessage, MessageId};
-use crate::publish::{Publish, PublishError, Receipt, Tracker};
+use crate::message::{IntoMessage, Message, MessageId};
+use crate::publish::{HandlerPort, Publish, PublishError, Publishing, Receipt, Tracker};
 
 /// A handler parameter that publishes through the broker the handler runs on.
 ///
@@ -61,9 +61,38 @@ impl Publisher {
         }
     }
 
+    /// The publisher a delivery (or a batch handler's call) lends its handler: what it
+    /// publishes is counted where `lent` says.
+    pub(crate) fn lent(lent: &HandlerPort<'_>) -> Self {
+        Publisher {
+            port: lent.port().clone(),
+            tracker: lent.tracker(),
+        }
+    }
+
+    /// A publisher for a handler on a broker that offers none: every publish fails, saying
+    /// so (a batch handler's parameters cannot be refused one by one).
+    pub(crate) fn unavailable() -> Self {
+        Publisher::new(Arc::new(Unavailable))
+    }
+
     /// Who is told the answer: the delivery, while its handler runs.
     fn receipt(&self) -> Receipt {
         Receipt::none().and(self.tracker.as_ref().and_then(|t| t.confirm()))
+    }
+}
+
+/// The port of a broker that offers no publisher: it refuses every message.
+struct Unavailable;
+
+impl Publish for Unavailable {
+    fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
+        let error = PublishError::refused(
+            message.topic,
+            "this handler has no publisher: the broker it runs on offers none; publish from \
+             a handler of a broker that publishes",
+        );
+        Publishing::done(Err(refuse(receipt, error)))
     }
 }
 
@@ -80,10 +109,7 @@ impl<S> Extract<S> for Publisher {
         handler: &'static str,
     ) -> Result<Self, Rejection> {
         match message.publisher {
-            Some(lent) => Ok(Publisher {
-                port: lent.port().clone(),
-                tracker: lent.tracker(),
-            }),
+            Some(lent) => Ok(Publisher::lent(lent)),
             None => Err(Rejection::Missing {
                 handler,
                 parameter: "Publisher",

@@ -27,6 +27,7 @@ use alloc::vec::Vec;
 use foldhash::fast::FixedState;
 use hashbrown::HashMap;
 
+use super::entries::EntryPosition;
 use super::publishes::{AtEnd, Held, Verdict};
 use super::{Call, Delivered, Ended, SubscriptionMachine};
 use crate::completion::{Settlement, SettlementError};
@@ -156,6 +157,32 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         }
         Joined {
             leader: token,
+            opens: true,
+        }
+    }
+
+    /// The transaction a batch handler's call runs in: one for the whole batch, whatever the
+    /// grouping, opened for its first delivery `first` (the driver opens it and keeps it
+    /// under `first`), its `members` deliveries numbered on from `first`. It commits once
+    /// every one of them acknowledged, and aborts as soon as one did not, as a group does.
+    pub fn transaction_of_batch(&mut self, first: Token, members: u32, now: Instant) -> Joined {
+        let txns = &mut self.transactions;
+        txns.groups.insert(
+            first,
+            Group {
+                members,
+                ended: 0,
+                closed: true,
+                closes_at: now,
+                aborted: false,
+                acked: Vec::new(),
+            },
+        );
+        for i in 0..members {
+            txns.leader_of.insert(Token(first.0.wrapping_add(i)), first);
+        }
+        Joined {
+            leader: first,
             opens: true,
         }
     }
@@ -318,14 +345,42 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     }
 
     /// Ask for transaction `token` to be committed with the acknowledgements of `acked`.
+    ///
+    /// A message of a batched entry is acknowledged at its index, unless the transaction
+    /// acknowledges every message of the entry (a batch handler's batch, most often): then
+    /// the entry is acknowledged whole, once. That is the same on a broker with batch-index
+    /// acknowledgement, and the only form a broker without it acts on (it ignores an
+    /// acknowledgement with an ack set, and the entry would stay unacknowledged).
     fn commit(&mut self, token: Token, acked: Vec<Acked<Id>>) {
-        let acks = (acked.iter())
-            .map(|(delivered, _)| {
-                let batch =
-                    (delivered.batch).map(|place| place.in_entry((self.entry_of)(&delivered.id)));
-                (delivered.id.clone(), batch)
-            })
-            .collect();
+        let entry_of = self.entry_of;
+        let slot = |delivered: &Delivered<Id>| {
+            (delivered.batch).map(|place| place.in_entry(entry_of(&delivered.id)))
+        };
+        // How many of each batched entry's messages it acknowledges.
+        let mut in_entry: HashMap<EntryPosition, u32, FixedState> =
+            HashMap::with_hasher(FixedState::default());
+        for (delivered, _) in &acked {
+            if let Some(slot) = slot(delivered) {
+                *in_entry.entry(slot.entry).or_default() += 1;
+            }
+        }
+        let mut acks = Vec::with_capacity(acked.len());
+        for (delivered, _) in &acked {
+            let batch = match slot(delivered) {
+                Some(slot) => match in_entry.get_mut(&slot.entry) {
+                    // The whole entry, acknowledged with its first message.
+                    Some(n) if *n == slot.size.get() => {
+                        *n = 0;
+                        None
+                    }
+                    // The rest of a whole entry: acknowledged already.
+                    Some(0) => continue,
+                    _ => Some(slot),
+                },
+                None => None,
+            };
+            acks.push((delivered.id.clone(), batch));
+        }
         self.calls.push_back(Call::Commit { token, acks });
         self.transactions.committing.insert(token, acked);
     }
@@ -680,6 +735,126 @@ mod tests {
         let mut released = releases(&mut m);
         released.sort_unstable();
         assert_eq!(released, vec![7, 8, 9]);
+    }
+
+    /// Admit `id` (a member of a batch) without joining a transaction.
+    fn admit(m: &mut SubscriptionMachine<u64, u64>, id: u64) {
+        let arrival = Arrival {
+            id: &id,
+            batch: None,
+            redelivery_count: Some(0),
+        };
+        assert_eq!(m.arrive(&arrival), Admission::Handle);
+    }
+
+    #[test]
+    fn a_batch_is_one_transaction_whatever_the_grouping_and_commits_once_all_acknowledged() {
+        let mut m = grouped(2, 1_000);
+        for id in [7, 8, 9] {
+            admit(&mut m, id);
+        }
+        let joined = m.transaction_of_batch(Token(1), 3, at(0));
+        assert_eq!(
+            joined,
+            Joined {
+                leader: Token(1),
+                opens: true
+            }
+        );
+        assert_eq!(
+            start(&mut m, 10, 4, 0).leader,
+            Token(4),
+            "a delivery outside the batch opens its own"
+        );
+        end(&mut m, 7, 1, HandlerOutcome::Ack, 1);
+        end(&mut m, 8, 2, HandlerOutcome::Drop, 1);
+        assert_eq!(
+            calls(&mut m, at(1)),
+            vec![],
+            "one of the batch has not ended"
+        );
+        end(&mut m, 9, 3, HandlerOutcome::Ack, 1);
+        let commit = Call::Commit {
+            token: Token(1),
+            acks: vec![(7, None), (8, None), (9, None)],
+        };
+        assert_eq!(
+            calls(&mut m, at(1)),
+            vec![commit],
+            "more than the group's 2"
+        );
+
+        for id in [11, 12] {
+            admit(&mut m, id);
+        }
+        m.transaction_of_batch(Token(5), 2, at(2));
+        end(&mut m, 11, 5, HandlerOutcome::Ack, 3);
+        end(&mut m, 12, 6, HandlerOutcome::Retry, 3);
+        assert_eq!(
+            calls(&mut m, at(3)),
+            vec![Call::Abort(Token(5)), Call::Nack(11), Call::Nack(12)],
+            "one message that does not acknowledge brings the whole batch back"
+        );
+    }
+
+    #[test]
+    fn a_transaction_acknowledging_a_whole_entry_acknowledges_it_once_without_an_index() {
+        let mut m = machine(false);
+        let size = NonZeroU32::new(2).unwrap();
+        for (id, index) in [(20, 0), (21, 1), (30, 0)] {
+            let slot = BatchSlot {
+                entry: entry_of(&id),
+                index,
+                size,
+            };
+            let arrival = Arrival {
+                id: &id,
+                batch: Some(slot),
+                redelivery_count: Some(0),
+            };
+            assert_eq!(m.arrive(&arrival), Admission::Handle);
+        }
+        m.transaction_of_batch(Token(1), 3, at(0));
+        for (id, index, token) in [(20, 0, 1), (21, 1, 2), (30, 0, 3)] {
+            let place = BatchSlot {
+                entry: entry_of(&id),
+                index,
+                size,
+            }
+            .place();
+            m.finish(Ended {
+                delivered: Delivered {
+                    id,
+                    batch: Some(place),
+                },
+                completion: Completion::Returned(HandlerOutcome::Ack),
+                at: at(0),
+                key: None,
+                token: Token(token),
+                publishes: 0,
+                attempt: 0,
+            })
+            .unwrap();
+        }
+        let part = BatchSlot {
+            entry: entry_of(&30),
+            index: 0,
+            size,
+        };
+        assert_eq!(
+            calls(&mut m, at(0)),
+            vec![Call::Commit {
+                token: Token(1),
+                acks: vec![(20, None), (30, Some(part))],
+            }],
+            "entry 2 whole, once; entry 3 at its index"
+        );
+        m.committed(Token(1), true, at(1));
+        assert_eq!(
+            calls(&mut m, at(1)),
+            vec![],
+            "entry 2 needs no call of its own"
+        );
     }
 
     #[test]

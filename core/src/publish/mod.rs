@@ -10,8 +10,10 @@
 //! |---|---|---|
 //! | a caller that needs the message id | [`Reply`] | `publish(..).await` |
 //! | the delivery whose handler published it | [`Outbox`], counted by a [`Tracker`] | acknowledging the delivery only once its publishes are confirmed |
+//! | the messages of a batch handler's call | the call's tally, then the [`Outbox`] | acknowledging each only once all the call's publishes are confirmed |
 //! | a file or a tool publishing many messages | [`Pipeline`] | the first failure, and the end |
 
+mod batch_tally;
 mod error;
 mod outbox;
 mod pipeline;

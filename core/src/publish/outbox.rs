@@ -19,6 +19,7 @@ use core::task::{Context, Poll, Waker};
 
 use spin::Mutex;
 
+use super::batch_tally::BatchTally;
 use super::{Confirm, Publish, PublishError, Tell};
 use crate::MessageId;
 
@@ -131,16 +132,27 @@ impl Outbox {
 
 /// The publishes of one delivery, counted until its handler ends: made when the handler takes
 /// a `Publisher`; a publish after the handler ended is not counted (nobody waits for it).
-#[derive(Debug)]
 pub struct Tracker {
-    outbox: Arc<Outbox>,
-    token: Token,
+    /// Who is told each answer: the driver's outbox, or a batch's tally.
+    to: Arc<dyn Tell>,
+    token: u64,
+    /// A batch handler's tally, told the count at the end.
+    tally: Option<Arc<BatchTally>>,
     /// Publishes made so far; [`SEALED`] once the handler ended.
     issued: AtomicU32,
 }
 
 /// Set in a tracker's count once the handler ended.
 const SEALED: u32 = 1 << 31;
+
+impl core::fmt::Debug for Tracker {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Tracker")
+            .field("token", &self.token)
+            .field("issued", &self.issued)
+            .finish_non_exhaustive()
+    }
+}
 
 impl Tracker {
     /// The confirm of one more publish of the delivery, or `None` once the handler ended (a
@@ -151,12 +163,18 @@ impl Tracker {
                 (issued & SEALED == 0).then_some(issued + 1)
             })
             .ok()
-            .map(|_| Confirm::new(self.outbox.clone(), u64::from(self.token.0)))
+            .map(|_| Confirm::new(self.to.clone(), self.token))
     }
 
-    /// The handler ended: how many publishes it made. Later ones are not counted.
+    /// The handler ended: how many publishes its delivery waits for (those it made; one
+    /// for each message of a batch handler's call that made any). Later ones are not
+    /// counted.
     pub fn seal(&self) -> u32 {
-        self.issued.fetch_or(SEALED, Ordering::AcqRel) & !SEALED
+        let issued = self.issued.fetch_or(SEALED, Ordering::AcqRel) & !SEALED;
+        match &self.tally {
+            Some(tally) => tally.seal(issued),
+            None => issued,
+        }
     }
 }
 
@@ -166,17 +184,27 @@ impl Tracker {
 /// on first use: a handler that takes no `Publisher` costs nothing more.
 pub struct HandlerPort<'a> {
     port: &'a Arc<dyn Publish>,
-    counted: Option<(&'a Arc<Outbox>, Token)>,
+    counted: Option<Counted<'a>>,
     tracker: Mutex<Option<Arc<Tracker>>>,
     /// Whether the tracker was made: a handler that took no `Publisher` is sealed without the
     /// lock.
     made: AtomicBool,
 }
 
+/// Who a lent port's publishes are counted for.
+#[derive(Debug, Clone, Copy)]
+enum Counted<'a> {
+    /// One delivery, reporting to the driver's outbox.
+    One(&'a Arc<Outbox>, Token),
+    /// A batch handler's call: the messages it was called for, reporting to the outbox once
+    /// all are answered ([`BatchTally`]).
+    Batch(&'a Arc<Outbox>, &'a [Token]),
+}
+
 impl core::fmt::Debug for HandlerPort<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("HandlerPort")
-            .field("token", &self.counted.map(|(_, token)| token))
+            .field("counted", &self.counted)
             .finish_non_exhaustive()
     }
 }
@@ -196,7 +224,16 @@ impl<'a> HandlerPort<'a> {
     /// The same port, the publishes counted for delivery `token`, reporting to `outbox`.
     #[inline]
     pub fn counted(mut self, outbox: &'a Arc<Outbox>, token: Token) -> Self {
-        self.counted = Some((outbox, token));
+        self.counted = Some(Counted::One(outbox, token));
+        self
+    }
+
+    /// The same port, lent to a batch handler's call: the publishes are counted for the
+    /// deliveries `waiting` (those the handler was called for), each told one answer once
+    /// the call ended and all were answered (see [`HandlerPort::seal`]).
+    #[inline]
+    pub fn counted_batch(mut self, outbox: &'a Arc<Outbox>, waiting: &'a [Token]) -> Self {
+        self.counted = Some(Counted::Batch(outbox, waiting));
         self
     }
 
@@ -207,15 +244,23 @@ impl<'a> HandlerPort<'a> {
 
     /// The delivery's tracker, made on first use; `None` where nothing counts.
     pub fn tracker(&self) -> Option<Arc<Tracker>> {
-        let (outbox, token) = self.counted?;
+        let counted = self.counted?;
         self.made.store(true, Ordering::Release);
         let tracker = self
             .tracker
             .lock()
             .get_or_insert_with(|| {
+                let (to, token, tally): (Arc<dyn Tell>, u64, _) = match counted {
+                    Counted::One(outbox, token) => (outbox.clone(), u64::from(token.0), None),
+                    Counted::Batch(outbox, waiting) => {
+                        let tally = Arc::new(BatchTally::new(outbox.clone(), waiting.to_vec()));
+                        (tally.clone(), 0, Some(tally))
+                    }
+                };
                 Arc::new(Tracker {
-                    outbox: outbox.clone(),
+                    to,
                     token,
+                    tally,
                     issued: AtomicU32::new(0),
                 })
             })
@@ -223,7 +268,10 @@ impl<'a> HandlerPort<'a> {
         Some(tracker)
     }
 
-    /// The handler ended: how many publishes it made (0 if it took no `Publisher`).
+    /// The handler ended: how many publishes its delivery waits for (0 if it took no
+    /// `Publisher`). For a batch handler's call, each message it was called for waits for
+    /// one answer, told once all the call's publishes are answered (1, or 0 if it made
+    /// none).
     #[inline]
     pub fn seal(&self) -> u32 {
         if !self.made.load(Ordering::Acquire) {

@@ -619,8 +619,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 }
                 _ => (None, None, None),
             };
+            // In a transaction its publishes are not counted: the commit waits for them, and
+            // fails if one did (so they may be batched until it).
             let lent = match &txn_port {
-                Some(port) => Some(HandlerPort::new(port).counted(&inv.outbox, token)),
+                Some(port) => Some(HandlerPort::new(port)),
                 None if not_opened.is_some() => None,
                 None => inv.lend(token),
             };
@@ -782,8 +784,25 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         let mut done = std::mem::take(&mut self.spare_ends);
         done.reserve(members.len());
         let lists = std::mem::take(&mut self.spare_lists);
+        // A transactional registration's batch runs in one transaction of its own: its
+        // handler publishes in it, and its messages' acknowledgements commit with it.
+        let joined = (self.config.transactions.as_ref()).map(|settings| {
+            let now = self.config.runtime.now();
+            let joined =
+                (self.machine).transaction_of_batch(Token(first), members.len() as u32, now);
+            (joined.leader, self.txns.join(joined, settings))
+        });
         async move {
             let inv = &*invocation;
+            let (txn, txn_port, not_opened) = match (&inv.transactions, joined) {
+                (Some(settings), Some((leader, opening))) => {
+                    match transactions::joined(opening, settings).await {
+                        Ok((txn, port)) => (Some((leader, txn)), Some(port), None),
+                        Err(failed) => (None, None, Some(failed)),
+                    }
+                }
+                _ => (None, None, None),
+            };
             let name = inv.handler.name();
             let started = inv.runtime.now();
             // The deliveries whose end the machine decides, with what their copy needs.
@@ -840,17 +859,45 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         ran,
                     }
                 }));
+                // A batch whose transaction could not be opened is not handed to its
+                // handler: each message it was due comes back, as after `retry()`.
+                if let Some(failed) = &not_opened {
+                    for member in batch.iter_mut().filter(|member| member.ran.is_none()) {
+                        let answer = ruststream::Answer::new(ruststream::HandlerOutcome::Retry);
+                        member.ran = Some(Ran::Handler(Ok(Ok(answer.because(failed.clone())))));
+                    }
+                }
                 // The handler's answers, one per delivery it was due, taken in order below.
                 let mut answered = None;
                 let mut spare = lists.spare;
                 let due = batch.iter().filter(|member| member.ran.is_none()).count();
+                // What it publishes, each message it was due waits for.
+                let port = txn_port.as_ref().or(inv.publisher.as_ref());
+                let waiting: Vec<Token> = match (due, port) {
+                    (0, _) | (_, None) => Vec::new(),
+                    _ if txn_port.is_some() => Vec::new(),
+                    _ => (batch.iter().enumerate())
+                        .filter(|(_, member)| member.ran.is_none())
+                        .map(|(i, _)| Token(first.wrapping_add(i as u32)))
+                        .collect(),
+                };
+                let lent = match (&txn_port, port) {
+                    // As a delivery's in a transaction: the commit waits for them.
+                    (Some(port), _) => Some(HandlerPort::new(port)),
+                    (None, Some(port)) => {
+                        Some(HandlerPort::new(port).counted_batch(&inv.outbox, &waiting))
+                    }
+                    (None, None) => None,
+                };
                 let mut messages: Vec<Incoming<'_>> = recycle(lists.messages);
                 if due > 0 {
                     messages.reserve(due);
                     messages.extend(
                         (members.iter().zip(&batch))
                             .filter(|(_, member)| member.ran.is_none())
-                            .map(|(gathered, _)| incoming_of::<C>(&gathered.delivery.0)),
+                            .map(|(gathered, _)| {
+                                incoming_of::<C>(&gathered.delivery.0).with_publisher(lent.as_ref())
+                            }),
                     );
                     let span =
                         tracing::debug_span!("batch", handler = name, messages = messages.len());
@@ -858,6 +905,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         AssertUnwindSafe(inv.handler.call_batch(&messages, &inv.state, &mut spare));
                     answered = Some(InSpan::new(call.catch_unwind(), &span).await);
                 }
+                let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
                 // Read in order; the list goes back to `spare` once read.
                 let mut answers = (answered.as_mut())
                     .map(|answered| answered.as_mut().map(|list| list.drain(..)));
@@ -867,6 +915,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     let received = &gathered.delivery.0;
                     // Built here rather than stored in the member: one copy fewer.
                     let called;
+                    let was_due = member.ran.is_none();
                     let ran = match &member.ran {
                         Some(ran) => ran,
                         None => {
@@ -890,7 +939,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         kept.push((i, Kept::of(entered, delivery, &end)));
                     }
                     let attempt = received.redelivery_count.unwrap_or(0);
-                    let ends = Ends(end.completion(), end.ended(), 0, attempt);
+                    let publishes = if was_due { publishes } else { 0 };
+                    let ends = Ends(end.completion(), end.ended(), publishes, attempt);
                     let token = Token(first.wrapping_add(i as u32));
                     let at = received.batch.map(|slot| slot.place());
                     let key = received.key.as_ref().filter(|_| inv.key_ordered).cloned();
@@ -899,7 +949,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         id: received.id.clone(),
                     };
                     let span = delivery.take_span();
-                    done.push(finished(id, token, ends, key, span, None, None));
+                    done.push(finished(id, token, ends, key, span, None, txn.clone()));
                 }
                 drop(answers);
                 if let Some(Ok(list)) = answered {

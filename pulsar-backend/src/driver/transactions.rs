@@ -19,7 +19,7 @@ use ruststream::machine::Joined;
 
 /// Why a delivery's transaction could not be opened: its handler is not called, and the
 /// message comes back as after `retry()`.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct OpenFailed(Arc<str>);
 
 impl std::fmt::Display for OpenFailed {

@@ -255,9 +255,20 @@ impl ConsumerPort for InProcessConsumer {
         txn: &crate::transaction::Transaction,
         acks: Vec<(MessageId, Option<BatchSlot>)>,
     ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
-        // The model acknowledges a message of a batched entry at its index by its id.
-        let ids: Vec<MessageId> = acks.into_iter().map(|(id, _)| id).collect();
+        // The model acknowledges a message of a batched entry at its index by its id; an
+        // acknowledgement without a slot is of the whole entry (the machine commits an entry
+        // whole when the transaction acknowledges all of it).
+        let ids: Vec<MessageId> = (acks.into_iter())
+            .map(|(id, slot)| match slot {
+                Some(_) => id,
+                None => id.entry(),
+            })
+            .collect();
         let committed = InProcessTransaction::of(txn).and_then(|txn| {
+            if let Some(error) = txn.failed() {
+                let _ = txn.abort_now();
+                return Err(crate::transaction::failed_send(&error));
+            }
             let acked = self.settle(&ids, |cluster, consumer, id, now| {
                 cluster.ack_in(txn.txn, consumer, id, now)
             });

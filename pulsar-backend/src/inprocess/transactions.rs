@@ -2,7 +2,7 @@
 //! (`ruststream_pulsar_model::transaction`).
 
 use std::any::Any;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ruststream::app::BoxError;
@@ -32,11 +32,17 @@ impl Transactions for InProcessTransactions {
             inner.notify();
             txn
         };
+        let failed = Arc::new(Mutex::new(None));
         let port = Arc::new(InTransaction {
             publisher: self.publisher.clone(),
             txn,
+            failed: failed.clone(),
         });
-        let handle = Arc::new(InProcessTransaction { pulsar, txn });
+        let handle = Arc::new(InProcessTransaction {
+            pulsar,
+            txn,
+            failed,
+        });
         Box::pin(std::future::ready(Ok(Transaction { port, handle })))
     }
 }
@@ -45,6 +51,9 @@ impl Transactions for InProcessTransactions {
 struct InTransaction {
     publisher: Arc<InProcessPublisher>,
     txn: TxnId,
+    /// Why a send in the transaction failed, if one did: its commit then fails, as the
+    /// Java client's and pulsar-rs's do.
+    failed: Arc<Mutex<Option<PublishError>>>,
 }
 
 impl InTransaction {
@@ -63,6 +72,10 @@ impl Publish for InTransaction {
     fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
         let stored = self.store(message);
         let sent = stored.as_ref().map(drop).map_err(Clone::clone);
+        if let Err(error) = &sent {
+            let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+            failed.get_or_insert_with(|| error.clone());
+        }
         receipt.tell(stored);
         Publishing::done(sent)
     }
@@ -72,6 +85,7 @@ impl Publish for InTransaction {
 pub(crate) struct InProcessTransaction {
     pulsar: InProcessPulsar,
     pub(crate) txn: TxnId,
+    failed: Arc<Mutex<Option<PublishError>>>,
 }
 
 impl InProcessTransaction {
@@ -87,6 +101,14 @@ impl InProcessTransaction {
     }
 
     /// Abort it now.
+    /// Why a send in it failed, if one did: it must not commit.
+    pub(crate) fn failed(&self) -> Option<PublishError> {
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     pub(crate) fn abort_now(&self) -> Result<(), BoxError> {
         let mut inner = self.pulsar.lock();
         let now = inner.now();

@@ -178,16 +178,6 @@ pub(crate) fn check<S: Send + Sync + 'static>(
                 None
             }
         };
-        if let (Some(_), Some(_)) = (reg.transaction, batch) {
-            problems.push(
-                format!(
-                    "handler `{name}` is a batch handler and is registered `.transactional()`: \
-                     a batch in one transaction is not supported yet; register it without \
-                     `.transactional()`, or make it a handler of one message"
-                )
-                .into(),
-            );
-        }
         // A batch fills from the receiver queue: by default it holds the running batches and
         // the next one.
         let receiver_queue =

@@ -10,5 +10,5 @@
 mod port;
 mod settings;
 
-pub(crate) use port::{Transaction, TransactionHandle, Transactions};
+pub(crate) use port::{failed_send, Transaction, TransactionHandle, Transactions};
 pub(crate) use settings::TransactionSettings;

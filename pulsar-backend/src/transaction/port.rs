@@ -43,3 +43,10 @@ pub(crate) trait TransactionHandle: Send + Sync + 'static {
     /// The transport's own type, for its consumer's commit to take it back.
     fn as_any(&self) -> &dyn Any;
 }
+
+/// Why a transaction was aborted instead of committed: a message published in it failed (as
+/// the Java client's and pulsar-rs's transactions, which commit only once every send in them
+/// succeeded).
+pub(crate) fn failed_send(error: &ruststream::PublishError) -> BoxError {
+    format!("a message published in the transaction failed, so it was aborted: {error}").into()
+}

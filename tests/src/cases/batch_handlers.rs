@@ -299,3 +299,64 @@ pub async fn a_retried_message_holds_its_key_out_of_the_following_batches(env: E
     }
     app.stop().await;
 }
+
+/// The batch forwarder in batches of at most 10, without transactions, and the reader of its
+/// output.
+fn mount_batch_forwarder(b: &mut ruststream_pulsar::PulsarBroker<Plan>) {
+    b.include(
+        batch_forwarder
+            .batch(ruststream::nonzero!(10))
+            .batch_wait(BATCH_WAIT),
+    );
+    b.include(tx_reader);
+}
+
+/// A batch handler's `Publisher`: every message it was called for is acknowledged only once
+/// all the batch's sends are confirmed. A batch of 3 (one batched entry) acknowledges every
+/// message, but job 1,000's send fails on its first attempt: every message of that batch
+/// comes back, as after `retry()`, and is forwarded again; in the end nothing is left.
+pub async fn a_batch_s_failed_send_brings_its_messages_back(env: Env) {
+    let exact = env.exact();
+    let script = Script::always(ret(HandlerOutcome::ack()));
+    let app = env.start(app(mount_batch_forwarder), script.clone()).await;
+    let ids = [1, 2, FAILING_SEND];
+    let records: Vec<Message> = (ids.iter())
+        .map(|&id| Message::new("bh-fwd-in", job(id)))
+        .collect();
+    assert_one_entry(&app.publish_batch(records).await);
+    app.until_calls("tx_reader", 3, SOON).await;
+    app.pass(QUIET).await;
+    let batches = script.batches();
+    let first: Vec<u64> = batches[0].iter().map(|(id, _)| *id).collect();
+    assert!(first.contains(&FAILING_SEND), "{batches:?}");
+    // Each message of the first batch was handled twice (its first batch's sends did not all
+    // succeed), any other once; each job is forwarded once more than it failed to be.
+    let handled = calls_per_job(&app.calls_of("batch_forwarder"));
+    let out = app.calls_of("tx_reader");
+    let forwarded = |id: u64| {
+        (out.iter())
+            .filter(|c| c.payload::<Job>().expect("a job").id == id)
+            .count()
+    };
+    for id in ids {
+        let twice = first.contains(&id);
+        assert_eq!(
+            handled.get(&id),
+            Some(&(1 + usize::from(twice))),
+            "job {id}: {batches:?}"
+        );
+    }
+    assert_eq!(forwarded(FAILING_SEND), 1, "once, on its second attempt");
+    for id in [1, 2] {
+        let expected = 1 + usize::from(first.contains(&id));
+        assert_eq!(forwarded(id), expected, "job {id}: {batches:?}");
+    }
+    if exact {
+        assert_eq!(first, ids, "one batch");
+        assert_eq!(batches.len(), 2, "{batches:?}");
+    }
+    if let Some(backlog) = app.backlog("bh-fwd-in", "bh-fwd").await {
+        assert_eq!(backlog, 0, "every message acknowledged in the end");
+    }
+    app.stop().await;
+}

@@ -161,6 +161,8 @@ cases!(
     a_retried_handler_s_publishes_are_never_seen: Brokers::ApacheOnly,
     a_panicking_handler_s_publishes_are_never_seen: Brokers::ApacheOnly,
     a_transactional_retry_after_publishes_once_when_it_acks: Brokers::ApacheOnly,
+    a_batch_s_failed_send_brings_its_messages_back: Brokers::ApacheOnly,
+    a_transactional_batch_commits_or_aborts_as_one: Brokers::ApacheOnly,
 );
 
 /// The ids of a batch publish all name one entry, each with its index: the producer really

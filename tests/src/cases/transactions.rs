@@ -105,3 +105,60 @@ pub async fn a_transactional_retry_after_publishes_once_when_it_acks(env: Env) {
     }
     app.stop().await;
 }
+
+/// A transactional batch handler: each call is one transaction, whatever the grouping. A
+/// batch of 3 (one batched entry) in which job 2's first attempt retries aborts as one: none
+/// of its sends is seen and all 3 come back; the next call acknowledges all 3 and commits
+/// their copies with the acknowledgements, each seen once.
+pub async fn a_transactional_batch_commits_or_aborts_as_one(env: Env) {
+    let exact = env.exact();
+    let script = Script::by_job(|id, attempt| match (id, attempt) {
+        (2, 0) => HandlerOutcome::retry(),
+        _ => HandlerOutcome::ack(),
+    });
+    let policy = ruststream::transaction::TransactionPolicy::new().timeout(TXN_TIMEOUT);
+    let forwarding = app(move |b| {
+        b.include(
+            batch_forwarder
+                .batch(ruststream::nonzero!(10))
+                .batch_wait(BATCH_WAIT),
+        )
+        .transactional_with(policy);
+        b.include(tx_reader);
+    });
+    let app = env.start(forwarding, script.clone()).await;
+    let records: Vec<Message> = (1..=3)
+        .map(|id| Message::new("bh-fwd-in", job(id)))
+        .collect();
+    assert_one_entry(&app.publish_batch(records).await);
+    app.until_calls("tx_reader", 3, SOON).await;
+    app.pass(QUIET).await;
+    let mut seen = committed(&*app);
+    seen.sort_unstable();
+    assert_eq!(
+        seen,
+        [1, 2, 3],
+        "each once, from the call that acknowledged"
+    );
+    let batches = script.batches();
+    let ids = |batch: &Vec<(u64, Option<String>)>| batch.iter().map(|(id, _)| *id).collect();
+    let first: Vec<u64> = ids(&batches[0]);
+    let handled = calls_per_job(&app.calls_of("batch_forwarder"));
+    for id in [1, 2, 3] {
+        let expected = 1 + usize::from(first.contains(&2) && first.contains(&id));
+        assert_eq!(handled.get(&id), Some(&expected), "job {id}: {batches:?}");
+    }
+    if exact {
+        assert_eq!(first, [1, 2, 3], "one batch");
+        assert_eq!(
+            ids(&batches[1]),
+            [1, 2, 3],
+            "all back, the acknowledged too"
+        );
+        assert_eq!(batches.len(), 2, "{batches:?}");
+    }
+    if let Some(backlog) = app.backlog("bh-fwd-in", "bh-fwd").await {
+        assert_eq!(backlog, 0);
+    }
+    app.stop().await;
+}

@@ -385,6 +385,12 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         self.transactions.committing.insert(token, acked);
     }
 
+    /// How many messages the commit of transaction `token` ([`Call::Commit`]) acknowledges
+    /// (more than its acknowledgements where it acknowledges an entry whole).
+    pub fn committing_messages(&self, token: Token) -> usize {
+        self.transactions.committing.get(&token).map_or(0, Vec::len)
+    }
+
     /// The commit of transaction `token` ([`Call::Commit`]) succeeded (`ok`), or failed at
     /// `now`: the broker aborted the transaction (its timeout passed, a publish or an
     /// acknowledgement was refused) or its answer was lost. Each message of a failed one is

@@ -610,15 +610,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         });
         async move {
             let inv = &*invocation;
-            let (txn, txn_port, not_opened) = match (&inv.transactions, joined) {
-                (Some(settings), Some((leader, opening))) => {
-                    match transactions::joined(opening, settings).await {
-                        Ok((txn, port)) => (Some((leader, txn)), Some(port), None),
-                        Err(failed) => (None, None, Some(failed)),
-                    }
-                }
-                _ => (None, None, None),
-            };
+            let (txn, txn_port, not_opened) =
+                transactions::opened(inv.transactions.as_ref(), joined).await;
             // In a transaction its publishes are not counted: the commit waits for them, and
             // fails if one did (so they may be batched until it).
             let lent = match &txn_port {
@@ -794,15 +787,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         });
         async move {
             let inv = &*invocation;
-            let (txn, txn_port, not_opened) = match (&inv.transactions, joined) {
-                (Some(settings), Some((leader, opening))) => {
-                    match transactions::joined(opening, settings).await {
-                        Ok((txn, port)) => (Some((leader, txn)), Some(port), None),
-                        Err(failed) => (None, None, Some(failed)),
-                    }
-                }
-                _ => (None, None, None),
-            };
+            let (txn, txn_port, not_opened) =
+                transactions::opened(inv.transactions.as_ref(), joined).await;
             let name = inv.handler.name();
             let started = inv.runtime.now();
             // The deliveries whose end the machine decides, with what their copy needs.
@@ -1341,7 +1327,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 }
                 Call::Nack(id) => nacks.push(id),
                 Call::Commit { token, acks } => {
-                    if !self.txns.commit(&mut self.consumer, token, acks) {
+                    let messages = self.machine.committing_messages(token);
+                    if !self.txns.commit(&mut self.consumer, token, acks, messages) {
                         // No transaction was kept for it: nothing can be committed.
                         self.machine.committed(token, false, now);
                     }

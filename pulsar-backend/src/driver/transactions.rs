@@ -54,7 +54,7 @@ fn opening(settings: &TransactionSettings) -> Opening {
 }
 
 /// The transaction a delivery runs in, once open, and the handler's publisher port over it.
-pub(crate) async fn joined(
+async fn joined(
     opening: Opening,
     settings: &TransactionSettings,
 ) -> Result<(Transaction, Arc<dyn Publish>), OpenFailed> {
@@ -63,9 +63,30 @@ pub(crate) async fn joined(
     Ok((txn, port))
 }
 
+/// The transaction a delivery (or a batch) runs in, if its registration is transactional:
+/// once `joined` is open, it under its leader's token and the handler's publisher port over
+/// it; or why it could not be opened.
+pub(crate) async fn opened(
+    settings: Option<&TransactionSettings>,
+    joined: Option<(Token, Opening)>,
+) -> (
+    Option<(Token, Transaction)>,
+    Option<Arc<dyn Publish>>,
+    Option<OpenFailed>,
+) {
+    let (Some(settings), Some((leader, opening))) = (settings, joined) else {
+        return (None, None, None);
+    };
+    match self::joined(opening, settings).await {
+        Ok((txn, port)) => (Some((leader, txn)), Some(port), None),
+        Err(failed) => (None, None, Some(failed)),
+    }
+}
+
 /// A commit or an abort that was answered.
 pub(crate) enum Ended {
-    /// Transaction `token`'s commit, of so many messages, and how it went.
+    /// Transaction `token`'s commit, of so many messages (an entry acknowledged whole counts
+    /// each of its messages), and how it went.
     Committed(Token, usize, Result<(), BoxError>),
     /// An abort, and how it went.
     Aborted(Result<(), BoxError>),
@@ -152,6 +173,7 @@ impl Transactions {
         consumer: &mut C,
         token: Token,
         acks: Vec<(C::Id, Option<BatchSlot>)>,
+        messages: usize,
     ) -> bool {
         self.opening.remove(&token);
         let Some(kept) = self.open.remove(&token) else {
@@ -164,7 +186,6 @@ impl Transactions {
         let Some(txn) = txn else {
             return false;
         };
-        let messages = acks.len();
         let committing = consumer.commit(&txn, acks);
         self.ending.push(Box::pin(async move {
             Ended::Committed(token, messages, committing.await)

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::launch_security::LaunchSecurity;
+use crate::secret::Secret;
 use crate::BrokerError;
 
 /// The Apache Pulsar version the launcher's pom resolves.
@@ -28,6 +30,9 @@ pub struct ApacheStandalone {
     settings: String,
     /// Whether the transaction coordinator runs (`PULSAR_TRANSACTIONS=1` for start.sh).
     transactions: bool,
+    /// TLS, authentication and authorization, for a secured standalone
+    /// ([`ApacheStandalone::start_secured`]); `None` for an open one.
+    security: Option<LaunchSecurity>,
 }
 
 impl ApacheStandalone {
@@ -40,16 +45,22 @@ impl ApacheStandalone {
     /// Start one with more broker settings (`key=value` lines of `standalone.conf`), for
     /// instance `acknowledgmentAtBatchIndexLevelEnabled=true`.
     pub fn start_with(settings: &[&str]) -> Result<Self, BrokerError> {
-        Self::start_as(settings, false)
+        Self::start_as(settings, false, None)
     }
 
     /// [`ApacheStandalone::start_with`], with the transaction coordinator (PIP-31) running:
     /// ready once the coordinator's topic exists, as start.sh's `PULSAR_TRANSACTIONS=1` waits.
     pub fn start_with_transactions(settings: &[&str]) -> Result<Self, BrokerError> {
-        Self::start_as(settings, true)
+        Self::start_as(settings, true, None)
     }
 
-    fn start_as(settings: &[&str], transactions: bool) -> Result<Self, BrokerError> {
+    /// Start one with `settings`, the transaction coordinator if `transactions`, and
+    /// `security` if secured.
+    pub(crate) fn start_as(
+        settings: &[&str],
+        transactions: bool,
+        security: Option<LaunchSecurity>,
+    ) -> Result<Self, BrokerError> {
         let launcher = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("..")
             .join("tests")
@@ -71,6 +82,7 @@ impl ApacheStandalone {
             http,
             settings: settings.join("\n"),
             transactions,
+            security,
         };
         me.launch()?;
         Ok(me)
@@ -103,7 +115,8 @@ impl ApacheStandalone {
 
     /// Run `start.sh` on this broker's folder, ports and settings, and wait until it is ready.
     fn launch(&self) -> Result<(), BrokerError> {
-        let output = Command::new("bash")
+        let mut command = Command::new("bash");
+        command
             .arg(self.launcher.join("start.sh"))
             .arg(self.dir.path())
             .env("PULSAR_PORT", self.broker.port().to_string())
@@ -112,12 +125,12 @@ impl ApacheStandalone {
             .env(
                 "PULSAR_TRANSACTIONS",
                 if self.transactions { "1" } else { "0" },
-            )
-            .output()
-            .map_err(|source| BrokerError::Bridge {
-                what: "run tests/brokers/pulsar-standalone/start.sh",
-                source,
-            })?;
+            );
+        LaunchSecurity::apply(self.security.as_ref(), &mut command);
+        let output = command.output().map_err(|source| BrokerError::Bridge {
+            what: "run tests/brokers/pulsar-standalone/start.sh",
+            source,
+        })?;
         if output.status.success() {
             return Ok(());
         }
@@ -136,9 +149,31 @@ impl ApacheStandalone {
         format!("pulsar://{}", self.broker)
     }
 
-    /// The admin REST address.
+    /// The admin REST address. When the broker is secured
+    /// ([`ApacheStandalone::start_secured`]), a call to it needs a token
+    /// ([`crate::SecuredStandalone::superuser_token`]) as `Authorization: Bearer`.
     pub fn http(&self) -> SocketAddr {
         self.http
+    }
+
+    /// The superuser's token the admin calls of this handle send, if the broker is secured.
+    pub(crate) fn admin_token(&self) -> Option<&Secret> {
+        self.security.as_ref().map(LaunchSecurity::admin_token)
+    }
+
+    /// The security this broker was started with, if secured.
+    pub(crate) fn security(&self) -> Option<&LaunchSecurity> {
+        self.security.as_ref()
+    }
+
+    /// An admin API call as this handle makes them (with the superuser's token when secured).
+    pub(crate) fn admin(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+    ) -> Result<AdminAnswer, BrokerError> {
+        http(self.http, self.admin_token(), method, path, body)
     }
 
     /// Create namespace `tenant/namespace` (Apache Pulsar does not create namespaces on first
@@ -149,13 +184,9 @@ impl ApacheStandalone {
     /// took longer than a client's 10 s connect bound, so the wait happens here, by asking for
     /// a topic's owner until it is given (up to [`NAMESPACE_READY_WITHIN`]).
     pub fn create_namespace(&self, namespace: &str) -> Result<(), BrokerError> {
-        let status = http(
-            self.http,
-            "PUT",
-            &format!("/admin/v2/namespaces/{namespace}"),
-            None,
-        )?
-        .status;
+        let status = self
+            .admin("PUT", &format!("/admin/v2/namespaces/{namespace}"), None)?
+            .status;
         // 204: created; 409: already there.
         if status != 204 && status != 409 {
             return Err(BrokerError::ApacheUnavailable {
@@ -165,7 +196,7 @@ impl ApacheStandalone {
         let lookup = format!("/lookup/v2/topic/persistent/{namespace}/ruststream-ready");
         let started = Instant::now();
         loop {
-            let status = http(self.http, "GET", &lookup, None)?.status;
+            let status = self.admin("GET", &lookup, None)?.status;
             if status == 200 {
                 eprintln!(
                     "namespace {namespace} serves topics after {} ms",
@@ -199,7 +230,7 @@ impl ApacheStandalone {
         topic: &str,
         partitions: u32,
     ) -> Result<(), BrokerError> {
-        create_partitioned_topic(self.http, topic, partitions)
+        create_partitioned_topic(self.http, self.admin_token(), topic, partitions)
     }
 
     /// How many messages each partition of partitioned topic `topic` (fully qualified) has
@@ -215,7 +246,7 @@ impl ApacheStandalone {
             ))
         })?;
         let path = format!("/admin/v2/persistent/{rest}/partitioned-stats?perPartition=true");
-        let answer = http(self.http, "GET", &path, None)?;
+        let answer = self.admin("GET", &path, None)?;
         let stats: serde_json::Value = (answer.status == 200)
             .then(|| serde_json::from_str(&answer.body).ok())
             .flatten()
@@ -263,7 +294,7 @@ impl ApacheStandalone {
         let path = format!(
             "/admin/v2/persistent/{rest}/examinemessage?initialPosition=earliest&messagePosition=1"
         );
-        let answer = http(self.http, "GET", &path, None)?;
+        let answer = self.admin("GET", &path, None)?;
         if answer.status != 200 {
             return Err(refused(format!(
                 "examining the first message of {topic} (GET {path}) answered HTTP {} with {:?}",
@@ -291,9 +322,11 @@ impl ApacheStandalone {
     }
 }
 
-/// [`ApacheStandalone::create_partitioned_topic`] on the admin API at `admin`.
+/// [`ApacheStandalone::create_partitioned_topic`] on the admin API at `admin`, with `token` if
+/// secured.
 fn create_partitioned_topic(
     admin: SocketAddr,
+    token: Option<&Secret>,
     topic: &str,
     partitions: u32,
 ) -> Result<(), BrokerError> {
@@ -319,11 +352,11 @@ fn create_partitioned_topic(
         )));
     }
     let path = format!("/admin/v2/persistent/{rest}/partitions");
-    let created = http(admin, "PUT", &path, Some(&partitions.to_string()))?;
+    let created = http(admin, token, "PUT", &path, Some(&partitions.to_string()))?;
     match created.status {
         204 => Ok(()),
         409 => {
-            let existing = http(admin, "GET", &path, None)?;
+            let existing = http(admin, token, "GET", &path, None)?;
             let found = (existing.status == 200)
                 .then(|| serde_json::from_str::<serde_json::Value>(&existing.body).ok())
                 .flatten()
@@ -459,7 +492,8 @@ impl Drop for ApacheStandalone {
     }
 }
 
-fn free_port() -> Result<SocketAddr, BrokerError> {
+/// A port on 127.0.0.1 that was free a moment ago.
+pub(crate) fn free_port() -> Result<SocketAddr, BrokerError> {
     let listener =
         TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|source| BrokerError::Bridge {
             what: "find a free port on 127.0.0.1",
@@ -473,11 +507,11 @@ fn free_port() -> Result<SocketAddr, BrokerError> {
 
 /// What the admin API answered.
 #[derive(Debug)]
-struct AdminAnswer {
-    status: u16,
+pub(crate) struct AdminAnswer {
+    pub(crate) status: u16,
     /// The header lines, `Name: value`.
     head: String,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl AdminAnswer {
@@ -490,10 +524,12 @@ impl AdminAnswer {
     }
 }
 
-/// An HTTP/1.1 request (`PUT`, `GET`, `DELETE`) with an optional JSON `body`; returns the
-/// status code and the body (de-chunked).
-fn http(
+/// An HTTP/1.1 request (`PUT`, `GET`, `POST`, `DELETE`) with an optional JSON `body`, and
+/// `token` as `Authorization: Bearer` if given; returns the status code and the body
+/// (de-chunked).
+pub(crate) fn http(
     addr: SocketAddr,
+    token: Option<&Secret>,
     method: &str,
     path: &str,
     body: Option<&str>,
@@ -503,10 +539,13 @@ fn http(
         source,
     };
     let body = body.unwrap_or("");
+    let authorization = token
+        .map(|token| format!("Authorization: Bearer {}\r\n", token.expose()))
+        .unwrap_or_default();
     let mut stream = TcpStream::connect(addr).map_err(io)?;
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{authorization}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
     .map_err(io)?;
@@ -564,7 +603,7 @@ fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// `text`, cut at 300 characters for an error message.
-fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     match text.char_indices().nth(300) {
         Some((end, _)) => format!("{}...", &text[..end]),
         None => text.to_owned(),

@@ -81,6 +81,13 @@ pub enum BrokerError {
         /// What the launcher or the API said.
         detail: String,
     },
+    /// The secured standalone's test certificates, keys or tokens could not be made, or the
+    /// OAuth2 issuer stand-in could not be started or used ([`crate::SecuredStandalone`],
+    /// [`crate::IssuerStandIn`]). The detail never holds a secret.
+    Security {
+        /// What failed and why.
+        detail: String,
+    },
     /// An official Pulsar client, run as a child process to compare ruststream with it
     /// ([`crate::python_keyed_partitions`], [`crate::java_keyed_partitions`]), failed.
     OtherClient {
@@ -160,6 +167,10 @@ impl fmt::Display for BrokerError {
                 "Apache Pulsar standalone is not available: {detail}\nThe launcher is \
                  tests/brokers/pulsar-standalone/start.sh; it needs java 17+, mvn and curl, \
                  and Maven Central for the first download"
+            ),
+            Self::Security { detail } => write!(
+                f,
+                "cannot set up the secured test broker: {detail}"
             ),
             Self::OtherClient { client, detail } => {
                 write!(f, "{client} could not be run for comparison: {detail}")

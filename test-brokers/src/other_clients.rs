@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use crate::BrokerError;
 
 /// The Python client version the helper script is written for (and scripts/setup installs).
-const PYTHON_CLIENT: &str = "the Python client (pulsar-client 3.13.0)";
+pub(crate) const PYTHON_CLIENT: &str = "the Python client (pulsar-client 3.13.0)";
 /// How to install it.
 const PYTHON_INSTALL: &str =
     "install it with `python3 -m pip install pulsar-client==3.13.0` (scripts/setup does)";
@@ -198,7 +198,20 @@ fn python_script(
     input: Vec<u8>,
     advice: impl FnOnce(Option<i32>) -> Option<String>,
 ) -> Result<String, BrokerError> {
-    let script = helper(PYTHON_CLIENT, &format!("python/{file}"))?;
+    python_helper(&format!("python/{file}"), args, input, advice)
+}
+
+/// Run the Python helper `tests/brokers/<path>` as [`python_script`] runs those of
+/// `tests/brokers/python/`. `args` are shown in errors: no secret among them (pass secrets in
+/// `input`).
+pub(crate) fn python_helper(
+    path: &str,
+    args: &[&str],
+    input: Vec<u8>,
+    advice: impl FnOnce(Option<i32>) -> Option<String>,
+) -> Result<String, BrokerError> {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let script = helper(PYTHON_CLIENT, path)?;
     let mut command = Command::new("python3");
     command.arg(&script).args(args);
     let run = Run {

@@ -24,6 +24,37 @@
 #                        reports at least one partition (the standalone creates it itself;
 #                        clients find the coordinators there)
 #   PULSAR_WIPE_DATA=1   delete WORKDIR/data before starting
+#
+# Security (all off unless set; the plaintext ports above keep serving, with the same checks):
+#   PULSAR_TLS_CERT_FILE  the broker's PEM certificate (leaf first, then any intermediates; its
+#                        SAN must name 127.0.0.1 for clients that verify the host): turns on the
+#                        TLS listeners brokerServicePortTls and webServicePortTls
+#                        (tlsCertificateFilePath)
+#   PULSAR_TLS_KEY_FILE  its private key, PKCS#8 PEM ("BEGIN PRIVATE KEY"; tlsKeyFilePath);
+#                        required with PULSAR_TLS_CERT_FILE
+#   PULSAR_TLS_TRUST_CERTS_FILE  PEM CA certificate(s) that client certificates must chain to
+#                        (tlsTrustCertsFilePath); clients need not present one
+#                        (tlsRequireTrustedClientCertOnConnect=false), so token clients without
+#                        a certificate still connect over TLS
+#   PULSAR_TLS_PORT      binary protocol over TLS port (pulsar+ssl://), default 6651
+#   PULSAR_HTTPS_PORT    admin/web over TLS port (https://), default 8443
+#   PULSAR_TOKEN_PUBLIC_KEY_FILE  the public key JWTs are checked with, DER X.509
+#                        SubjectPublicKeyInfo (not PEM): turns on authentication with
+#                        AuthenticationProviderToken (role = the `sub` claim; RS256, or
+#                        PULSAR_TOKEN_ALG, e.g. ES256 for an EC key)
+#   PULSAR_TLS_AUTH=1    also authenticate by client certificate (AuthenticationProviderTls,
+#                        role = the certificate's CN); needs PULSAR_TLS_CERT_FILE,
+#                        PULSAR_TLS_TRUST_CERTS_FILE and PULSAR_TOKEN_PUBLIC_KEY_FILE
+#   PULSAR_ADMIN_TOKEN_FILE  a file holding a superuser's JWT (the token alone); required with
+#                        authentication: the standalone's own clients authenticate with it
+#                        (brokerClientAuthenticationPlugin/Parameters), and so do this script's
+#                        readiness checks (Authorization: Bearer)
+#   PULSAR_SUPERUSER_ROLES  comma-separated superuser roles: turns on authorization
+#                        (authorizationEnabled, superUserRoles); needs authentication, and must
+#                        include the admin token's role
+#   PULSAR_AUTH_REFRESH_CHECK_SECONDS  how often the broker checks its connections'
+#                        credentials for expiry (authenticationRefreshCheckSeconds), default 1
+#                        with authentication (the broker's own default is 60)
 #   PULSAR_M2_REPO       Maven local repository (default: Maven's own, ~/.m2/repository)
 #   JAVA_HOME            JDK 17+ to use (default: java on PATH)
 set -euo pipefail
@@ -44,6 +75,59 @@ PIDFILE="$WORKDIR/pulsar.pid"
 LOG="$WORKDIR/pulsar.log"
 ADMIN="http://127.0.0.1:$HTTP_PORT/admin/v2"
 if [[ "${PULSAR_TRANSACTIONS:-0}" == 1 ]]; then TRANSACTIONS=true; else TRANSACTIONS=false; fi
+TLS_PORT="${PULSAR_TLS_PORT:-6651}"
+HTTPS_PORT="${PULSAR_HTTPS_PORT:-8443}"
+REFRESH_CHECK="${PULSAR_AUTH_REFRESH_CHECK_SECONDS:-1}"
+
+# ---- 0. the security settings asked for, checked before anything starts -----------------------
+refuse() { echo "start.sh: $*" >&2; exit 2; }
+# A file's absolute path, which must exist and be readable.
+readable() {
+    [[ -r "$2" && -f "$2" ]] || refuse "$1=$2 is not a readable file"
+    echo "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
+}
+TLS=false; AUTHN=false; AUTHZ=false; TLS_AUTH=false; TOKEN_AUTH=false
+if [[ -n "${PULSAR_TLS_CERT_FILE:-}" ]]; then
+    TLS=true
+    TLS_CERT="$(readable PULSAR_TLS_CERT_FILE "$PULSAR_TLS_CERT_FILE")"
+    [[ -n "${PULSAR_TLS_KEY_FILE:-}" ]] || refuse "PULSAR_TLS_CERT_FILE needs PULSAR_TLS_KEY_FILE (the broker's PKCS#8 PEM key)"
+    TLS_KEY="$(readable PULSAR_TLS_KEY_FILE "$PULSAR_TLS_KEY_FILE")"
+    grep -q -- "-----BEGIN PRIVATE KEY-----" "$TLS_KEY" \
+        || refuse "PULSAR_TLS_KEY_FILE is not a PKCS#8 PEM key (no \"BEGIN PRIVATE KEY\" line); convert it with \`openssl pkcs8 -topk8 -nocrypt\`"
+    TLS_TRUST=""
+    if [[ -n "${PULSAR_TLS_TRUST_CERTS_FILE:-}" ]]; then
+        TLS_TRUST="$(readable PULSAR_TLS_TRUST_CERTS_FILE "$PULSAR_TLS_TRUST_CERTS_FILE")"
+    fi
+elif [[ -n "${PULSAR_TLS_KEY_FILE:-}${PULSAR_TLS_TRUST_CERTS_FILE:-}" ]]; then
+    refuse "PULSAR_TLS_KEY_FILE and PULSAR_TLS_TRUST_CERTS_FILE need PULSAR_TLS_CERT_FILE (the broker's certificate)"
+fi
+if [[ -n "${PULSAR_TOKEN_PUBLIC_KEY_FILE:-}" ]]; then
+    TOKEN_AUTH=true; AUTHN=true
+    TOKEN_KEY="$(readable PULSAR_TOKEN_PUBLIC_KEY_FILE "$PULSAR_TOKEN_PUBLIC_KEY_FILE")"
+    if grep -q -- "-----BEGIN" "$TOKEN_KEY"; then
+        refuse "PULSAR_TOKEN_PUBLIC_KEY_FILE is PEM; the broker reads a DER public key (\`openssl pkey -pubin -in KEY.pem -outform DER\`)"
+    fi
+fi
+if [[ "${PULSAR_TLS_AUTH:-0}" == 1 ]]; then
+    TLS_AUTH=true; AUTHN=true
+    [[ "$TLS" == true && -n "$TLS_TRUST" ]] \
+        || refuse "PULSAR_TLS_AUTH=1 needs TLS with a CA for client certificates (PULSAR_TLS_CERT_FILE, PULSAR_TLS_KEY_FILE, PULSAR_TLS_TRUST_CERTS_FILE)"
+    [[ "$TOKEN_AUTH" == true ]] \
+        || refuse "PULSAR_TLS_AUTH=1 needs PULSAR_TOKEN_PUBLIC_KEY_FILE too: the standalone's own clients and the readiness checks authenticate with PULSAR_ADMIN_TOKEN_FILE"
+fi
+ADMIN_HEADER=()
+if [[ "$AUTHN" == true ]]; then
+    [[ -n "${PULSAR_ADMIN_TOKEN_FILE:-}" ]] \
+        || refuse "authentication needs PULSAR_ADMIN_TOKEN_FILE, a superuser's token for the standalone's own clients and the readiness checks"
+    ADMIN_TOKEN="$(readable PULSAR_ADMIN_TOKEN_FILE "$PULSAR_ADMIN_TOKEN_FILE")"
+    [[ "$REFRESH_CHECK" =~ ^[1-9][0-9]*$ ]] \
+        || refuse "PULSAR_AUTH_REFRESH_CHECK_SECONDS must be a whole number of seconds, at least 1"
+fi
+if [[ -n "${PULSAR_SUPERUSER_ROLES:-}" ]]; then
+    AUTHZ=true
+    [[ "$AUTHN" == true ]] \
+        || refuse "PULSAR_SUPERUSER_ROLES (authorization) needs authentication: set PULSAR_TOKEN_PUBLIC_KEY_FILE and PULSAR_ADMIN_TOKEN_FILE"
+fi
 
 if [[ -n "${JAVA_HOME:-}" ]]; then JAVA="$JAVA_HOME/bin/java"; else JAVA="$(command -v java)"; fi
 
@@ -85,9 +169,18 @@ if [[ -f "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
     HTTP_PORT="$(sed -n 's/^webServicePort=//p' "$WORKDIR/standalone.conf")"
     ADMIN="http://127.0.0.1:$HTTP_PORT/admin/v2"
     TRANSACTIONS="$(sed -n 's/^transactionCoordinatorEnabled=//p' "$WORKDIR/standalone.conf")"
+    TLS_PORT="$(sed -n 's/^brokerServicePortTls=//p' "$WORKDIR/standalone.conf")"
+    if [[ -n "$TLS_PORT" ]]; then TLS=true; else TLS=false; fi
+    # With authentication on, the readiness checks use the token the instance's own clients do.
+    AUTHN="$(sed -n 's/^authenticationEnabled=//p' "$WORKDIR/standalone.conf" | head -n 1)"
+    if [[ "$AUTHN" == true ]]; then
+        ADMIN_TOKEN="$(sed -n 's|^brokerClientAuthenticationParameters=file://||p' "$WORKDIR/standalone.conf")"
+    fi
     echo "start.sh: already running (pid $(cat "$PIDFILE")); waiting for readiness" >&2
 else
-    for p in "$PORT" "$HTTP_PORT"; do
+    PORTS=("$PORT" "$HTTP_PORT")
+    if [[ "$TLS" == true ]]; then PORTS+=("$TLS_PORT" "$HTTPS_PORT"); fi
+    for p in "${PORTS[@]}"; do
         if port_open "$p"; then
             echo "start.sh: port $p on 127.0.0.1 is already in use" >&2
             exit 1
@@ -128,8 +221,8 @@ webSocketServiceEnabled=false
 enablePackagesManagement=false
 exposeTopicLevelMetricsInPrometheus=false
 loadBalancerOverrideBrokerNicSpeedGbps=10
-authenticationEnabled=false
-authorizationEnabled=false
+authenticationEnabled=$AUTHN
+authorizationEnabled=$AUTHZ
 
 # Bookie: listen on the loopback interface only, no HTTP server, no fsync per entry.
 listeningInterface=lo
@@ -145,6 +238,38 @@ diskUsageThreshold=$DISK_FULL
 diskUsageWarnThreshold=$DISK_FULL
 diskUsageLwmThreshold=$DISK_LWM
 EOF
+    # Security (the header of this script says what each variable turns on).
+    {
+        if [[ "$TLS" == true ]]; then
+            echo
+            echo "# TLS listeners beside the plaintext ones (PULSAR_TLS_CERT_FILE)."
+            echo "brokerServicePortTls=$TLS_PORT"
+            echo "webServicePortTls=$HTTPS_PORT"
+            echo "tlsCertificateFilePath=$TLS_CERT"
+            echo "tlsKeyFilePath=$TLS_KEY"
+            if [[ -n "$TLS_TRUST" ]]; then echo "tlsTrustCertsFilePath=$TLS_TRUST"; fi
+            echo "tlsRequireTrustedClientCertOnConnect=false"
+            echo "tlsAllowInsecureConnection=false"
+        fi
+        if [[ "$AUTHN" == true ]]; then
+            PROVIDERS=()
+            if [[ "$TOKEN_AUTH" == true ]]; then PROVIDERS+=(org.apache.pulsar.broker.authentication.AuthenticationProviderToken); fi
+            if [[ "$TLS_AUTH" == true ]]; then PROVIDERS+=(org.apache.pulsar.broker.authentication.AuthenticationProviderTls); fi
+            echo
+            echo "# Authentication (PULSAR_TOKEN_PUBLIC_KEY_FILE, PULSAR_TLS_AUTH)."
+            echo "authenticationProviders=$(IFS=,; echo "${PROVIDERS[*]}")"
+            echo "tokenPublicKey=file://$TOKEN_KEY"
+            echo "tokenPublicAlg=${PULSAR_TOKEN_ALG:-RS256}"
+            echo "authenticationRefreshCheckSeconds=$REFRESH_CHECK"
+            echo "brokerClientAuthenticationPlugin=org.apache.pulsar.client.impl.auth.AuthenticationToken"
+            echo "brokerClientAuthenticationParameters=file://$ADMIN_TOKEN"
+        fi
+        if [[ "$AUTHZ" == true ]]; then
+            echo
+            echo "# Authorization (PULSAR_SUPERUSER_ROLES)."
+            echo "superUserRoles=$PULSAR_SUPERUSER_ROLES"
+        fi
+    } >> "$WORKDIR/standalone.conf"
     # More broker settings, one `key=value` per line (e.g. acknowledgmentAtBatchIndexLevelEnabled=true).
     if [[ -n "${PULSAR_EXTRA_CONF:-}" ]]; then printf '%s\n' "$PULSAR_EXTRA_CONF" >> "$WORKDIR/standalone.conf"; fi
 
@@ -184,13 +309,20 @@ EOF
     echo $! > "$PIDFILE"
 fi
 
+# The admin API's credentials, when authentication is on: a header file (curl -H @FILE), so that
+# the token is on no command line.
+if [[ "$AUTHN" == true ]]; then
+    (umask 077 && printf 'Authorization: Bearer %s\n' "$(tr -d '\r\n' < "$ADMIN_TOKEN")" > "$WORKDIR/admin-auth.header")
+    ADMIN_HEADER=(-H "@$WORKDIR/admin-auth.header")
+fi
+
 # Whether a topic can be created in public/default: that takes a ledger, so a writable bookie.
 # A bookie whose disk is full (step 3) registers read-only, and then every new topic
 # fails with "Not enough non-faulty bookies" while the ports and the admin API answer; clients
 # such as pulsar-rs retry that for ever. (409: created by an earlier start on this folder.)
 ledger_ok() {
     local code
-    code="$(curl -s -o /dev/null -w '%{http_code}' -m 30 -X PUT \
+    code="$(curl -s "${ADMIN_HEADER[@]}" -o /dev/null -w '%{http_code}' -m 30 -X PUT \
         "$ADMIN/persistent/public/default/ruststream-ready" 2>/dev/null || true)"
     [[ "$code" == 204 || "$code" == 409 ]]
 }
@@ -201,7 +333,7 @@ ledger_ok() {
 coordinators_ok() {
     [[ "$TRANSACTIONS" != true ]] && return 0
     local partitions
-    partitions="$(curl -fsS -m 5 "$ADMIN/persistent/pulsar/system/transaction_coordinator_assign/partitions" \
+    partitions="$(curl -fsS "${ADMIN_HEADER[@]}" -m 5 "$ADMIN/persistent/pulsar/system/transaction_coordinator_assign/partitions" \
         2>/dev/null | sed -n 's/.*"partitions" *: *\([0-9][0-9]*\).*/\1/p' || true)"
     [[ -n "$partitions" && "$partitions" -ge 1 ]]
 }
@@ -219,11 +351,11 @@ while :; do
     fi
     # (tenants first: asking for a namespace of a tenant not yet created logs an ERROR in Pulsar)
     if port_open "$PORT" \
-        && curl -fsS -m 5 "$ADMIN/tenants" 2>/dev/null | grep -q '"public"' \
-        && curl -fsS -m 5 "$ADMIN/namespaces/public" 2>/dev/null | grep -q '"public/default"' \
+        && curl -fsS "${ADMIN_HEADER[@]}" -m 5 "$ADMIN/tenants" 2>/dev/null | grep -q '"public"' \
+        && curl -fsS "${ADMIN_HEADER[@]}" -m 5 "$ADMIN/namespaces/public" 2>/dev/null | grep -q '"public/default"' \
         && ledger_ok \
         && coordinators_ok; then
-        echo "start.sh: Pulsar ready in ${SECONDS}s (pid $PID, pulsar://127.0.0.1:$PORT, http://127.0.0.1:$HTTP_PORT$([[ "$TRANSACTIONS" == true ]] && echo ", transactions on"))" >&2
+        echo "start.sh: Pulsar ready in ${SECONDS}s (pid $PID, pulsar://127.0.0.1:$PORT, http://127.0.0.1:$HTTP_PORT$([[ "$TLS" == true ]] && echo ", pulsar+ssl://127.0.0.1:$TLS_PORT")$([[ "$AUTHN" == true ]] && echo ", authentication on")$([[ "$TRANSACTIONS" == true ]] && echo ", transactions on"))" >&2
         exit 0
     fi
     if (( SECONDS >= deadline )); then

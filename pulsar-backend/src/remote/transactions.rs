@@ -28,28 +28,24 @@ impl<Exe: Executor> Transactions for RemoteTransactions<Exe> {
                      transactionCoordinatorEnabled=true: docs/transactions.md)"
                 )
             })?;
-            let sends = Arc::new(InTransaction::new(publisher, txn.clone()));
             Ok(Transaction {
-                port: sends.clone(),
-                handle: Arc::new(RemoteTransaction { txn, sends }),
+                port: Arc::new(InTransaction::new(publisher, txn.clone())),
+                handle: Arc::new(RemoteTransaction(txn)),
             })
         })
     }
 }
 
-/// One of pulsar-rs's transactions, and what is published in it (flushed before it commits).
-pub(crate) struct RemoteTransaction<Exe: Executor> {
-    pub(crate) txn: pulsar::Transaction<Exe>,
-    pub(crate) sends: Arc<InTransaction<Exe>>,
-}
+/// One of pulsar-rs's transactions.
+pub(crate) struct RemoteTransaction<Exe: Executor>(pub(crate) pulsar::Transaction<Exe>);
 
 impl<Exe: Executor> TransactionHandle for RemoteTransaction<Exe> {
     fn id(&self) -> String {
-        self.txn.id().to_string()
+        self.0.id().to_string()
     }
 
     fn abort(&self) -> BoxFuture<'static, Result<(), BoxError>> {
-        let txn = self.txn.clone();
+        let txn = self.0.clone();
         Box::pin(async move { txn.abort().await.map_err(Into::into) })
     }
 

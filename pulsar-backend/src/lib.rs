@@ -28,6 +28,7 @@ compile_error!(
 
 mod broker;
 mod chunked;
+mod credentials;
 mod driver;
 mod inprocess;
 pub mod layers;
@@ -55,6 +56,7 @@ pub use broker::{
     DEFAULT_SUBSCRIPTION, SETTINGS,
 };
 pub use chunked::{INCOMPLETE_CHUNKED_MESSAGE_EXPIRY, MAX_PENDING_CHUNKED_MESSAGES};
+pub use credentials::OAuth2;
 pub use inprocess::{InProcessPulsar, TopicMessage};
 pub use registration::Mounted;
 pub use ruststream_pulsar_model::{

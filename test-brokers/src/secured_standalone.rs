@@ -215,6 +215,46 @@ impl SecuredStandalone {
         })
     }
 
+    /// When each consumer of `subscription` on `topic` (`persistent://tenant/namespace/name`,
+    /// not partitioned) connected, by consumer name, as the broker's topic stats say
+    /// (`connectedSince`): a consumer that reconnected shows a later time.
+    pub fn consumers_connected_since(
+        &self,
+        topic: &str,
+        subscription: &str,
+    ) -> Result<Vec<(String, String)>, BrokerError> {
+        let path = match topic.strip_prefix("persistent://") {
+            Some(rest) => format!("/admin/v2/persistent/{rest}/stats"),
+            None => {
+                return Err(BrokerError::Security {
+                    detail: format!("`{topic}` is not a persistent://tenant/namespace/topic name"),
+                })
+            }
+        };
+        let answer = self.standalone.admin("GET", &path, None)?;
+        let unavailable = |detail: String| BrokerError::ApacheUnavailable { detail };
+        if answer.status != 200 {
+            return Err(unavailable(format!(
+                "the stats of {topic} (GET {path}) answered HTTP {}: {:?}",
+                answer.status,
+                excerpt(&answer.body)
+            )));
+        }
+        let stats: serde_json::Value = serde_json::from_str(&answer.body)
+            .map_err(|e| unavailable(format!("the stats of {topic} are not JSON: {e}")))?;
+        let consumers = stats["subscriptions"][subscription]["consumers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        Ok(consumers
+            .iter()
+            .map(|c| {
+                let text = |key: &str| c[key].as_str().unwrap_or("").to_owned();
+                (text("consumerName"), text("connectedSince"))
+            })
+            .collect())
+    }
+
     /// Take back every action of `role` on `resource` (as [`SecuredStandalone::grant`] names
     /// it): `DELETE` on the same path.
     pub fn revoke(&self, resource: &str, role: &str) -> Result<(), BrokerError> {

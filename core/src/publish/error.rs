@@ -55,6 +55,16 @@ pub enum PublishError {
         #[source]
         source: BoxError,
     },
+    /// The broker refused to let the service's role publish to the topic (or look it up);
+    /// nothing was sent, and sending again fails the same way until the role is granted it.
+    #[error("publishing to `{topic}` failed: {source}; nothing was sent")]
+    NotAuthorized {
+        /// The topic, as the broker resolved it.
+        topic: String,
+        /// The operation refused, the role, and what to grant.
+        #[source]
+        source: BoxError,
+    },
     /// The app has no broker to publish through.
     #[error("the app has no broker to publish through: add one with `with_broker`")]
     NoBroker,
@@ -92,6 +102,14 @@ impl PublishError {
     /// The broker refused the schema declared for `topic`, for `source`.
     pub fn schema(topic: impl Into<String>, source: impl Into<BoxError>) -> Self {
         PublishError::Schema {
+            topic: topic.into(),
+            source: source.into(),
+        }
+    }
+
+    /// The broker refused to let the service's role publish to `topic`, for `source`.
+    pub fn not_authorized(topic: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        PublishError::NotAuthorized {
             topic: topic.into(),
             source: source.into(),
         }
@@ -137,6 +155,10 @@ impl Clone for PublishError {
                 source: text(source),
             },
             PublishError::Refused { topic, source } => PublishError::Refused {
+                topic: topic.clone(),
+                source: text(source),
+            },
+            PublishError::NotAuthorized { topic, source } => PublishError::NotAuthorized {
                 topic: topic.clone(),
                 source: text(source),
             },

@@ -645,6 +645,33 @@ impl<Exe: Executor> PulsarBuilder<Exe> {
         Ok(self.with_certificate_chain(v))
     }
 
+    /// present a client certificate in TLS connections, for brokers that authenticate
+    /// clients by certificate (mutual TLS): its PEM certificate chain (the client's own
+    /// certificate first) and PEM PKCS#8 private key; native-tls runtimes only. To be
+    /// authenticated by the certificate, also use the `tls` authentication method
+    /// (`with_auth(Authentication { name: "tls".into(), data: vec![] })`)
+    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
+    pub fn with_client_certificate(
+        mut self,
+        certificate_chain: Vec<u8>,
+        private_key: Vec<u8>,
+    ) -> Self {
+        let client = crate::connection_manager::ClientCertificate {
+            certificate_chain,
+            private_key,
+        };
+        match &mut self.tls_options {
+            Some(tls) => tls.client_certificate = Some(client),
+            None => {
+                self.tls_options = Some(TlsOptions {
+                    client_certificate: Some(client),
+                    ..Default::default()
+                })
+            }
+        }
+        self
+    }
+
     /// The internal pending queue size for each producer on a topic partition. (default: 100)
     #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
     pub fn with_outbound_channel_size(mut self, size: usize) -> Self {

@@ -35,7 +35,7 @@ use crate::{
     },
     producer::{self, ProducerOptions},
     transaction::TxnId,
-    Certificate,
+    Certificate, ClientIdentity,
 };
 
 pub(crate) enum Register {
@@ -1032,6 +1032,7 @@ impl<Exe: Executor> Connection<Exe> {
         auth_data: Option<Arc<Mutex<Box<dyn crate::authentication::Authentication>>>>,
         proxy_to_broker_url: Option<String>,
         certificate_chain: &[Certificate],
+        client_identity: Option<&ClientIdentity>,
         allow_insecure_connection: bool,
         tls_hostname_verification_enabled: bool,
         connection_timeout: Duration,
@@ -1091,6 +1092,7 @@ impl<Exe: Executor> Connection<Exe> {
                 auth_data.clone(),
                 proxy_to_broker_url.clone(),
                 certificate_chain,
+                client_identity,
                 allow_insecure_connection,
                 tls_hostname_verification_enabled,
                 executor.clone(),
@@ -1132,9 +1134,13 @@ impl<Exe: Executor> Connection<Exe> {
 
         if retryable_errors.is_empty() {
             error!("connection error, not retryable: {:?}", fatal_errors);
-            Err(ConnectionError::Io(std::io::Error::other(
-                "fatal error when connecting to the Pulsar server",
-            )))
+            // The first error itself: it says why (the broker refused the credentials, the
+            // server's certificate did not verify, ..).
+            Err(fatal_errors.into_iter().next().unwrap_or_else(|| {
+                ConnectionError::Io(std::io::Error::other(
+                    "fatal error when connecting to the Pulsar server",
+                ))
+            }))
         } else {
             warn!("retry establish connection on: {:?}", retryable_errors);
             Err(retryable_errors.into_iter().next().unwrap())
@@ -1168,6 +1174,7 @@ impl<Exe: Executor> Connection<Exe> {
         auth: Option<Arc<Mutex<Box<dyn crate::authentication::Authentication>>>>,
         proxy_to_broker_url: Option<String>,
         certificate_chain: &[Certificate],
+        client_identity: Option<&ClientIdentity>,
         allow_insecure_connection: bool,
         tls_hostname_verification_enabled: bool,
         executor: Arc<Exe>,
@@ -1189,6 +1196,9 @@ impl<Exe: Executor> Connection<Exe> {
                         allow_insecure_connection || !tls_hostname_verification_enabled,
                     );
                     builder.danger_accept_invalid_certs(allow_insecure_connection);
+                    if let Some(identity) = client_identity {
+                        builder.identity(identity.clone());
+                    }
                     let cx = builder.build()?;
                     let cx = tokio_native_tls::TlsConnector::from(cx);
                     let stream = cx
@@ -1302,6 +1312,9 @@ impl<Exe: Executor> Connection<Exe> {
                         allow_insecure_connection || !tls_hostname_verification_enabled,
                     );
                     connector = connector.danger_accept_invalid_certs(allow_insecure_connection);
+                    if let Some(identity) = client_identity {
+                        connector = connector.identity(identity.clone());
+                    }
                     let stream = connector
                         .connect(&hostname, stream)
                         .await
@@ -1666,6 +1679,12 @@ pub(crate) mod messages {
                     proxy_to_broker_url,
                     client_version: proto::client_version(),
                     protocol_version: Some(12),
+                    // The client answers the broker's AuthChallenge with fresh credentials:
+                    // without this, a broker closes the connection when they expire.
+                    feature_flags: Some(proto::FeatureFlags {
+                        supports_auth_refresh: Some(true),
+                        ..Default::default()
+                    }),
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -2624,5 +2643,16 @@ mod tests {
             }
             _ => panic!("Unexpected message"),
         };
+    }
+
+    #[test]
+    fn connect_says_the_client_answers_auth_challenges() {
+        let connect = super::messages::connect(None, None);
+        let flags = connect
+            .command
+            .connect
+            .and_then(|c| c.feature_flags)
+            .expect("feature flags");
+        assert_eq!(flags.supports_auth_refresh, Some(true));
     }
 }

@@ -8,7 +8,9 @@ use futures::{channel::oneshot, lock::Mutex};
 use rand::Rng;
 use url::Url;
 
-use crate::{connection::Connection, error::ConnectionError, executor::Executor, Certificate};
+use crate::{
+    connection::Connection, error::ConnectionError, executor::Executor, Certificate, ClientIdentity,
+};
 
 /// holds connection information for a broker
 #[derive(Debug, Clone, Hash, PartialEq, Eq)]
@@ -86,6 +88,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_client_certificate_never_shows_its_key() {
+        let client = ClientCertificate {
+            certificate_chain: b"-----BEGIN CERTIFICATE-----".to_vec(),
+            private_key: b"-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleQ==".to_vec(),
+        };
+        let shown = format!("{client:?}");
+        assert!(!shown.contains("c2VjcmV0LWtleQ"), "{shown}");
+        assert!(shown.contains("<hidden>"), "{shown}");
+    }
+
+    #[cfg(any(feature = "tokio-runtime", feature = "async-std-runtime"))]
+    #[test]
+    fn a_key_that_is_not_pkcs8_is_refused_saying_so() {
+        let client = ClientCertificate {
+            certificate_chain: b"not a certificate".to_vec(),
+            private_key: b"not a key".to_vec(),
+        };
+        let error = client_identity(&client).err().expect("refused").to_string();
+        assert!(error.contains("PKCS#8"), "{error}");
+    }
+
+    #[test]
     fn test_allow_retry_no_max_retries() {
         let options = OperationRetryOptions {
             operation_timeout: Duration::from_secs(30),
@@ -143,6 +167,35 @@ pub struct TlsOptions {
     ///
     /// defaults to *true*
     pub tls_hostname_verification_enabled: bool,
+
+    /// the client's certificate and private key, for brokers that authenticate clients by
+    /// certificate (mutual TLS); native-tls runtimes only
+    ///
+    /// defaults to *None*
+    pub client_certificate: Option<ClientCertificate>,
+}
+
+/// A client certificate for mutual TLS: the certificate chain (PEM, the client's own
+/// certificate first) and its private key (PEM, PKCS#8: `-----BEGIN PRIVATE KEY-----`).
+#[derive(Clone)]
+pub struct ClientCertificate {
+    /// PEM encoded certificates, the client's own first
+    pub certificate_chain: Vec<u8>,
+    /// the PEM encoded PKCS#8 private key of the first certificate
+    pub private_key: Vec<u8>,
+}
+
+/// The private key is left out.
+impl std::fmt::Debug for ClientCertificate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCertificate")
+            .field(
+                "certificate_chain",
+                &format_args!("{} bytes", self.certificate_chain.len()),
+            )
+            .field("private_key", &"<hidden>")
+            .finish()
+    }
 }
 
 impl Default for TlsOptions {
@@ -152,6 +205,7 @@ impl Default for TlsOptions {
             certificate_chain: None,
             allow_insecure_connection: false,
             tls_hostname_verification_enabled: true,
+            client_certificate: None,
         }
     }
 }
@@ -179,6 +233,7 @@ pub struct ConnectionManager<Exe: Executor> {
     pub(crate) operation_retry_options: OperationRetryOptions,
     pub(crate) tls_options: TlsOptions,
     certificate_chain: Vec<Certificate>,
+    client_identity: Option<ClientIdentity>,
     outbound_channel_size: usize,
 }
 
@@ -234,6 +289,11 @@ impl<Exe: Executor> ConnectionManager<Exe> {
             }
         };
 
+        let client_identity = match tls_options.client_certificate.as_ref() {
+            None => None,
+            Some(client) => Some(client_identity(client)?),
+        };
+
         if let Some(auth) = auth.clone() {
             auth.lock().await.initialize().await?;
         }
@@ -247,6 +307,7 @@ impl<Exe: Executor> ConnectionManager<Exe> {
             operation_retry_options,
             tls_options,
             certificate_chain,
+            client_identity,
             outbound_channel_size,
         };
         let broker_address = BrokerAddress {
@@ -381,6 +442,7 @@ impl<Exe: Executor> ConnectionManager<Exe> {
                 self.auth.clone(),
                 proxy_url.clone(),
                 &self.certificate_chain,
+                self.client_identity.as_ref(),
                 self.tls_options.allow_insecure_connection,
                 self.tls_options.tls_hostname_verification_enabled,
                 self.connection_retry_options.connection_timeout,
@@ -597,4 +659,31 @@ impl<Exe: Executor> ConnectionManager<Exe> {
                 }
             });
     }
+}
+
+/// The identity TLS presents for `client` (native-tls: `Identity::from_pkcs8`).
+#[cfg(any(feature = "tokio-runtime", feature = "async-std-runtime"))]
+fn client_identity(client: &ClientCertificate) -> Result<ClientIdentity, ConnectionError> {
+    native_tls::Identity::from_pkcs8(&client.certificate_chain, &client.private_key).map_err(|e| {
+        ConnectionError::Io(std::io::Error::other(format!(
+            "the client certificate or its private key cannot be used (the key must be PEM \
+             PKCS#8, `BEGIN PRIVATE KEY`): {e}"
+        )))
+    })
+}
+
+/// The rustls runtimes present no client certificate.
+#[cfg(all(
+    any(
+        feature = "tokio-rustls-runtime-aws-lc-rs",
+        feature = "tokio-rustls-runtime-ring",
+        feature = "async-std-rustls-runtime-aws-lc-rs",
+        feature = "async-std-rustls-runtime-ring"
+    ),
+    not(any(feature = "tokio-runtime", feature = "async-std-runtime"))
+))]
+fn client_identity(_client: &ClientCertificate) -> Result<ClientIdentity, ConnectionError> {
+    Err(ConnectionError::Io(std::io::Error::other(
+        "client certificates need a native-tls runtime (tokio-runtime or async-std-runtime)",
+    )))
 }

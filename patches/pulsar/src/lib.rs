@@ -190,7 +190,7 @@ pub use admin::AdminClient;
 pub use client::{DeserializeMessage, Pulsar, PulsarBuilder, SerializeMessage};
 pub use connection::Authentication;
 pub use connection_manager::{
-    BrokerAddress, ConnectionRetryOptions, OperationRetryOptions, TlsOptions,
+    BrokerAddress, ClientCertificate, ConnectionRetryOptions, OperationRetryOptions, TlsOptions,
 };
 pub use consumer::{Consumer, ConsumerBuilder, ConsumerOptions};
 pub use error::Error;
@@ -245,6 +245,23 @@ pub mod transaction;
 pub(crate) type Certificate = rustls::pki_types::CertificateDer<'static>;
 #[cfg(any(feature = "tokio-runtime", feature = "async-std-runtime"))]
 pub(crate) type Certificate = native_tls::Certificate;
+
+/// The client's own certificate and key, presented to a broker that authenticates clients by
+/// certificate (mutual TLS): native-tls only.
+#[cfg(any(feature = "tokio-runtime", feature = "async-std-runtime"))]
+pub(crate) type ClientIdentity = native_tls::Identity;
+/// No client certificate can be made with the rustls runtimes (`TlsOptions::client_certificate`
+/// is refused there).
+#[cfg(all(
+    any(
+        feature = "tokio-rustls-runtime-aws-lc-rs",
+        feature = "tokio-rustls-runtime-ring",
+        feature = "async-std-rustls-runtime-aws-lc-rs",
+        feature = "async-std-rustls-runtime-ring"
+    ),
+    not(any(feature = "tokio-runtime", feature = "async-std-runtime"))
+))]
+pub(crate) type ClientIdentity = std::convert::Infallible;
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,7 @@ mod overrides;
 mod replay;
 mod start;
 
+use crate::credentials::Credentials;
 use std::sync::Arc;
 
 use ruststream::app::{Broker, RunningBroker, SettingSpec, StartContext, StartError};
@@ -58,7 +59,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::fr
 
 /// What a deployment may override without a code change: the values in `app()` are defaults,
 /// the environment variables replace them, the runner's flags replace both.
-pub const SETTINGS: [SettingSpec; 3] = [
+pub const SETTINGS: [SettingSpec; 11] = [
     SettingSpec::new(
         "pulsar.url",
         "RUSTSTREAM_PULSAR_URL",
@@ -77,6 +78,54 @@ pub const SETTINGS: [SettingSpec; 3] = [
         "RUSTSTREAM_PULSAR_NAMESPACE",
         "pulsar-namespace",
         "the tenant/namespace short topic names resolve in",
+    ),
+    SettingSpec::new(
+        "pulsar.token_file",
+        "RUSTSTREAM_PULSAR_TOKEN_FILE",
+        "pulsar-token-file",
+        "a file holding the JWT token, read again whenever a token is needed",
+    ),
+    SettingSpec::new(
+        "pulsar.tls_trust_certs",
+        "RUSTSTREAM_PULSAR_TLS_TRUST_CERTS",
+        "pulsar-tls-trust-certs",
+        "a PEM file of the CA certificates to trust for pulsar+ssl://",
+    ),
+    SettingSpec::new(
+        "pulsar.tls_cert",
+        "RUSTSTREAM_PULSAR_TLS_CERT",
+        "pulsar-tls-cert",
+        "the client certificate (PEM) for mutual TLS",
+    ),
+    SettingSpec::new(
+        "pulsar.tls_key",
+        "RUSTSTREAM_PULSAR_TLS_KEY",
+        "pulsar-tls-key",
+        "the client certificate's private key (PEM, PKCS#8) for mutual TLS",
+    ),
+    SettingSpec::new(
+        "pulsar.oauth2_issuer_url",
+        "RUSTSTREAM_PULSAR_OAUTH2_ISSUER_URL",
+        "pulsar-oauth2-issuer-url",
+        "the OAuth2 issuer to trade client credentials at",
+    ),
+    SettingSpec::new(
+        "pulsar.oauth2_credentials",
+        "RUSTSTREAM_PULSAR_OAUTH2_CREDENTIALS",
+        "pulsar-oauth2-credentials",
+        "the OAuth2 credentials file (JSON: client_id, client_secret)",
+    ),
+    SettingSpec::new(
+        "pulsar.oauth2_audience",
+        "RUSTSTREAM_PULSAR_OAUTH2_AUDIENCE",
+        "pulsar-oauth2-audience",
+        "the audience to ask OAuth2 tokens for",
+    ),
+    SettingSpec::new(
+        "pulsar.oauth2_scope",
+        "RUSTSTREAM_PULSAR_OAUTH2_SCOPE",
+        "pulsar-oauth2-scope",
+        "the scope to ask OAuth2 tokens for",
     ),
 ];
 
@@ -229,13 +278,53 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
 
     /// Authenticate with a JWT token (Pulsar's `token` authentication).
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
-        self.connection.token = Some(token.into());
+        let token = crate::credentials::Secret(token.into().into());
+        self.connection.credentials = Some(Credentials::Token(token));
         self
     }
 
-    /// Trust the CA certificates in this PEM file for `pulsar+ssl://` connections.
+    /// Authenticate with the JWT token in this file, read again each time one is needed (a
+    /// new connection, the broker asking for fresh credentials): a token rotated by a sidecar
+    /// is picked up without a restart.
+    pub fn with_token_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.connection.credentials = Some(Credentials::TokenFile(path.into()));
+        self
+    }
+
+    /// Authenticate with the JWT token in this environment variable, read again each time
+    /// one is needed.
+    pub fn with_token_from_env(mut self, variable: impl Into<String>) -> Self {
+        self.connection.credentials = Some(Credentials::TokenEnv(variable.into()));
+        self
+    }
+
+    /// Authenticate with OAuth2 client credentials: a short-lived token from the issuer,
+    /// fetched again before it expires (`docs/connecting.md`).
+    pub fn with_oauth2(mut self, oauth2: crate::OAuth2) -> Self {
+        self.connection.credentials = Some(Credentials::OAuth2(oauth2));
+        self
+    }
+
+    /// Trust the CA certificates in this PEM file for `pulsar+ssl://` connections (the
+    /// server's certificate is checked against them, and its name against the URL's host).
     pub fn with_trust_certificates(mut self, pem_file: impl Into<std::path::PathBuf>) -> Self {
         self.connection.trust_certificates = Some(pem_file.into());
+        self
+    }
+
+    /// Present this client certificate on `pulsar+ssl://` connections (mutual TLS): its PEM
+    /// certificate file (the client's certificate first) and PEM PKCS#8 private key file
+    /// (`BEGIN PRIVATE KEY`). Without a token or OAuth2, the service authenticates by the
+    /// certificate (Pulsar's `tls` authentication: the role is the certificate's CN).
+    pub fn with_client_certificate(
+        mut self,
+        certificate_pem: impl Into<std::path::PathBuf>,
+        private_key_pem: impl Into<std::path::PathBuf>,
+    ) -> Self {
+        self.connection.client_certificate = Some(crate::credentials::ClientCertificate {
+            certificate: certificate_pem.into(),
+            private_key: private_key_pem.into(),
+        });
         self
     }
 

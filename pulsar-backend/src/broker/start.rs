@@ -30,8 +30,25 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         if let Some(url) = &overrides.url {
             self.url.clone_from(url);
         }
+        use crate::credentials::{ClientCertificate, Credentials, Secret};
         if let Some(token) = &overrides.token {
-            self.connection.token = Some(token.clone());
+            let token = Secret(token.as_str().into());
+            self.connection.credentials = Some(Credentials::Token(token));
+        }
+        if let Some(path) = &overrides.token_file {
+            self.connection.credentials = Some(Credentials::TokenFile(path.clone()));
+        }
+        if let Some(oauth2) = &overrides.oauth2 {
+            self.connection.credentials = Some(Credentials::OAuth2(oauth2.clone()));
+        }
+        if let Some(path) = &overrides.trust_certificates {
+            self.connection.trust_certificates = Some(path.clone());
+        }
+        if let Some((certificate, private_key)) = &overrides.client_certificate {
+            self.connection.client_certificate = Some(ClientCertificate {
+                certificate: certificate.clone(),
+                private_key: private_key.clone(),
+            });
         }
         if let Some(namespace) = &overrides.namespace {
             self.namespace = Some(namespace.clone());

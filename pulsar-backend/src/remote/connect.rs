@@ -49,10 +49,26 @@ pub(crate) async fn connect<Exe: Executor>(
 ) -> Result<Pulsar<Exe>, StartError> {
     let deadline = Instant::now() + bound;
     let certificates = match &connection.trust_certificates {
-        Some(path) => Some(read_certificates(url, path)?),
+        Some(path) => Some(read_pem(url, path, "the trust certificates", TRUST)?),
         None => None,
     };
-    let builder = || client_builder(url, connection, certificates.clone(), exe.clone());
+    let identity = match &connection.client_certificate {
+        Some(client) => Some((
+            read_pem(url, &client.certificate, "the client certificate", CLIENT)?,
+            read_pem(
+                url,
+                &client.private_key,
+                "the client certificate's key",
+                CLIENT,
+            )?,
+        )),
+        None => None,
+    };
+    let tls = Tls {
+        certificates,
+        identity,
+    };
+    let builder = || client_builder(url, connection, &tls, exe.clone());
     let mut pause = FIRST_PAUSE;
     let mut attempt: u32 = 0;
     loop {
@@ -107,22 +123,38 @@ pub(crate) async fn connect<Exe: Executor>(
     }
 }
 
+/// The TLS material, read once for every attempt: the CA certificates to trust, and the
+/// client certificate and its key.
+struct Tls {
+    certificates: Option<Vec<u8>>,
+    identity: Option<(Vec<u8>, Vec<u8>)>,
+}
+
 /// A client builder with the broker's authentication and TLS settings.
 fn client_builder<Exe: Executor>(
     url: &BrokerUrl,
     connection: &Connection,
-    certificates: Option<Vec<u8>>,
+    tls: &Tls,
     exe: Exe,
 ) -> PulsarBuilder<Exe> {
     let mut builder = Pulsar::builder(url.to_string(), exe);
-    if let Some(token) = &connection.token {
-        builder = builder.with_auth(pulsar::Authentication {
-            name: "token".into(),
-            data: token.clone().into_bytes(),
-        });
+    match (&connection.credentials, &tls.identity) {
+        (Some(credentials), _) => builder = builder.with_auth_provider(credentials.provider()),
+        // Authenticated by its certificate alone: the broker's `tls` provider takes the
+        // role from the certificate's CN.
+        (None, Some(_)) => {
+            builder = builder.with_auth(pulsar::Authentication {
+                name: "tls".into(),
+                data: Vec::new(),
+            })
+        }
+        (None, None) => {}
     }
-    if let Some(pem) = certificates {
-        builder = builder.with_certificate_chain(pem);
+    if let Some(pem) = &tls.certificates {
+        builder = builder.with_certificate_chain(pem.clone());
+    }
+    if let Some((certificate, key)) = &tls.identity {
+        builder = builder.with_client_certificate(certificate.clone(), key.clone());
     }
     if connection.allow_insecure_tls {
         builder = builder.with_allow_insecure_connection(true);
@@ -130,14 +162,18 @@ fn client_builder<Exe: Executor>(
     builder
 }
 
-/// The trust certificates, read once for every attempt.
-fn read_certificates(url: &BrokerUrl, path: &Path) -> Result<Vec<u8>, StartError> {
+/// Where the trust certificates are given.
+const TRUST: &str = "PulsarBroker::with_trust_certificates(..)";
+/// Where the client certificate is given.
+const CLIENT: &str = "PulsarBroker::with_client_certificate(..)";
+
+/// A PEM file given at `given`, read once for every attempt.
+fn read_pem(url: &BrokerUrl, path: &Path, what: &str, given: &str) -> Result<Vec<u8>, StartError> {
     std::fs::read(path).map_err(|e| {
         connect_error(
             &url.to_string(),
             format!(
-                "cannot read the trust certificates `{}` given to \
-                 `PulsarBroker::with_trust_certificates(..)`: {e}",
+                "cannot read {what} `{}` given to `{given}`: {e}",
                 path.display()
             ),
         )

@@ -4,6 +4,7 @@
 //! resend delay, receiver queue sized to the concurrency), and one producer per topic
 //! partition for publishing, batched and pipelined ([`publish`]).
 
+mod authorization;
 mod connect;
 mod consumer;
 #[cfg(feature = "async-std")]
@@ -50,11 +51,12 @@ pub(crate) fn add_drivers<S: Send + Sync + 'static, H: ruststream::Handler<S>>(
     let _ = (mount, handler);
 }
 
-/// How to reach the server, besides its URL.
+/// How to reach the server, besides its URL (its `Debug` shows no secret).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Connection {
-    pub(crate) token: Option<String>,
+    pub(crate) credentials: Option<crate::credentials::Credentials>,
     pub(crate) trust_certificates: Option<std::path::PathBuf>,
+    pub(crate) client_certificate: Option<crate::credentials::ClientCertificate>,
     pub(crate) allow_insecure_tls: bool,
 }
 
@@ -118,13 +120,36 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
 }
 
 fn connect_error(url: &str, what: impl std::fmt::Display) -> StartError {
+    let what = what.to_string();
     StartError::Connect {
         broker: "pulsar",
         source: format!(
-            "cannot connect to the Pulsar broker at {url}: {what}. Check that it runs and \
-             listens there, or run with `--embedded` to use the in-process broker"
+            "cannot connect to the Pulsar broker at {url}: {what}. {}",
+            advice(&what)
         )
         .into(),
+    }
+}
+
+/// What to check for a connection that failed with `what` (`docs/connecting.md`).
+fn advice(what: &str) -> &'static str {
+    let has = |needle: &str| what.contains(needle);
+    if has("certificate verify failed") {
+        "The broker's certificate was not signed by a CA the service trusts, or does not name \
+         the URL's host: check `PulsarBroker::with_trust_certificates` (--pulsar-tls-trust-certs) \
+         and the host in the URL"
+    } else if has("alert certificate expired") {
+        "The broker refused the client certificate as expired: renew it \
+         (`PulsarBroker::with_client_certificate`, --pulsar-tls-cert)"
+    } else if has("alert") && has("SSL") {
+        "The broker refused the TLS handshake: check the client certificate and the CA that \
+         signed it (`PulsarBroker::with_client_certificate`)"
+    } else if has("Authentication error") || has("AuthenticationError") {
+        "The broker or the issuer refused the credentials: check the token or the OAuth2 \
+         client credentials"
+    } else {
+        "Check that it runs and listens there, or run with `--embedded` to use the in-process \
+         broker"
     }
 }
 
@@ -224,6 +249,7 @@ impl<Exe: Executor> RemoteTransport<Exe> {
                     settings.key_hashing,
                 )
                 .chunking(settings.chunk_over)
+                .credentials(settings.connection.credentials.clone())
                 .batching(settings.batching)
                 .pending(settings.pending.0, settings.pending.1),
             ),
@@ -290,6 +316,23 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
                             .into(),
                         }
                     }
+                    _ if authorization::is_refused(&e) => StartError::Connect {
+                        broker: "pulsar",
+                        source: format!(
+                            "cannot subscribe `{}` to {} as {}: {}",
+                            planned.subscription,
+                            planned.topics,
+                            planned.kind,
+                            authorization::refused(
+                                self.settings.connection.credentials.as_ref(),
+                                "subscribe to",
+                                &planned.topics.to_string(),
+                                "consume",
+                                &e
+                            )
+                        )
+                        .into(),
+                    },
                     _ => StartError::Connect {
                         broker: "pulsar",
                         source: format!(

@@ -38,7 +38,11 @@ impl Probe {
                 timer.sleep(PROBE_EVERY).await;
                 let lookup = Box::pin(pulsar.lookup_topic(topic.clone()));
                 let answered = match select(lookup, timer.sleep(PROBE_EVERY)).await {
-                    Either::Left((result, _)) => result.is_ok(),
+                    // A broker that refuses the lookup to the role answers all the same.
+                    Either::Left((result, _)) => match result {
+                        Ok(_) => true,
+                        Err(e) => super::authorization::is_refused(&e),
+                    },
                     Either::Right(_) => false,
                 };
                 if answered != me.answered.swap(answered, Ordering::SeqCst) {

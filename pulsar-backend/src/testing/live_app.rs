@@ -150,6 +150,13 @@ impl<A: App> LiveAppBuilder<A> {
         self
     }
 
+    /// Replace more of the app's broker settings (credentials, TLS): `change` is given the
+    /// overrides so far.
+    pub fn overrides(mut self, change: impl FnOnce(PulsarOverrides) -> PulsarOverrides) -> Self {
+        self.overrides = change(self.overrides);
+        self
+    }
+
     async fn build(self) -> Result<LiveApp, StartError> {
         let calls = Arc::new(Recorder::default());
         let parts: AppParts<A::State> = self.app.into_parts();

@@ -120,6 +120,8 @@ pub(crate) struct Publisher<Exe: Executor> {
     chunk_over: Option<usize>,
     /// The producers of transactional sends, by partition name and kind.
     txn_producers: Mutex<Vec<(String, Kind, TxnProducer<Exe>)>>,
+    /// How the service authenticates: the role a refusal names.
+    credentials: Option<crate::credentials::Credentials>,
 }
 
 /// Where one message goes: a partition of a looked-up topic.
@@ -144,7 +146,17 @@ impl<Exe: Executor> Publisher<Exe> {
             room: Arc::new(Room::new(MAX_PENDING_MESSAGES, MAX_PENDING_BYTES)),
             chunk_over: None,
             txn_producers: Mutex::new(Vec::new()),
+            credentials: None,
         }
+    }
+
+    /// Name the role of `credentials` when the broker refuses a publish to it.
+    pub(crate) fn credentials(
+        mut self,
+        credentials: Option<crate::credentials::Credentials>,
+    ) -> Self {
+        self.credentials = credentials;
+        self
     }
 
     /// Publish messages larger than `chunk_over` bytes as chunks, if set.
@@ -183,14 +195,24 @@ impl<Exe: Executor> Publisher<Exe> {
             .pulsar
             .lookup_partitioned_topic_number(topic)
             .await
-            .map_err(|e| {
-                PublishError::broker(
+            .map_err(|e| match super::authorization::is_refused(&e) {
+                true => PublishError::not_authorized(
+                    topic,
+                    super::authorization::refused(
+                        self.credentials.as_ref(),
+                        "look up",
+                        topic,
+                        "produce",
+                        &e,
+                    ),
+                ),
+                false => PublishError::broker(
                     topic,
                     format!(
                         "looking up its partitions: {e} (check that the broker is reachable \
                          and that the token may look the topic up)"
                     ),
-                )
+                ),
             })?;
         let names = if partitions == 0 {
             vec![topic.to_owned()]
@@ -268,6 +290,7 @@ impl<Exe: Executor> Publisher<Exe> {
     /// Open a producer (not batching) of `topic` for messages of `kind`.
     fn build_producer(&self, topic: String, kind: Kind) -> outlet::Open<Exe> {
         let pulsar = self.pulsar.clone();
+        let credentials = self.credentials.clone();
         let name = topic;
         let Kind {
             codec,
@@ -301,6 +324,16 @@ impl<Exe: Executor> Publisher<Exe> {
                             ),
                         )
                     }
+                    _ if super::authorization::is_refused(&e) => PublishError::not_authorized(
+                        &name,
+                        super::authorization::refused(
+                            credentials.as_ref(),
+                            "publish to",
+                            &name,
+                            "produce",
+                            &e,
+                        ),
+                    ),
                     _ => PublishError::broker(
                         &name,
                         format!(

@@ -19,6 +19,7 @@
 //! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`], [`params`] |
 //! | code around handlers and publishes (middleware) | [`middleware`] |
 //! | the app: startup, brokers | [`mod@app`] |
+//! | what a service says about itself (AsyncAPI's model) | [`describe`] |
 //! | moving dead-lettered messages back (`dead-letter replay`) | [`replay`] |
 //! | spawn and timer contracts, and a manual clock | [`runtime`] |
 //! | the clock-free instant type | [`time`] |
@@ -37,6 +38,7 @@ mod boxed;
 pub mod codec;
 pub mod completion;
 mod compression;
+pub mod describe;
 pub mod handler;
 pub mod machine;
 pub mod message;

@@ -30,6 +30,18 @@ pub trait Outgoing: serde::Serialize {
     fn schema() -> Option<crate::schema::Schema> {
         None
     }
+
+    /// The type as a message of the service's description (`<service> asyncapi`):
+    /// `#[derive(Outgoing)]` writes it with the type's encoding and schema (a JSON Schema
+    /// where the type also derives `schemars::JsonSchema` and the `schemars` feature is on).
+    fn message() -> crate::describe::MessageInfo {
+        crate::describe::probe::message(
+            core::any::type_name::<Self>(),
+            "application/json",
+            Self::schema(),
+            None,
+        )
+    }
 }
 
 /// A value could not be encoded as a payload.

@@ -168,6 +168,28 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             }
         }
     });
+    // The type as a message of `<service> asyncapi`: its encoding, and a JSON Schema where
+    // it derives `schemars::JsonSchema` (probed on the concrete type; a generic type keeps the
+    // trait's default).
+    let content_type = match codec_name.as_deref() {
+        Some("msgpack") => "application/msgpack",
+        Some("avro") => "avro/binary",
+        _ => "application/json",
+    };
+    let message_fn = input.generics.params.is_empty().then(|| {
+        quote! {
+            fn message() -> ::ruststream::describe::MessageInfo {
+                #[allow(unused_imports)]
+                use ::ruststream::describe::probe::traits::*;
+                ::ruststream::describe::probe::message(
+                    ::core::any::type_name::<Self>(),
+                    #content_type,
+                    <Self as ::ruststream::outgoing::Outgoing>::schema(),
+                    (&&&::ruststream::describe::probe::Probe::<Self>::new()).json_schema(),
+                )
+            }
+        }
+    });
     Ok(quote! {
         impl #impl_generics ::ruststream::outgoing::Outgoing for #ident #ty_generics #where_clause {
             const TOPIC: &'static str = #topic;
@@ -175,6 +197,7 @@ pub(crate) fn expand(item: TokenStream) -> syn::Result<TokenStream> {
             #batching
             #encode
             #schema_fn
+            #message_fn
         }
     })
 }

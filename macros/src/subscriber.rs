@@ -160,6 +160,39 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             }
         }
     };
+    // What the handler reads, for `<service> asyncapi`: the payload's type, encoding and
+    // schema, and whether a parameter reads the key or the properties.
+    let message_info = if raw {
+        quote!(
+            ::ruststream::describe::MessageInfo::new("bytes", "application/octet-stream")
+                .with_payload(::ruststream::describe::PayloadSchema::Bytes)
+        )
+    } else {
+        quote! {
+            ::ruststream::describe::probe::message(
+                ::core::any::type_name::<#payload_ty>(),
+                <#payload_ty as ::ruststream::handler::Payload>::content_type(),
+                <#payload_ty as ::ruststream::handler::Payload>::schema(),
+                (&&&::ruststream::describe::probe::Probe::<#payload_ty>::new()).json_schema(),
+            )
+        }
+    };
+    let describe = quote! {
+        fn message(&self) -> ::ruststream::describe::MessageInfo {
+            #[allow(unused_imports)]
+            use ::ruststream::describe::probe::traits::*;
+            #[allow(unused_mut)]
+            let mut info = #message_info;
+            #(
+                ::ruststream::describe::probe::note(
+                    &mut info,
+                    (&&&::ruststream::describe::probe::Probe::<#extract_tys>::new()).part(),
+                );
+            )*
+            info
+        }
+    };
+
     let payload_check = if raw {
         quote!()
     } else {
@@ -264,6 +297,8 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             }
 
             #payload_schema
+
+            #describe
         }
 
         #handler_impl

@@ -33,6 +33,16 @@ pub struct Cli {
     #[cfg(feature = "http")]
     #[arg(long, value_name = "ADDR", env = "RUSTSTREAM_HTTP_ADDR", global = true)]
     pub http: Option<String>,
+    /// With --http: also serve the service's AsyncAPI document (/asyncapi.json,
+    /// /asyncapi.yaml) and a page of it (/asyncapi).
+    #[cfg(feature = "http")]
+    #[arg(
+        long,
+        requires = "http",
+        env = "RUSTSTREAM_HTTP_ASYNCAPI",
+        global = true
+    )]
+    pub http_asyncapi: bool,
 }
 
 /// A command of the runner.
@@ -44,6 +54,9 @@ pub enum RunnerCommand {
     /// Dead-lettered messages: move them back.
     #[command(subcommand)]
     DeadLetter(DeadLetterCommand),
+    /// Print the service's AsyncAPI 3 document, built from its registrations without
+    /// connecting, or check it against a committed one (--check FILE).
+    Asyncapi(crate::asyncapi::AsyncapiArgs),
 }
 
 /// The command line parsed: the runner's options, the settings given, and the matches the

@@ -3,7 +3,9 @@
 //! - `/healthz`: 200 while the process runs (alive);
 //! - `/readyz`: 200 when every broker can do its work (its consumers connected), 503 while the
 //!   app starts, while a broker is unreachable, and while it stops; the body says why;
-//! - `/metrics`: every metric of the `metrics` facade in Prometheus's text format.
+//! - `/metrics`: every metric of the `metrics` facade in Prometheus's text format;
+//! - with `--http-asyncapi` only: `/asyncapi.json`, `/asyncapi.yaml` (the service's AsyncAPI
+//!   document) and `/asyncapi` (a page of it).
 //!
 //! A thread-based server keeps it independent of the app's runtime.
 
@@ -20,6 +22,24 @@ const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 10.0, 60.0,
 ];
 
+/// The service's AsyncAPI document as served, rendered once.
+pub(crate) struct Served {
+    json: String,
+    yaml: String,
+    page: String,
+}
+
+impl Served {
+    /// `document` as JSON, YAML and a page.
+    pub(crate) fn of(document: &serde_json::Value) -> Served {
+        Served {
+            json: serde_json::to_string_pretty(document).unwrap_or_default(),
+            yaml: crate::asyncapi::to_yaml(document),
+            page: crate::asyncapi::page(document),
+        }
+    }
+}
+
 /// The running endpoint: what `/readyz` asks, and the server to stop.
 pub(crate) struct Endpoint {
     server: Arc<Server>,
@@ -32,8 +52,9 @@ impl Endpoint {
     /// Listen on `addr` (port 0: any free port) and serve from a thread. Installs the
     /// Prometheus recorder, unless the service installed a recorder of its own (then
     /// `/metrics` says so).
-    pub(crate) fn start(addr: &str) -> Result<Endpoint, String> {
+    pub(crate) fn start(addr: &str, asyncapi: Option<Served>) -> Result<Endpoint, String> {
         let metrics = install_recorder();
+        let served = asyncapi.is_some();
         let server =
             Server::http(addr).map_err(|e| format!("cannot listen on `{addr}` for --http: {e}"))?;
         let addr = server.server_addr().to_ip().ok_or_else(|| {
@@ -46,10 +67,10 @@ impl Endpoint {
             let readiness = readiness.clone();
             std::thread::Builder::new()
                 .name("ruststream-http".into())
-                .spawn(move || serve(&server, &readiness, metrics.as_ref()))
+                .spawn(move || serve(&server, &readiness, metrics.as_ref(), asyncapi.as_ref()))
                 .map_err(|e| format!("cannot start the --http thread: {e}"))?
         };
-        tracing::info!(%addr, "http endpoint listening: /healthz /readyz /metrics");
+        tracing::info!(%addr, "http endpoint listening: /healthz /readyz /metrics{}", if served { " /asyncapi" } else { "" });
         Ok(Endpoint {
             server,
             readiness,
@@ -103,6 +124,7 @@ fn serve(
     server: &Server,
     readiness: &Mutex<Option<HealthCheck>>,
     metrics: Option<&PrometheusHandle>,
+    asyncapi: Option<&Served>,
 ) {
     for request in server.incoming_requests() {
         let (status, body, content_type) = match request.url() {
@@ -123,9 +145,24 @@ fn serve(
                     "text/plain",
                 ),
             },
+            "/asyncapi.json" | "/asyncapi.yaml" | "/asyncapi" if asyncapi.is_some() => {
+                let served = asyncapi.expect("checked");
+                match request.url() {
+                    "/asyncapi.json" => (200, served.json.clone(), "application/json"),
+                    "/asyncapi.yaml" => (200, served.yaml.clone(), "application/yaml"),
+                    _ => (200, served.page.clone(), "text/html; charset=utf-8"),
+                }
+            }
             other => (
                 404,
-                format!("no `{other}` here: /healthz, /readyz or /metrics\n"),
+                format!(
+                    "no `{other}` here: /healthz, /readyz, /metrics{}\n",
+                    if asyncapi.is_some() {
+                        ", /asyncapi, /asyncapi.json or /asyncapi.yaml"
+                    } else {
+                        " (and /asyncapi with --http-asyncapi)"
+                    }
+                ),
                 "text/plain",
             ),
         };

@@ -20,6 +20,9 @@
 //!                           process ends once nothing is left to do
 //!   --publish <TOPIC=FILE>  publish every line of FILE to TOPIC after startup, read as it
 //!                           goes; with --embedded, handled as it goes (PUBLISH_WINDOW)
+//!                           asyncapi [--yaml] [-o FILE] [--check FILE]: the service's
+//!                             AsyncAPI document, from its registrations, without connecting;
+//!                             --check names each breaking change against FILE (exit 1)
 //!   --publish-source        with --publish: set the property source=FILE:LINE on each
 //!   --pulsar-url <VALUE>    [env: RUSTSTREAM_PULSAR_URL] and every other setting the app's
 //!                           brokers declare (`Broker::settings`); the app's values are defaults
@@ -60,6 +63,7 @@
 //! their level; pulsar-rs's trace records, which print the token it sends, never are. A
 //! service that installs its own subscriber (or `log` logger) before `main` keeps it.
 
+pub mod asyncapi;
 mod cli;
 mod dead_letter_args;
 mod flags;

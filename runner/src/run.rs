@@ -93,6 +93,9 @@ fn process<A: App>(
             return ExitCode::from(2);
         }
     }
+    if let Some(RunnerCommand::Asyncapi(args)) = &parsed.cli.command {
+        return crate::asyncapi::command::run(&parts, &parsed.settings, args);
+    }
     if let Some(RunnerCommand::DeadLetter(DeadLetterCommand::Replay(args))) = &parsed.cli.command {
         crate::logging::init(None);
         let args = args.clone();
@@ -118,6 +121,18 @@ async fn run<S: Send + Sync + 'static>(
     clock: Option<ManualClock>,
 ) -> ExitCode {
     let name = parts.info.name().to_owned();
+    // The document is built before the brokers start (starting consumes them).
+    #[cfg(feature = "http")]
+    let asyncapi = match cli.http_asyncapi {
+        false => None,
+        true => match crate::asyncapi::command::describe(&parts, &settings) {
+            Ok(document) => Some(crate::http::Served::of(&document)),
+            Err(e) => {
+                eprintln!("{name}: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     let context = match &clock {
         Some(clock) => StartContext::new(Arc::new(WithClock::new(SpawnOf(runtime), clock.clone())))
             .in_process(),
@@ -126,7 +141,11 @@ async fn run<S: Send + Sync + 'static>(
     .with(settings);
     let mut stop = shutdown_signal();
     #[cfg(feature = "http")]
-    let endpoint = match cli.http.as_deref().map(crate::http::Endpoint::start) {
+    let endpoint = match cli
+        .http
+        .as_deref()
+        .map(|addr| crate::http::Endpoint::start(addr, asyncapi))
+    {
         Some(Ok(endpoint)) => {
             eprintln!("{name}: http endpoint on {}", endpoint.addr());
             Some(endpoint)

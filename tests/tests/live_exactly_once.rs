@@ -624,6 +624,12 @@ const CASES: &[(&str, CaseFn)] = &[
 
 /// One broker with transactions and batch-index acknowledgement for every case, each case in a
 /// fresh namespace, one case at a time.
+/// The failed cases and why, in the order they ran.
+fn failures() -> &'static Mutex<Vec<String>> {
+    static FAILURES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    &FAILURES
+}
+
 fn main() -> ExitCode {
     static NEXT_NAMESPACE: AtomicU64 = AtomicU64::new(0);
     let begun = Instant::now();
@@ -671,7 +677,19 @@ fn main() -> ExitCode {
             apache
                 .create_namespace(&ns)
                 .map_err(|e| Failed::from(e.to_string()))?;
-            case(&apache, &ns)
+            let result = case(&apache, &ns);
+            if let Err(failed) = &result {
+                // Printed again at the very end, after the broker has stopped, so that the tail
+                // of a long CI log holds why the run failed.
+                failures()
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(format!(
+                        "{name}: {}",
+                        failed.message().unwrap_or("(no message)")
+                    ));
+            }
+            result
         }));
     }
     let conclusion = libtest_mimic::run(&args, trials);
@@ -680,6 +698,13 @@ fn main() -> ExitCode {
         "live_exactly_once: {:.1} s in all",
         begun.elapsed().as_secs_f64()
     );
+    for failure in failures()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+    {
+        eprintln!("live_exactly_once: FAILED {failure}");
+    }
     if conclusion.has_failed() {
         ExitCode::FAILURE
     } else {

@@ -32,6 +32,18 @@ pub trait Broker<S>: Send + 'static {
         &[]
     }
 
+    /// What the service does on this broker, for its description (`<service> asyncapi`):
+    /// where it connects, with `settings` applied as [`Broker::start`] would apply them
+    /// (credentials left out), and the channels and operations of its registrations, checked
+    /// as at start. No I/O. The default: nothing described.
+    fn describe(
+        &self,
+        settings: &super::Settings,
+    ) -> Result<crate::describe::Description, StartError> {
+        let _ = settings;
+        Ok(crate::describe::Description::new())
+    }
+
     /// Connect on `context`'s runtime (or, when [`StartContext::is_in_process`], start on the
     /// broker's in-process stand-in) and start one driver per subscription. Every wait of the
     /// broker (retry delays, reconnect back-off) runs on that runtime's timer.

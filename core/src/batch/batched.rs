@@ -78,6 +78,10 @@ impl<H: Described> Described for Batched<H> {
     fn payload_schema(&self) -> Option<crate::schema::Schema> {
         self.handler.payload_schema()
     }
+
+    fn message(&self) -> crate::describe::MessageInfo {
+        self.handler.message()
+    }
 }
 
 #[diagnostic::do_not_recommend]

@@ -86,6 +86,10 @@ impl<T: AvroSchema + serde::de::DeserializeOwned + 'static> Payload for Avro<T> 
     fn schema() -> Option<Schema> {
         Some(avro_schema::<T>())
     }
+
+    fn content_type() -> &'static str {
+        "avro/binary"
+    }
 }
 
 /// A JSON payload whose type describes itself: a handler parameter `refund: &Json<Refund>`

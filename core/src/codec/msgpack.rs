@@ -32,6 +32,10 @@ impl<T: serde::de::DeserializeOwned> Payload for MsgPack<T> {
                 },
             })
     }
+
+    fn content_type() -> &'static str {
+        "application/msgpack"
+    }
 }
 
 /// `value` in MessagePack, structs as maps (field names kept, so that readers in other

@@ -61,6 +61,10 @@ impl<T: prost::Message + Default + ProtobufSchema> Payload for Protobuf<T> {
     fn schema() -> Option<Schema> {
         Some(protobuf_schema::<T>())
     }
+
+    fn content_type() -> &'static str {
+        "application/x-protobuf"
+    }
 }
 
 /// `value` in Protobuf's binary encoding.

@@ -102,4 +102,12 @@ pub trait Described {
     fn payload_schema(&self) -> Option<crate::schema::Schema> {
         None
     }
+
+    /// What the handler reads, for the service's description (`<service> asyncapi`): its
+    /// payload type, encoding and schema, and whether it reads the key and the properties.
+    /// `#[subscriber]` writes it from the function's parameters.
+    fn message(&self) -> crate::describe::MessageInfo {
+        crate::describe::MessageInfo::new("payload", "application/octet-stream")
+            .with_payload(crate::describe::PayloadSchema::Bytes)
+    }
 }

@@ -27,6 +27,12 @@ pub trait Payload: Sized {
     fn schema() -> Option<crate::schema::Schema> {
         None
     }
+
+    /// The payload's media type, for the service's description (`<service> asyncapi`):
+    /// JSON's by default.
+    fn content_type() -> &'static str {
+        "application/json"
+    }
 }
 
 impl<T: serde::de::DeserializeOwned> Payload for T {

@@ -350,6 +350,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         let descriptor = handler.descriptor().into_subscription();
         let dead_letters = handler.dead_letters();
         let payload_schema = handler.payload_schema();
+        let message = handler.message();
         let handler_batch = handler.batch_policy();
         let handler = Arc::new(handler);
         let mut mount = Mount::new(handler.name());
@@ -357,6 +358,7 @@ impl<S: Send + Sync + 'static> PulsarBroker<S> {
         crate::remote::add_drivers(&mut mount, &handler);
         let mut registration = Registration::new(Arc::new(mount), descriptor, dead_letters);
         registration.payload_schema = payload_schema;
+        registration.message = message;
         registration.handler_batch = handler_batch;
         self.registrations.push(registration);
         Mounted::new(self.registrations.last_mut().expect("just pushed"))
@@ -379,6 +381,29 @@ impl<S: Send + Sync + 'static> Broker<S> for PulsarBroker<S> {
 
     fn settings(&self) -> &'static [SettingSpec] {
         &SETTINGS
+    }
+
+    fn describe(
+        &self,
+        settings: &ruststream::app::Settings,
+    ) -> Result<ruststream::describe::Description, StartError> {
+        // The URL and namespace the process would start with (credentials play no part).
+        let overrides = PulsarOverrides::from_settings(settings);
+        let url = overrides.url.as_deref().unwrap_or(&self.url);
+        let namespace = overrides.namespace.as_deref().or(self.namespace.as_deref());
+        let checked = crate::registration::check(
+            &crate::registration::BrokerSettings {
+                url,
+                default_subscription: &self.default_subscription,
+                namespace,
+                connect_timeout: self.connect_timeout,
+            },
+            &self.registrations,
+        )?;
+        let tenant = namespace
+            .and_then(|ns| ns.split('/').next())
+            .unwrap_or("public");
+        Ok(crate::registration::describe(&checked, tenant))
     }
 
     fn start(

@@ -144,6 +144,19 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             );
             continue;
         }
+        let mut publishes = Vec::new();
+        for (declared, message) in &reg.publishes {
+            match resolve(declared) {
+                Ok(topic) => publishes.push((topic, message.clone())),
+                Err(e) => problems.push(
+                    format!(
+                        "handler `{name}`: the topic it publishes `{}` to: {e}",
+                        message.name
+                    )
+                    .into(),
+                ),
+            }
+        }
         let Some(topics) = topics else { continue };
         if let Some(other) = seen.insert((topics.to_string(), subscription.clone()), name) {
             problems.push(
@@ -229,6 +242,8 @@ pub(crate) fn check<S: Send + Sync + 'static>(
                     batch,
                     transaction: reg.transaction,
                     schema: None,
+                    message: reg.message.clone(),
+                    publishes: publishes.clone(),
                 });
             }
         }
@@ -251,6 +266,8 @@ pub(crate) fn check<S: Send + Sync + 'static>(
             batch,
             transaction: reg.transaction,
             schema: reg.payload_schema.clone(),
+            message: reg.message.clone(),
+            publishes,
         });
     }
     match (problems.is_empty(), url) {

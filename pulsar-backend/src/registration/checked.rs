@@ -44,6 +44,10 @@ pub(crate) struct CheckedSubscription<S> {
     /// The schema it subscribes with (the handler's payload schema; none on the retry topic,
     /// whose copies ruststream writes without one).
     pub(crate) schema: Option<ruststream::Schema>,
+    /// What the handler reads, for the service's description.
+    pub(crate) message: ruststream::describe::MessageInfo,
+    /// The topics it declared it publishes to, resolved, and what.
+    pub(crate) publishes: Vec<(TopicName, ruststream::describe::MessageInfo)>,
 }
 
 /// A broker's registrations, all checked: its URL and its subscriptions.

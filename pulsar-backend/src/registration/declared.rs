@@ -33,6 +33,10 @@ pub(crate) struct Registration<S> {
     pub(crate) handler_batch: Option<ruststream::batch::BatchPolicy>,
     /// Each delivery in a transaction of its own (`Mounted::transactional`).
     pub(crate) transaction: Option<ruststream::transaction::TransactionPolicy>,
+    /// What the handler reads, for the service's description (`Described::message`).
+    pub(crate) message: ruststream::describe::MessageInfo,
+    /// The topics it publishes to and what, as declared (`Mounted::publishes`).
+    pub(crate) publishes: Vec<(String, ruststream::describe::MessageInfo)>,
 }
 
 impl<S> Registration<S> {
@@ -57,6 +61,8 @@ impl<S> Registration<S> {
             batch: None,
             handler_batch: None,
             transaction: None,
+            message: ruststream::describe::MessageInfo::new("payload", "application/octet-stream"),
+            publishes: Vec::new(),
         }
     }
 }
@@ -81,6 +87,17 @@ impl<'a, S> Mounted<'a, S> {
     /// Deliver one message at most `attempts` times, the first included.
     pub fn max_attempts(self, attempts: NonZeroU32) -> Self {
         self.registration.max_attempts = Some(attempts);
+        self
+    }
+
+    /// Declare that the handler publishes `T` (an `#[outgoing]` type) to its topic, so that
+    /// the service's description (`<service> asyncapi`) shows the topic and a send operation
+    /// for it. Publishing works without it; the description cannot see inside a handler.
+    pub fn publishes<T: ruststream::Outgoing>(self) -> Self {
+        let topic = T::TOPIC.to_owned();
+        if !self.registration.publishes.iter().any(|(t, _)| *t == topic) {
+            self.registration.publishes.push((topic, T::message()));
+        }
         self
     }
 

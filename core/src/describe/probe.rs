@@ -181,8 +181,14 @@ mod tests {
         else {
             panic!("a JSON Schema");
         };
-        assert_eq!(schema["properties"]["card"]["$ref"], "#/components/schemas/Card");
-        assert_eq!(schema["components"]["schemas"]["Card"]["required"][0], "last4");
+        assert_eq!(
+            schema["properties"]["card"]["$ref"],
+            "#/components/schemas/Card"
+        );
+        assert_eq!(
+            schema["components"]["schemas"]["Card"]["required"][0],
+            "last4"
+        );
         assert!(schema.get("$schema").is_none());
     }
 

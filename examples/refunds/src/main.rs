@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 /// How long a busy processor asks its callers to wait.
 const BACKOFF: Duration = Duration::from_secs(30);
 
-#[derive(Debug, PartialEq, Serialize, Deserialize, Outgoing)]
+/// A refund to pay back to a card.
+#[derive(Debug, PartialEq, Serialize, Deserialize, Outgoing, schemars::JsonSchema)]
 #[outgoing(name = "refunds")]
 struct Refund {
     id: u64,

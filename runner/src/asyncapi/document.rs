@@ -10,8 +10,8 @@ use ruststream::describe::{
 use serde_json::{json, Map, Value};
 
 /// The AsyncAPI version the documents follow: the latest the official parser
-/// (`@asyncapi/parser` 3) validates.
-pub const ASYNCAPI_VERSION: &str = "3.0.0";
+/// (`@asyncapi/parser` 3.6) validates.
+pub const ASYNCAPI_VERSION: &str = "3.1.0";
 
 /// The version of the AsyncAPI Pulsar bindings used (servers: `tenant`; channels:
 /// `namespace`, `persistence`). The bindings define no operation or message fields, so the
@@ -414,7 +414,7 @@ mod tests {
     #[test]
     fn channels_operations_and_messages_refer_to_each_other() {
         let doc = document(&AppInfo::new("refunds", "0.1.0"), &[refunds()]);
-        assert_eq!(doc["asyncapi"], "3.0.0");
+        assert_eq!(doc["asyncapi"], ASYNCAPI_VERSION);
         assert_eq!(doc["servers"]["pulsar"]["host"], "localhost:6650");
         assert_eq!(
             doc["servers"]["pulsar"]["bindings"]["pulsar"]["tenant"],

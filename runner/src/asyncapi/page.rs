@@ -115,7 +115,7 @@ pub fn page(document: &Value) -> String {
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:70em;\
     padding:0 1em;color:#222}table{border-collapse:collapse;width:100%}td,th{border:1px solid \
-    #ccc;padding:.3em .5em;text-align:left;vertical-align:top}code,pre{font-size:.85em}pre{\
+    #ccc;padding:.3em .5em;text-align:left;vertical-align:top}code,pre{font-size:.85em}td code{word-break:break-all}pre{\
     background:#f6f6f6;padding:.5em;overflow:auto}section{border-left:3px solid #89a;\
     padding-left:1em;margin:1em 0}.meta{color:#666}";
 

@@ -124,12 +124,21 @@ mod tests {
 
     #[test]
     fn the_runner_is_reached_by_its_library_name_or_the_key_it_is_renamed_to() {
-        assert_eq!(super::RUNNER_PACKAGE.replace('-', "_"), super::RUNNER_PACKAGE_AS_KEY);
+        assert_eq!(
+            super::RUNNER_PACKAGE.replace('-', "_"),
+            super::RUNNER_PACKAGE_AS_KEY
+        );
         // `rstream-runner = "0.1"`: the library's own name.
-        assert_eq!(super::runner_extern_name("rstream_runner"), "ruststream_runner");
+        assert_eq!(
+            super::runner_extern_name("rstream_runner"),
+            "ruststream_runner"
+        );
         // `ruststream-runner = { package = "rstream-runner", .. }` (this workspace), or any
         // other rename: the key.
-        assert_eq!(super::runner_extern_name("ruststream_runner"), "ruststream_runner");
+        assert_eq!(
+            super::runner_extern_name("ruststream_runner"),
+            "ruststream_runner"
+        );
         assert_eq!(super::runner_extern_name("runner"), "runner");
     }
 

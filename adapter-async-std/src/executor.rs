@@ -18,7 +18,7 @@ const THREAD_NAME_VAR: &str = "ASYNC_STD_THREAD_NAME";
 /// several subscriptions at once can ask for more: `ASYNC_STD_THREAD_COUNT=2`.
 ///
 /// Call it first, before anything spawns on async-std: the executor starts on the first spawn
-/// and keeps its thread count, so a later call changes nothing. `ruststream-runner`'s
+/// and keeps its thread count, so a later call changes nothing. `rstream-runner`'s
 /// async-std entry point (`#[ruststream::app(runtime = "async-std")]`) calls it first.
 pub fn start_global_executor() {
     let name = std::env::var(THREAD_NAME_VAR).unwrap_or_else(|_| "async-std/runtime".to_owned());

@@ -5,7 +5,7 @@
 //!
 //! **async-std is discontinued upstream** (RUSTSEC-2025-0052); its maintainers point to smol.
 //! This adapter is kept deliberately thin so that services already on async-std keep working;
-//! new services should use `ruststream-smol`, which runs on the same I/O and timer reactor
+//! new services should use `rstream-smol`, which runs on the same I/O and timer reactor
 //! (async-io).
 //!
 //! Call [`start_global_executor`] first in `main` (the runner's async-std entry point does):

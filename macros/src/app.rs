@@ -59,24 +59,45 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
     })
 }
 
-/// The path of `ruststream-runner` as the service depends on it, or an error that names the
-/// dependency to add.
+/// The path of the runner (package `rstream-runner`, library `ruststream_runner`) as the service
+/// depends on it, or an error that names the dependency to add.
 fn runner_crate() -> syn::Result<TokenStream> {
     use proc_macro_crate::{crate_name, FoundCrate};
-    match crate_name("ruststream-runner") {
+    match crate_name(RUNNER_PACKAGE) {
         // The runner's own tests and examples link it as an external crate.
         Ok(FoundCrate::Itself) => Ok(quote!(::ruststream_runner)),
         Ok(FoundCrate::Name(name)) => {
-            let ident = syn::Ident::new(&name, proc_macro2::Span::call_site());
+            let name = runner_extern_name(&name);
+            let ident = syn::Ident::new(name, proc_macro2::Span::call_site());
             Ok(quote!(::#ident))
         }
         Err(_) => Err(syn::Error::new(
             proc_macro2::Span::call_site(),
-            "`#[ruststream::app]` writes a `main` that runs the app through `ruststream-runner`, \
-             which is not a dependency of this package: add `ruststream-runner = \"0.1\"` to \
+            "`#[ruststream::app]` writes a `main` that runs the app through `rstream-runner`, \
+             which is not a dependency of this package: add `rstream-runner = \"0.1\"` to \
              `[dependencies]` in its Cargo.toml (tokio by default; for smol: `{ version = \
              \"0.1\", default-features = false, features = [\"smol\"] }`)",
         )),
+    }
+}
+
+/// The runner's package name on crates.io.
+const RUNNER_PACKAGE: &str = "rstream-runner";
+
+/// [`RUNNER_PACKAGE`] as `proc_macro_crate` gives an unrenamed dependency's key.
+const RUNNER_PACKAGE_AS_KEY: &str = "rstream_runner";
+
+/// The name the service's code reaches the runner by, from the dependency's key as
+/// `proc_macro_crate` gives it (`-` made `_`). A key that is the package's own name
+/// (`rstream-runner = "0.1"`) links the library under its name, `ruststream_runner`; a renamed
+/// dependency (`ruststream-runner = { package = "rstream-runner", .. }`, as this workspace
+/// writes it) links it under the key. (A key spelled `rstream_runner` with `package =` would be
+/// taken for the first; cargo cannot tell the two apart either from the key alone.)
+fn runner_extern_name(key: &str) -> &str {
+    if key == RUNNER_PACKAGE_AS_KEY {
+        "ruststream_runner"
+    } else {
+        key
     }
 }
 
@@ -86,7 +107,7 @@ mod tests {
 
     #[test]
     fn without_the_runner_as_a_dependency_the_error_names_it() {
-        // This crate's own manifest has no `ruststream-runner`, as a service that forgot it.
+        // This crate's own manifest has no `rstream-runner`, as a service that forgot it.
         let error = super::expand(
             quote!(),
             quote!(
@@ -96,9 +117,29 @@ mod tests {
         .expect_err("the runner is missing")
         .to_string();
         assert!(
-            error.contains("add `ruststream-runner = \"0.1\"` to `[dependencies]`"),
+            error.contains("add `rstream-runner = \"0.1\"` to `[dependencies]`"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn the_runner_is_reached_by_its_library_name_or_the_key_it_is_renamed_to() {
+        assert_eq!(
+            super::RUNNER_PACKAGE.replace('-', "_"),
+            super::RUNNER_PACKAGE_AS_KEY
+        );
+        // `rstream-runner = "0.1"`: the library's own name.
+        assert_eq!(
+            super::runner_extern_name("rstream_runner"),
+            "ruststream_runner"
+        );
+        // `ruststream-runner = { package = "rstream-runner", .. }` (this workspace), or any
+        // other rename: the key.
+        assert_eq!(
+            super::runner_extern_name("ruststream_runner"),
+            "ruststream_runner"
+        );
+        assert_eq!(super::runner_extern_name("runner"), "runner");
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub fn subscriber(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// Writes `main` for the function returning the app.
 ///
-/// The `main` calls `ruststream-runner`, which the service must depend on (the error says so if
+/// The `main` calls `rstream-runner`, which the service must depend on (the error says so if
 /// it does not). `#[ruststream::app]` runs the app on tokio;
 /// `#[ruststream::app(runtime = "smol")]` or `(runtime = "async-std")` choose the other
 /// runtimes, each with the runner's feature of that name.

@@ -22,7 +22,7 @@
 // `smol` is an alias of `async-std`: the code asks for `async-std` only.
 #[cfg(not(any(feature = "tokio", feature = "async-std")))]
 compile_error!(
-    "ruststream-pulsar needs a runtime feature for pulsar-rs: enable `tokio` (the default), \
+    "rstream-pulsar needs a runtime feature for pulsar-rs: enable `tokio` (the default), \
      `smol` or `async-std`"
 );
 

@@ -1,4 +1,4 @@
-//! # ruststream-pulsar-model
+//! # rstream-pulsar-model
 //!
 //! A deterministic, synchronous, sans-IO model of an Apache Pulsar broker together with the
 //! behaviour of its Rust client, pulsar-rs (crate `pulsar` 6.x), that a consumer can observe.

@@ -95,8 +95,8 @@ macro_rules! __main_on_tokio {
 macro_rules! __main_on_tokio {
     ($app:path $(, $flags:ty)?) => {
         ::core::compile_error!(
-            "`#[ruststream::app]` runs the app on tokio, but `ruststream-runner` was built \
-             without its `tokio` feature: enable it (`ruststream-runner = { version = \"0.1\", \
+            "`#[ruststream::app]` runs the app on tokio, but `rstream-runner` was built \
+             without its `tokio` feature: enable it (`rstream-runner = { version = \"0.1\", \
              features = [\"tokio\"] }`), or name the runtime you use: \
              `#[ruststream::app(runtime = \"smol\")]`"
         )
@@ -124,7 +124,7 @@ macro_rules! __main_on_smol {
     ($app:path $(, $flags:ty)?) => {
         ::core::compile_error!(
             "`#[ruststream::app(runtime = \"smol\")]` needs the `smol` feature of \
-             `ruststream-runner`: `ruststream-runner = { version = \"0.1\", \
+             `rstream-runner`: `rstream-runner = { version = \"0.1\", \
              default-features = false, features = [\"smol\"] }`"
         )
     };
@@ -151,7 +151,7 @@ macro_rules! __main_on_async_std {
     ($app:path $(, $flags:ty)?) => {
         ::core::compile_error!(
             "`#[ruststream::app(runtime = \"async-std\")]` needs the `async-std` feature of \
-             `ruststream-runner`: `ruststream-runner = { version = \"0.1\", \
+             `rstream-runner`: `rstream-runner = { version = \"0.1\", \
              default-features = false, features = [\"async-std\"] }`"
         )
     };

@@ -61,3 +61,6 @@ pub struct Middleware;
 
 #[doc = include_str!("../../docs/batch-handlers.md")]
 pub struct BatchHandlers;
+
+#[doc = include_str!("../../docs/publishing.md")]
+pub struct Publishing;

@@ -1,4 +1,4 @@
-//! W3C trace context between two services (`ruststream-pulsar`'s `otel` feature).
+//! W3C trace context between two services (`rstream-pulsar`'s `otel` feature).
 //!
 //! Service A (`forwarder`) is asked to work inside a span of its caller and, from its handler,
 //! publishes to service B (`outbox`), a separate app with its own connection and consumer. B's

@@ -16,7 +16,7 @@ pub use crate::boxed::BoxError;
 
 /// A broker with its mounted handlers, before it connects.
 ///
-/// Implemented by broker crates (`ruststream-pulsar`'s `PulsarBroker`). The app checks every
+/// Implemented by broker crates (`rstream-pulsar`'s `PulsarBroker`). The app checks every
 /// broker's registrations before running `on_startup`, then starts them in order.
 pub trait Broker<S>: Send + 'static {
     /// A short name for logs ("pulsar").

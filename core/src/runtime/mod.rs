@@ -1,8 +1,8 @@
 //! What the core asks of an async runtime, and a clock that moves only when told.
 //!
 //! The core spawns tasks and waits for deadlines through two small, object-safe traits,
-//! [`Spawn`] and [`Timer`]; the adapter crates (`ruststream-tokio`, `ruststream-async-std`,
-//! `ruststream-smol`) implement them for their runtime, and a broker keeps the pair of the
+//! [`Spawn`] and [`Timer`]; the adapter crates (`rstream-tokio`, `rstream-async-std`,
+//! `rstream-smol`) implement them for their runtime, and a broker keeps the pair of the
 //! runtime it connected on so that every wait runs there. [`ManualClock`] implements
 //! [`Timer`] on a virtual time that moves only by [`ManualClock::advance`]: the base of the
 //! deterministic tests.

@@ -68,7 +68,7 @@ impl<S: Send + Sync + 'static> Mount<S> {
             .find_map(|launcher| launcher.downcast_ref::<Launcher<S, C>>())
             .unwrap_or_else(|| {
                 panic!(
-                    "ruststream-pulsar bug: handler `{}` has no driver for consumer type `{}`; \
+                    "rstream-pulsar bug: handler `{}` has no driver for consumer type `{}`; \
                      `PulsarBroker::include` must add one for every transport",
                     self.name,
                     std::any::type_name::<C>()

@@ -1,4 +1,4 @@
-//! The in-process Pulsar: the deterministic model of `ruststream-pulsar-model`, shared behind a
+//! The in-process Pulsar: the deterministic model of `rstream-pulsar-model`, shared behind a
 //! lock, with wakers for the drivers and one timer task for the client-side ack timeouts.
 //!
 //! It also counts what is in flight (deliveries queued for a consumer or held by a driver

@@ -110,7 +110,7 @@ pub(crate) async fn start<S: Send + Sync + 'static>(
         Err(StartError::Connect {
             broker: "pulsar",
             source: format!(
-                "the app runs on {flavor:?}, but `ruststream-pulsar` was built with pulsar-rs's \
+                "the app runs on {flavor:?}, but `rstream-pulsar` was built with pulsar-rs's \
                  tokio transport only: enable its `smol` or `async-std` feature, or run the app \
                  on tokio"
             )

@@ -79,7 +79,7 @@ pub(crate) async fn replay(
         Err(ReplayError::Connect {
             broker: "pulsar",
             source: format!(
-                "the replay runs on {flavor:?}, but `ruststream-pulsar` was built with \
+                "the replay runs on {flavor:?}, but `rstream-pulsar` was built with \
                  pulsar-rs's tokio transport only: enable its `smol` or `async-std` feature, \
                  or run on tokio"
             )

@@ -73,7 +73,7 @@ fn pulsar_compression(
     match codec {
         Compression::None => Ok(None),
         other => Err(format!(
-            "the message asks for {other} compression, but ruststream-pulsar was built without \
+            "the message asks for {other} compression, but rstream-pulsar was built without \
              its `compression` feature: enable it, or publish without compression"
         )),
     }

@@ -55,6 +55,8 @@ fn describe_subscription<S: Send + Sync + 'static>(
     info.batch_max_messages = sub.batch.map(|b| b.messages().get());
 
     // What it reads.
+    // The namespace of a pattern's topics (`tenant/namespace`).
+    let mut pattern_namespace = None;
     let read: Vec<(String, ChannelRole, Option<&TopicName>)> = match &sub.topics {
         TopicSelection::Topics(names) => names
             .iter()
@@ -68,6 +70,7 @@ fn describe_subscription<S: Send + Sync + 'static>(
             })
             .collect(),
         TopicSelection::Pattern { pattern, .. } => {
+            pattern_namespace = Some(pattern.namespace().to_owned());
             vec![(pattern.to_string(), ChannelRole::Pattern, None)]
         }
         other => vec![(other.to_string(), ChannelRole::Subscribed, None)],
@@ -92,6 +95,10 @@ fn describe_subscription<S: Send + Sync + 'static>(
             _ => format!("`{handler}` handles each message"),
         };
         let channel = add_channel(description, address, *role, *topic, message);
+        if let Some(namespace) = &pattern_namespace {
+            let local = namespace.rsplit('/').next().unwrap_or(namespace);
+            description.channel_mut(address, *role).namespace = Some(local.to_owned());
+        }
         let mut operation = Operation::new(id, Action::Receive, channel, handler, summary);
         operation.messages.push(message.name.clone());
         operation.subscription = Some(info.clone());

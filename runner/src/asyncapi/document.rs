@@ -173,26 +173,22 @@ fn channel_json(channel: &Channel, servers: &[Value]) -> Value {
         ChannelRole::Outgoing => "A topic the service publishes to.",
         _ => "A topic the service uses.",
     };
-    let mut binding = Map::new();
-    if let Some(namespace) = &channel.namespace {
-        binding.insert("namespace".into(), json!(namespace));
-    }
-    binding.insert(
-        "persistence".into(),
-        json!(if channel.persistent {
-            "persistent"
-        } else {
-            "non-persistent"
-        }),
-    );
-    binding.insert("bindingVersion".into(), json!(PULSAR_BINDING_VERSION));
+    // The Pulsar channel binding needs the namespace: without one, no binding.
+    let bindings = match &channel.namespace {
+        Some(namespace) => json!({ "pulsar": {
+            "namespace": namespace,
+            "persistence": if channel.persistent { "persistent" } else { "non-persistent" },
+            "bindingVersion": PULSAR_BINDING_VERSION,
+        } }),
+        None => json!({}),
+    };
     json!({
         "address": channel.address,
         "title": channel.address.rsplit('/').next().unwrap_or(&channel.address),
         "description": description,
         "servers": servers,
         "messages": {},
-        "bindings": { "pulsar": binding },
+        "bindings": bindings,
         "x-ruststream-role": channel.role.name(),
     })
 }
@@ -429,9 +425,9 @@ mod tests {
             "dead-letter"
         );
         assert_eq!(
-            doc["channels"]["refunds"]["bindings"]["pulsar"]["namespace"],
-            Value::Null,
-            "namespace comes from the description only"
+            doc["channels"]["refunds"]["bindings"],
+            json!({}),
+            "the Pulsar binding needs a namespace, which this description does not give"
         );
         let op = &doc["operations"]["process_refund"];
         assert_eq!(op["action"], "receive");

@@ -64,3 +64,6 @@ pub struct BatchHandlers;
 
 #[doc = include_str!("../../docs/publishing.md")]
 pub struct Publishing;
+
+#[doc = include_str!("../../docs/asyncapi.md")]
+pub struct Asyncapi;

@@ -208,7 +208,9 @@ fn the_official_parser_validates_the_document() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert_eq!(
-        printed.matches("valid AsyncAPI 3.1.0: 7 channels, 9 operations, 5 messages").count(),
+        printed
+            .matches("valid AsyncAPI 3.1.0: 7 channels, 9 operations, 5 messages")
+            .count(),
         2,
         "{printed}"
     );

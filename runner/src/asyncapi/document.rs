@@ -262,15 +262,13 @@ fn add_message(
     match &message.payload {
         PayloadSchema::JsonSchema(schema) => {
             let mut schema = schema.clone();
-            if let Some(defs) = schema
+            let defs = schema
                 .as_object_mut()
                 .and_then(|o| o.remove("components"))
-                .and_then(|mut c| c.as_object_mut().and_then(|c| c.remove("schemas")))
-            {
-                if let Value::Object(defs) = defs {
-                    for (k, v) in defs {
-                        schemas.entry(k).or_insert(v);
-                    }
+                .and_then(|mut c| c.as_object_mut().and_then(|c| c.remove("schemas")));
+            if let Some(Value::Object(defs)) = defs {
+                for (k, v) in defs {
+                    schemas.entry(k).or_insert(v);
                 }
             }
             if let Some(o) = schema.as_object_mut() {

@@ -68,9 +68,9 @@ fn json_schema_of<T: schemars::JsonSchema + ?Sized>() -> PayloadSchema {
 /// A part of a message a handler parameter reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
-    /// The key ([`MessageKey`](crate::params::MessageKey)).
+    /// The key (`MessageKey`).
     Key,
-    /// The properties ([`Properties`](crate::params::Properties)).
+    /// The properties (`Properties`).
     Properties,
 }
 
@@ -86,22 +86,11 @@ impl<T: ?Sized> NoPart for &Probe<T> {
     }
 }
 
-/// A parameter that reads the key or the properties.
+/// A parameter that reads the key or the properties (implemented beside them, in
+/// [`params`](crate::params)).
 pub trait ReadsPart {
     /// Which.
     fn part(&self) -> Option<Part>;
-}
-
-impl ReadsPart for &&Probe<crate::params::MessageKey> {
-    fn part(&self) -> Option<Part> {
-        Some(Part::Key)
-    }
-}
-
-impl ReadsPart for &&Probe<crate::params::Properties> {
-    fn part(&self) -> Option<Part> {
-        Some(Part::Properties)
-    }
 }
 
 /// Note on `info` what a parameter reads.
@@ -192,26 +181,6 @@ mod tests {
             "last4"
         );
         assert!(schema.get("$schema").is_none());
-    }
-
-    #[test]
-    fn key_and_properties_parameters_are_noted() {
-        let mut info = message("a::Plain", "application/json", None, None);
-        note(
-            &mut info,
-            (&&&Probe::<crate::params::MessageKey>::new()).part(),
-        );
-        note(
-            &mut info,
-            (&&&Probe::<crate::params::MessageId>::new()).part(),
-        );
-        assert!(info.reads_key);
-        assert!(!info.reads_properties);
-        note(
-            &mut info,
-            (&&&Probe::<crate::params::Properties>::new()).part(),
-        );
-        assert!(info.reads_properties);
     }
 
     #[test]

@@ -41,6 +41,14 @@ impl<S> Extract<S> for Properties {
     }
 }
 
+/// Handlers that take the properties say so in the service's description
+/// (`<service> asyncapi`).
+impl crate::describe::probe::ReadsPart for &&crate::describe::probe::Probe<Properties> {
+    fn part(&self) -> Option<crate::describe::probe::Part> {
+        Some(crate::describe::probe::Part::Properties)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::json::{entries, text};
+
 /// A change that breaks a contract others rely on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -310,19 +312,6 @@ fn type_of(schema: &Value) -> Option<String> {
         Value::String(s) => Some(s.clone()),
         other => Some(other.to_string()),
     }
-}
-
-fn entries(value: &Value) -> Vec<(&String, &Value)> {
-    value
-        .as_object()
-        .map(|o| o.iter().collect())
-        .unwrap_or_default()
-}
-
-fn text(value: &Value) -> String {
-    value
-        .as_str()
-        .map_or_else(|| value.to_string(), str::to_owned)
 }
 
 #[cfg(test)]

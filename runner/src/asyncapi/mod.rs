@@ -11,6 +11,7 @@ mod args;
 mod check;
 pub(crate) mod command;
 mod document;
+mod json;
 mod page;
 
 pub use args::AsyncapiArgs;

@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::json::{entries, text};
+
 /// The page of `document`: its servers, channels, operations and messages, each with what
 /// the document says of it.
 pub fn page(document: &Value) -> String {
@@ -115,24 +117,9 @@ pub fn page(document: &Value) -> String {
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:70em;\
     padding:0 1em;color:#222}table{border-collapse:collapse;width:100%}td,th{border:1px solid \
-    #ccc;padding:.3em .5em;text-align:left;vertical-align:top}code,pre{font-size:.85em}td code{word-break:break-all}pre{\
-    background:#f6f6f6;padding:.5em;overflow:auto}section{border-left:3px solid #89a;\
-    padding-left:1em;margin:1em 0}.meta{color:#666}";
-
-fn entries(value: &Value) -> Vec<(&String, &Value)> {
-    value
-        .as_object()
-        .map(|o| o.iter().collect())
-        .unwrap_or_default()
-}
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+    #ccc;padding:.3em .5em;text-align:left;vertical-align:top}code,pre{font-size:.85em}\
+    td code{word-break:break-all}pre{background:#f6f6f6;padding:.5em;overflow:auto}\
+    section{border-left:3px solid #89a;padding-left:1em;margin:1em 0}.meta{color:#666}";
 
 fn compact(value: &Value) -> String {
     if value.is_null() {

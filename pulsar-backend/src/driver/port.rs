@@ -275,8 +275,8 @@ pub(crate) trait ConsumerPort: Send + 'static {
     fn release(&mut self, id: &Self::Id);
 
     /// The delivery `id`, released while it was parked behind its key (waiting for a retried
-    /// message to come back), starts now: it counts as in flight again until its next
-    /// [`ConsumerPort::release`].
+    /// message to come back), starts now; or its transaction's commit was sent: it counts as
+    /// in flight again until its next [`ConsumerPort::release`].
     fn acquire(&mut self, id: &Self::Id);
 
     /// Close the consumer; its unacknowledged messages go back to the subscription.

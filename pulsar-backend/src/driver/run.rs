@@ -298,6 +298,13 @@ pub(crate) struct Driver<C: ConsumerPort, S, H> {
     answers: Vec<Answered>,
     /// The copies ordered and not answered yet.
     copies: HashMap<Token, CopyInFlight<C::Id>>,
+    /// A delivery of each commit sent and not answered, acquired: the machine lets the
+    /// deliveries go as they wait for their commit, and a virtual clock must not move while
+    /// one is in flight, or the ack timeout could bring a message back before its failed
+    /// commit's negative acknowledgement, and then the nack again (twice).
+    committing: HashMap<Token, C::Id>,
+    /// Those whose commit was answered: let go after the flush that makes what it released.
+    commit_answered: Vec<C::Id>,
     /// The copies being handed to the producer (waiting for room, or for the topic's
     /// partitions); each is answered through the outbox either way.
     sending: FuturesUnordered<BoxFuture<'static, ()>>,
@@ -354,6 +361,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             next_token: 0,
             answers: Vec::new(),
             copies: HashMap::new(),
+            committing: HashMap::new(),
+            commit_answered: Vec::new(),
             sending: FuturesUnordered::new(),
             spare_ends: Vec::new(),
             spare_lists: Lists::default(),
@@ -473,6 +482,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     self.spare_lists.spare.drop_values();
                 }
                 while let Some(id) = self.machine.poll_release() {
+                    self.consumer.release(&id);
+                }
+                for id in self.commit_answered.drain(..) {
                     self.consumer.release(&id);
                 }
                 let gathered = self.machine.batches().1 > 0;
@@ -1295,6 +1307,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             );
         }
         self.machine.committed(token, result.is_ok(), now);
+        if let Some(id) = self.committing.remove(&token) {
+            self.commit_answered.push(id);
+        }
     }
 
     /// Make every call the machine says is due: the acknowledgements together, and the
@@ -1318,7 +1333,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 Call::Nack(id) => nacks.push(id),
                 Call::Commit { token, acks } => {
                     let messages = self.machine.committing_messages(token);
-                    if !self.txns.commit(&mut self.consumer, token, acks, messages) {
+                    let first = acks.first().map(|(id, _)| id.clone());
+                    if self.txns.commit(&mut self.consumer, token, acks, messages) {
+                        if let Some(id) = first {
+                            self.consumer.acquire(&id);
+                            self.committing.insert(token, id);
+                        }
+                    } else {
                         // No transaction was kept for it: nothing can be committed.
                         self.machine.committed(token, false, now);
                     }
@@ -1472,6 +1493,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.machine.abandon_publishes();
         self.flush().await;
         while let Some(id) = self.machine.poll_release() {
+            self.consumer.release(&id);
+        }
+        for id in self.commit_answered.drain(..) {
             self.consumer.release(&id);
         }
         let abandoned = self.machine.abandon_waits();

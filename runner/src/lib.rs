@@ -15,15 +15,17 @@
 //!                             [--batch-index-acks]: move dead-lettered messages back to the
 //!                             topic in their REAL_TOPIC (or --to), each acknowledged once its
 //!                             copy is confirmed; Ctrl-C stops after the message in flight
+//!                           asyncapi [--yaml] [-o FILE] [--check FILE]: the service's
+//!                             AsyncAPI document, from its registrations, without connecting;
+//!                             --check names each breaking change against FILE (exit 1)
 //!   --embedded              use each broker's in-process stand-in instead of a server, on a
 //!                           virtual clock that skips ahead whenever the service is idle; the
 //!                           process ends once nothing is left to do
 //!   --publish <TOPIC=FILE>  publish every line of FILE to TOPIC after startup, read as it
 //!                           goes; with --embedded, handled as it goes (PUBLISH_WINDOW)
-//!                           asyncapi [--yaml] [-o FILE] [--check FILE]: the service's
-//!                             AsyncAPI document, from its registrations, without connecting;
-//!                             --check names each breaking change against FILE (exit 1)
 //!   --publish-source        with --publish: set the property source=FILE:LINE on each
+//!   --http <ADDR>           (feature `http`) serve /healthz, /readyz and /metrics on ADDR
+//!   --http-asyncapi         with --http: also /asyncapi, /asyncapi.json, /asyncapi.yaml
 //!   --pulsar-url <VALUE>    [env: RUSTSTREAM_PULSAR_URL] and every other setting the app's
 //!                           brokers declare (`Broker::settings`); the app's values are defaults
 //!   -h, --help / -V, --version

@@ -7,7 +7,7 @@
 //!
 //! | the delivery ends in | calls |
 //! |---|---|
-//! | an acknowledgement, its publishes confirmed | none yet: once every delivery of its transaction acknowledged (and the group is full or its wait passed), [`Call::Commit`] of them all; they are released once the driver says how it went |
+//! | an acknowledgement, its publishes confirmed | none yet: once every delivery of its transaction acknowledged (and the group is full or its wait passed), [`Call::Commit`] of them all; each is released as it waits (a group's wait must let a virtual clock move), and the driver counts the commit in flight until it is answered, then settles them as it went |
 //! | an acknowledgement whose publishes are not all answered | held until they are, then as above |
 //! | a copy (`dead_letter`, `retry_later`, out of attempts) | [`Call::Abort`] of its transaction at once; the copy goes in a transaction of its own, committed with its acknowledgement once the copy is confirmed ([`Call::Commit`]) |
 //! | anything else, or a publish or copy that failed | [`Call::Abort`] of its transaction at once (once per transaction), then the completion table's call |

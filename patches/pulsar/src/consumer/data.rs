@@ -5,9 +5,7 @@ use futures::channel::{mpsc, oneshot};
 use super::{batched_message_iterator::BatchedMessageIterator, engine::acknowledged_in};
 use crate::{
     connection::Connection,
-    error::ConsumerError,
     message::{proto::MessageIdData, Message as RawMessage},
-    transaction::TxnId,
     Error, Executor, Payload,
 };
 
@@ -96,15 +94,6 @@ pub enum EngineMessage<Exe: Executor> {
     /// no longer tracked (acknowledged, or already asked for again) is left untracked.
     Restart(Vec<MessageIdData>),
     GetConnection(oneshot::Sender<Arc<Connection<Exe>>>),
-    /// Individual acknowledgements in a transaction (PIP-31), sent as one `CommandAck` that
-    /// carries the transaction's id and a request id; `answer` gets the outcome the broker's
-    /// `CommandAckResponse` reports. The messages' ack timeouts run on until that answer says
-    /// the acknowledgement was taken ([`EngineMessage::AckedInTxn`]).
-    AckInTxn {
-        message_ids: Vec<MessageIdData>,
-        txn: TxnId,
-        answer: oneshot::Sender<Result<(), ConsumerError>>,
-    },
     /// The broker took these acknowledgements in a transaction: their ack timeouts end.
     AckedInTxn(Vec<MessageIdData>),
 }

@@ -1,7 +1,7 @@
 use std::{
     collections::{HashMap, HashSet},
     future::Future,
-    sync::Arc,
+    sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
@@ -35,6 +35,9 @@ const SYSTEM_PROPERTY_ORIGIN_MESSAGE_ID: &str = "ORIGIN_MESSAGE_ID";
 pub struct ConsumerEngine<Exe: Executor> {
     client: Pulsar<Exe>,
     connection: Arc<Connection<Exe>>,
+    /// The connection the consumer is on, kept up to date for what is sent on it without
+    /// going through the engine (acknowledgements in a transaction).
+    shared_connection: Arc<Mutex<Arc<Connection<Exe>>>>,
     topic: String,
     subscription: String,
     sub_type: SubType,
@@ -74,6 +77,7 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
         let (event_tx, event_rx) = mpsc::unbounded();
         ConsumerEngine {
             client,
+            shared_connection: Arc::new(Mutex::new(connection.clone())),
             connection,
             topic,
             subscription,
@@ -92,6 +96,11 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
             dead_letter_policy,
             options,
         }
+    }
+
+    /// The connection the consumer is on, as the engine replaces it when it reconnects.
+    pub(crate) fn shared_connection(&self) -> Arc<Mutex<Arc<Connection<Exe>>>> {
+        self.shared_connection.clone()
     }
 
     fn register_source<E, M>(&self, mut rx: mpsc::UnboundedReceiver<E>, mapper: M) -> Result<(), ()>
@@ -382,14 +391,6 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                 });
                 true
             }
-            Some(EngineMessage::AckInTxn {
-                message_ids,
-                txn,
-                answer,
-            }) => {
-                self.ack_in_txn(message_ids, txn, answer).await;
-                true
-            }
             Some(EngineMessage::AckedInTxn(message_ids)) => {
                 for id in &message_ids {
                     self.unacked_messages.remove(id);
@@ -405,46 +406,6 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
                 }
                 true
             }
-        }
-    }
-
-    /// Acknowledges in a transaction, and hands the broker's answer to `answer` when it comes
-    /// (from a task of its own: the engine goes on meanwhile). Unlike a plain acknowledgement,
-    /// which ends the messages' ack timeouts as it is sent, this one ends them only once the
-    /// broker took it: one it refused (a conflict with another transaction, say) leaves the
-    /// messages to come back at their ack timeout.
-    #[cfg_attr(feature = "telemetry", tracing::instrument(skip_all))]
-    async fn ack_in_txn(
-        &mut self,
-        message_ids: Vec<MessageIdData>,
-        txn: crate::transaction::TxnId,
-        answer: futures::channel::oneshot::Sender<Result<(), ConsumerError>>,
-    ) {
-        let sent = once_per_entry(message_ids.clone());
-        let response = match self
-            .connection
-            .sender()
-            .send_ack_in_txn(self.id, sent, txn)
-            .await
-        {
-            Ok(response) => response,
-            Err(e) => {
-                let _ = answer.send(Err(e.into()));
-                return;
-            }
-        };
-        let engine = self.event_tx.clone();
-        let task = async move {
-            let result = response.await;
-            if result.is_ok() {
-                let acked = EngineMessage::AckedInTxn(message_ids);
-                let _ = engine.unbounded_send(EngineEvent::EngineMessage(Some(acked)));
-            }
-            let _ = answer.send(result.map_err(ConsumerError::from));
-        };
-        if self.client.executor.spawn(Box::pin(task)).is_err() {
-            // `answer` went with the task: the caller learns that the consumer is closing
-            error!("could not spawn the task waiting for a transactional acknowledgement");
         }
     }
 
@@ -734,6 +695,10 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
 
         self.remaining_messages = self.batch_size as i64;
         self.messages_rx = Some(messages);
+        *self
+            .shared_connection
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = self.connection.clone();
 
         Ok(())
     }
@@ -774,7 +739,7 @@ impl<Exe: Executor> ConsumerEngine<Exe> {
 /// `ids` with each entry acknowledged as a whole once: the broker reads an ID without an
 /// `ack_set` as its whole entry, so the other messages of a batched entry add nothing but
 /// bytes. IDs with an `ack_set` (batch index acknowledgements) are kept as they are.
-fn once_per_entry(mut ids: Vec<MessageIdData>) -> Vec<MessageIdData> {
+pub(super) fn once_per_entry(mut ids: Vec<MessageIdData>) -> Vec<MessageIdData> {
     let mut whole = HashSet::new();
     ids.retain(|id| {
         !id.ack_set.is_empty() || whole.insert((id.ledger_id, id.entry_id, id.partition))

@@ -3,7 +3,7 @@ use std::{
     pin::Pin,
     sync::{
         atomic::{AtomicU64, Ordering},
-        Arc,
+        Arc, Mutex,
     },
     task::{Context, Poll},
     time::Duration,
@@ -22,7 +22,7 @@ use crate::{
         data::{
             DeadLetterPolicy, EngineMessage, EntryDelivery, MessageData, MessageIdDataReceiver,
         },
-        engine::ConsumerEngine,
+        engine::{once_per_entry, ConsumerEngine},
         message::Message,
     },
     error::{ConnectionError, ConsumerError},
@@ -42,6 +42,8 @@ pub struct TopicConsumer<T: DeserializeMessage, Exe: Executor> {
     /// The entry whose messages are being handed over.
     current: Option<EntryDelivery>,
     engine_tx: mpsc::UnboundedSender<EngineMessage<Exe>>,
+    /// The connection the consumer is on (the engine replaces it when it reconnects).
+    connection: Arc<Mutex<Arc<Connection<Exe>>>>,
     data_type: PhantomData<fn(Payload) -> T::Output>,
     pub(crate) dead_letter_policy: Option<DeadLetterPolicy>,
     pub(super) last_message_received: Option<DateTime<Utc>>,
@@ -126,6 +128,7 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
             dead_letter_policy.clone(),
             options.clone(),
         );
+        let shared_connection = c.shared_connection();
         let engine_task = client.executor.spawn(Box::pin(async move {
             c.engine()
                 .map(|res| {
@@ -144,6 +147,7 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
             messages: Box::pin(rx),
             current: None,
             engine_tx,
+            connection: shared_connection,
             data_type: PhantomData,
             dead_letter_policy,
             last_message_received: None,
@@ -252,21 +256,31 @@ impl<T: DeserializeMessage, Exe: Executor> TopicConsumer<T, Exe> {
         // Counted from here: if anything below fails, or this future is dropped before the
         // broker answered, the transaction fails (commit aborts it).
         let op = txn.begin_op();
-        let mut engine_tx = self.engine_tx.clone();
+        let engine_tx = self.engine_tx.clone();
+        let connection = self.connection.clone();
+        let consumer_id = self.consumer_id;
         let topic = self.topic.clone();
         let subscription = self.config.subscription.clone();
         let txn = txn.clone();
         Box::pin(async move {
             let op = op?;
             txn.register_subscription(&topic, &subscription).await?;
-            let (answer, answered) = oneshot::channel();
-            engine_tx
-                .send(EngineMessage::AckInTxn {
-                    message_ids: msg_ids,
-                    txn: txn.id(),
-                    answer,
-                })
-                .await?;
+            // Sent on the consumer's connection, not through its engine: the engine waits for
+            // room in the consumer's queue before it takes its next command, and an
+            // application that takes no more messages until its commits are answered would
+            // wait for ever.
+            let connection = connection.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let txn_id = txn.id();
+            let answered = async move {
+                let sent = once_per_entry(msg_ids.clone());
+                let response = (connection.sender())
+                    .send_ack_in_txn(consumer_id, sent, txn_id)
+                    .await?;
+                response.await?;
+                // The broker took it: the messages' ack timeouts end.
+                let _ = engine_tx.unbounded_send(EngineMessage::AckedInTxn(msg_ids));
+                Ok(())
+            };
             txn.track_ack(op, answered).await
         })
     }

@@ -32,6 +32,7 @@ mod coordinator;
 use std::{
     collections::HashMap,
     fmt,
+    future::Future,
     sync::{Arc, Mutex},
     time::Duration,
 };
@@ -374,11 +375,11 @@ impl<Exe: Executor> Transaction<Exe> {
     pub(crate) async fn track_ack(
         &self,
         op: TxnOp<Exe>,
-        answer: oneshot::Receiver<Result<(), ConsumerError>>,
+        answer: impl Future<Output = Result<(), ConsumerError>> + Send + 'static,
     ) -> Result<(), ConsumerError> {
         let (tx, rx) = oneshot::channel();
         let task = async move {
-            let result = answer.await.unwrap_or(Err(ConsumerError::Closed));
+            let result = answer.await;
             op.finish(
                 result
                     .as_ref()
@@ -689,6 +690,58 @@ mod tests {
             assert!(ended(&txn.commit().await.unwrap_err()));
             assert!(ended(&txn.abort().await.unwrap_err()));
             assert!(producer.send_non_blocking_in("late", &txn).await.is_err());
+        }
+
+        /// An acknowledgement in a transaction is answered while the consumer's queue is full
+        /// and the application takes nothing more from it (the consumer engine, waiting for
+        /// room, is not what sends it), so a commit can be waited for before reading on.
+        #[tokio::test]
+        async fn an_acknowledgement_is_answered_while_the_queue_is_full() {
+            let pulsar = test_utils::new_pulsar().await;
+            let topic = topic("queue_full");
+            let mut consumer: Consumer<String, Exe> = pulsar
+                .consumer()
+                .with_topic(&topic)
+                .with_subscription("transactions")
+                .with_subscription_type(SubType::Shared)
+                .with_options(ConsumerOptions {
+                    initial_position: InitialPosition::Earliest,
+                    receiver_queue_size: Some(1),
+                    ..Default::default()
+                })
+                .build()
+                .await
+                .unwrap();
+            let mut producer = pulsar.producer().with_topic(&topic).build().await.unwrap();
+            for i in 0..20 {
+                producer.send_non_blocking(format!("m{i}")).await.unwrap().await.unwrap();
+            }
+            let first = receive(&mut consumer, Duration::from_secs(10))
+                .await
+                .expect("the first message came");
+            // the engine now waits for room: the queue holds one, and the broker sent more
+            tokio::time::sleep(Duration::from_secs(1)).await;
+
+            let txn = pulsar
+                .new_transaction(Duration::from_secs(60))
+                .await
+                .unwrap();
+            tokio::time::timeout(Duration::from_secs(10), consumer.ack_with_txn(&first, &txn))
+                .await
+                .expect("the acknowledgement was answered within 10 s")
+                .unwrap();
+            tokio::time::timeout(Duration::from_secs(10), txn.commit())
+                .await
+                .expect("the commit was answered within 10 s")
+                .unwrap();
+
+            // the rest come, and the committed one does not come back
+            let mut seen = BTreeSet::new();
+            while let Some(message) = receive(&mut consumer, Duration::from_secs(3)).await {
+                consumer.ack(&message).await.unwrap();
+                seen.insert(text(&message));
+            }
+            assert_eq!(seen, (1..20).map(|i| format!("m{i}")).collect());
         }
 
         /// (b) Messages sent in an aborted transaction are never seen.

@@ -5,7 +5,7 @@
 //!
 //! | decision | where |
 //! |---|---|
-//! | whether another delivery may be taken (concurrency, receiver queue) | [`SubscriptionMachine::wants_delivery`] |
+//! | whether another delivery may be taken (concurrency, receiver queue, unanswered commits) | [`SubscriptionMachine::wants_delivery`] |
 //! | whether a delivery is handled, dead-lettered, or let go (a batch sibling in hand or settled, a late copy) | [`SubscriptionMachine::arrive`] |
 //! | per-key order: a delivery waits while one of its key runs (and, with ordered retries, while one of its key waits for a retry) | [`SubscriptionMachine::start`], `key_order.rs` |
 //! | what an outcome becomes (the completion table), the backoff's delay | [`SubscriptionMachine::finish`], [`crate::completion`] |
@@ -258,8 +258,15 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// With keys waiting for retried messages, deliveries are taken while a handler may run
     /// and fewer than [`HELD_WHILE_AWAITING`] are held: a retried message must be received
     /// to come back.
+    /// A transactional registration also takes none while as many commits as the concurrency
+    /// allows are unanswered: a delivery stops running once its handler acknowledged, and
+    /// without this bound every message of the receiver queue would open a transaction whose
+    /// commit queues behind the others' until the broker's timeout aborts it.
     #[inline]
     pub fn wants_delivery(&self) -> bool {
+        if self.transactions.commits_unanswered() >= self.config.concurrency {
+            return false;
+        }
         let held = self.keys.held();
         if let Some(gathering) = &self.gathering {
             // Batches: the next one is gathered while others run; deliveries held for their

@@ -98,6 +98,12 @@ impl<Id> Transactions<Id> {
         self.groups.len() + self.committing.len()
     }
 
+    /// Commits asked for and not answered yet.
+    #[inline]
+    pub(super) fn commits_unanswered(&self) -> usize {
+        self.committing.len()
+    }
+
     /// When the transaction taking deliveries stops taking them, if one does.
     pub(super) fn deadline(&self) -> Option<Instant> {
         let open = self.open?;
@@ -515,6 +521,25 @@ mod tests {
         assert_eq!(calls(&mut m, at(5)), vec![], "no plain acknowledgement");
         assert_eq!(releases(&mut m), Vec::<u64>::new(), "released once only");
         assert_eq!(m.committing(), 0);
+    }
+
+    #[test]
+    fn no_delivery_is_taken_while_as_many_commits_as_the_concurrency_are_unanswered() {
+        let mut m = machine(false);
+        for id in 0..4u64 {
+            assert!(m.wants_delivery(), "{id} commits unanswered");
+            run(&mut m, id, 1, HandlerOutcome::Ack, 0, id as u32, None).unwrap();
+        }
+        assert_eq!(calls(&mut m, at(0)).len(), 4, "four commits");
+        assert_eq!(releases(&mut m).len(), 4, "no handler runs");
+        assert!(
+            !m.wants_delivery(),
+            "four commits unanswered, at a concurrency of four"
+        );
+        m.committed(Token(2), false, at(3));
+        assert!(m.wants_delivery(), "a failed commit is an answer too");
+        m.committed(Token(0), true, at(3));
+        assert!(m.wants_delivery());
     }
 
     #[test]

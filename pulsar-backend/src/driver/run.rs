@@ -624,8 +624,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             let inv = &*invocation;
             let (txn, txn_port, not_opened) =
                 transactions::opened(inv.transactions.as_ref(), joined).await;
+            // In a transaction its publishes are not counted: the commit waits for them, and
+            // fails if one did (so they may be batched until it).
             let lent = match &txn_port {
-                Some(port) => Some(HandlerPort::new(port).counted(&inv.outbox, token)),
+                Some(port) => Some(HandlerPort::new(port)),
                 None if not_opened.is_some() => None,
                 None => inv.lend(token),
             };
@@ -871,12 +873,20 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 let port = txn_port.as_ref().or(inv.publisher.as_ref());
                 let waiting: Vec<Token> = match (due, port) {
                     (0, _) | (_, None) => Vec::new(),
+                    _ if txn_port.is_some() => Vec::new(),
                     _ => (batch.iter().enumerate())
                         .filter(|(_, member)| member.ran.is_none())
                         .map(|(i, _)| Token(first.wrapping_add(i as u32)))
                         .collect(),
                 };
-                let lent = port.map(|p| HandlerPort::new(p).counted_batch(&inv.outbox, &waiting));
+                let lent = match (&txn_port, port) {
+                    // As a delivery's in a transaction: the commit waits for them.
+                    (Some(port), _) => Some(HandlerPort::new(port)),
+                    (None, Some(port)) => {
+                        Some(HandlerPort::new(port).counted_batch(&inv.outbox, &waiting))
+                    }
+                    (None, None) => None,
+                };
                 let mut messages: Vec<Incoming<'_>> = recycle(lists.messages);
                 if due > 0 {
                     messages.reserve(due);

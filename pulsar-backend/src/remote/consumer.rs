@@ -270,7 +270,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
             );
             return Box::pin(std::future::ready(Err(error.into())));
         };
-        let txn = remote.0.clone();
+        let (txn, sends) = (remote.txn.clone(), remote.sends.clone());
         // A message of a batched entry is acknowledged at its index alone, so that its
         // siblings' transactions do not overlap it.
         let ids: Vec<RemoteId> = (acks.into_iter())
@@ -286,6 +286,11 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
             .map(|(topic, ids)| self.consumer.ack_many_with_id_in_detached(topic, ids, &txn))
             .collect();
         Box::pin(async move {
+            // What the transaction's entries still hold goes first: the commit waits for it.
+            if let Err(error) = sends.flush().await {
+                let _ = txn.abort().await;
+                return Err(crate::transaction::failed_send(&error));
+            }
             // A refused acknowledgement makes the commit abort; its own error says why.
             let mut refused = None;
             for ack in acks {

@@ -28,24 +28,28 @@ impl<Exe: Executor> Transactions for RemoteTransactions<Exe> {
                      transactionCoordinatorEnabled=true: docs/transactions.md)"
                 )
             })?;
+            let sends = Arc::new(InTransaction::new(publisher, txn.clone()));
             Ok(Transaction {
-                port: Arc::new(InTransaction::new(publisher, txn.clone())),
-                handle: Arc::new(RemoteTransaction(txn)),
+                port: sends.clone(),
+                handle: Arc::new(RemoteTransaction { txn, sends }),
             })
         })
     }
 }
 
-/// One of pulsar-rs's transactions.
-pub(crate) struct RemoteTransaction<Exe: Executor>(pub(crate) pulsar::Transaction<Exe>);
+/// One of pulsar-rs's transactions, and what is published in it (flushed before it commits).
+pub(crate) struct RemoteTransaction<Exe: Executor> {
+    pub(crate) txn: pulsar::Transaction<Exe>,
+    pub(crate) sends: Arc<InTransaction<Exe>>,
+}
 
 impl<Exe: Executor> TransactionHandle for RemoteTransaction<Exe> {
     fn id(&self) -> String {
-        self.0.id().to_string()
+        self.txn.id().to_string()
     }
 
     fn abort(&self) -> BoxFuture<'static, Result<(), BoxError>> {
-        let txn = self.0.clone();
+        let txn = self.txn.clone();
         Box::pin(async move { txn.abort().await.map_err(Into::into) })
     }
 

@@ -1,6 +1,7 @@
 //! Publishing in a transaction (a transactional registration's handler, and the copy the
-//! machine orders for it): each message an entry of its own, through producers kept for
-//! transactional sends, so that nothing outside the transaction shares its entry. The message
+//! machine orders for it): the transaction's messages batched into entries of their own,
+//! through producers kept for transactional sends, so that nothing outside the transaction
+//! shares its entry. The message
 //! carries the transaction's id, and the producer registers its partition with the
 //! transaction before the first send to it (pulsar-rs, `patches/README.md` section 18).
 
@@ -12,9 +13,10 @@ use pulsar::message::proto::CommandSendReceipt;
 use pulsar::{Executor, Producer, Transaction};
 use ruststream::message::Message;
 use ruststream::publish::{Publish, Publishing, Receipt};
-use ruststream::{MessageId, PublishError};
+use ruststream::PublishError;
 use ruststream_pulsar_model::choose_partition;
 
+use super::batch::{Batch, Receipts};
 use super::{delayed_message, item, refused, Kind, Publisher};
 
 /// A producer kept for the transactional sends to one partition, of one kind of message.
@@ -146,45 +148,91 @@ impl<Exe: Executor> Drop for Waiting<'_, Exe> {
 }
 
 /// Publishes in one transaction, with the broker's producers' settings and routing.
+///
+/// Messages are batched per partition (and per key, where the batching is by key) as the
+/// broker's other publishes are, within the transaction: an entry fills until it is full, or
+/// until a sender waits for its message's id (`publish`, or the copy the machine orders),
+/// and whatever is left is sent when the transaction commits ([`InTransaction::flush`]).
+/// The broker stores a topic's transactional entries one at a time, so an entry of many
+/// messages is what lets a transaction of many messages go at the pace of the others.
+/// Nothing waits for a message's receipt but the commit, which pulsar-rs makes wait for
+/// every send of the transaction and abort if one failed.
 pub(crate) struct InTransaction<Exe: Executor> {
     publisher: Arc<Publisher<Exe>>,
     txn: Transaction<Exe>,
+    /// The entries being filled.
+    filling: Mutex<Vec<Filling>>,
+    /// Why a send in the transaction failed, if one did: its commit then fails.
+    failed: Mutex<Option<PublishError>>,
+}
+
+/// One entry being filled in a transaction.
+struct Filling {
+    name: String,
+    partition: i64,
+    kind: Kind,
+    /// The messages' key, where the batching is by key.
+    key: Option<String>,
+    batch: Batch,
 }
 
 impl<Exe: Executor> InTransaction<Exe> {
     /// Publish through `publisher`'s routing, in `txn`.
     pub(crate) fn new(publisher: Arc<Publisher<Exe>>, txn: Transaction<Exe>) -> Self {
-        InTransaction { publisher, txn }
+        InTransaction {
+            publisher,
+            txn,
+            filling: Mutex::new(Vec::new()),
+            failed: Mutex::new(None),
+        }
     }
-}
 
-/// Completes once the message is handed to its producer; its receipt is told the broker's
-/// answer later.
-impl<Exe: Executor> Publish for InTransaction<Exe> {
-    fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
-        Publishing::waiting(Box::pin(
-            self.publisher.send_in(message, receipt, &self.txn),
-        ))
+    /// Send every entry still being filled, before the commit; an error if a send of the
+    /// transaction failed (the commit must not go ahead without it).
+    pub(crate) async fn flush(&self) -> Result<(), PublishError> {
+        let filled = std::mem::take(&mut *self.lock_filling());
+        for filling in filled {
+            let Filling {
+                name,
+                partition,
+                kind,
+                batch,
+                ..
+            } = filling;
+            let (message, receipts) = batch.into_entry();
+            let _ = self
+                .send_entry(&name, partition, &kind, message, receipts)
+                .await;
+        }
+        match &*self.failed.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(error) => Err(error.clone()),
+            None => Ok(()),
+        }
     }
-}
 
-impl<Exe: Executor> Publisher<Exe> {
-    /// Send `message` in `txn`; `receipt` is told the broker's answer.
-    async fn send_in(
-        &self,
-        message: Message,
-        receipt: Receipt,
-        txn: &Transaction<Exe>,
-    ) -> Result<(), PublishError> {
-        let topic = match self.resolve(&message.topic) {
+    fn lock_filling(&self) -> std::sync::MutexGuard<'_, Vec<Filling>> {
+        self.filling.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Remember that a send of the transaction failed, and return the error.
+    fn fail(&self, error: PublishError) -> PublishError {
+        let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        failed.get_or_insert_with(|| error.clone());
+        error
+    }
+
+    /// Send `message` in the transaction.
+    async fn send_in(&self, message: Message, receipt: Receipt) -> Result<(), PublishError> {
+        let publisher = &*self.publisher;
+        let topic = match publisher.resolve(&message.topic) {
             Ok(topic) => topic,
-            Err(error) => return Err(refused(receipt, error)),
+            Err(error) => return Err(self.fail(refused(receipt, error))),
         };
         let topic = topic.as_str();
-        if let Err(error) = self.look_up(topic).await {
-            return Err(refused(receipt, error));
+        if let Err(error) = publisher.look_up(topic).await {
+            return Err(self.fail(refused(receipt, error)));
         }
-        if crate::chunked::needs_chunks(self.chunk_over, &message) {
+        if crate::chunked::needs_chunks(publisher.chunk_over, &message) {
             let error = PublishError::broker(
                 topic,
                 format!(
@@ -194,59 +242,150 @@ impl<Exe: Executor> Publisher<Exe> {
                     message.payload.len()
                 ),
             );
-            return Err(refused(receipt, error));
+            return Err(self.fail(refused(receipt, error)));
         }
-        let kind = self.kind_of(&message);
-        let (name, partition) = self
+        let kind = publisher.kind_of(&message);
+        let (name, partition) = publisher
             .partition_for(topic, message.key.as_deref())
             .expect("looked up above");
-        let turns = self.txn_producer(&name, &kind);
+        let delayed = message.deliver_after.is_some() || message.deliver_at.is_some();
+        if delayed || !kind.batching.is_enabled() {
+            // Alone in its entry, after what was filled for its partition (delayed
+            // messages are not batched, as the Java client does not batch them).
+            let filled = self.take_filled(&name, &kind, None);
+            for batch in filled {
+                let (entry, receipts) = batch.into_entry();
+                let _ = self
+                    .send_entry(&name, partition, &kind, entry, receipts)
+                    .await;
+            }
+            let (plain, receipt) = match delayed {
+                true => delayed_message(message, receipt),
+                false => item(message, receipt).into_plain(),
+            };
+            return (self.send_entry(&name, partition, &kind, plain, Receipts::plain(receipt)))
+                .await;
+        }
+        // Someone waits for this message's id: its entry goes now.
+        let waited = !receipt.is_empty();
+        let key = (kind.batching.is_key_based())
+            .then(|| message.key.clone())
+            .flatten();
+        let full = {
+            let mut filling = self.lock_filling();
+            let at = match (filling.iter())
+                .position(|f| f.name == name && f.kind == kind && f.key == key)
+            {
+                Some(at) => at,
+                None => {
+                    filling.push(Filling {
+                        name: name.clone(),
+                        partition,
+                        kind: kind.clone(),
+                        key,
+                        batch: Batch::new(false),
+                    });
+                    filling.len() - 1
+                }
+            };
+            filling[at].batch.push(item(message, receipt));
+            (waited || filling[at].batch.is_full(&kind.batching))
+                .then(|| filling.swap_remove(at).batch)
+        };
+        match full {
+            Some(batch) => {
+                let (entry, receipts) = batch.into_entry();
+                self.send_entry(&name, partition, &kind, entry, receipts)
+                    .await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Take out what is being filled for partition `name` and `kind` (of every key, where
+    /// `key` is `None`).
+    fn take_filled(&self, name: &str, kind: &Kind, key: Option<&str>) -> Vec<Batch> {
+        let mut filling = self.lock_filling();
+        let mut taken = Vec::new();
+        let mut i = 0;
+        while i < filling.len() {
+            let f = &filling[i];
+            if f.name == name && &f.kind == kind && key.is_none_or(|k| f.key.as_deref() == Some(k))
+            {
+                taken.push(filling.remove(i).batch);
+            } else {
+                i += 1;
+            }
+        }
+        taken
+    }
+
+    /// Send one entry in the transaction, through the producer kept for partition `name`
+    /// and `kind`; its `receipts` are told the broker's answer.
+    async fn send_entry(
+        &self,
+        name: &str,
+        partition: i64,
+        kind: &Kind,
+        entry: pulsar::producer::Message,
+        receipts: Receipts,
+    ) -> Result<(), PublishError> {
+        let publisher = &*self.publisher;
+        let txn = &self.txn;
+        let turns = publisher.txn_producer(name, kind);
         let mut turn = turns.take().await;
         let producer = match turn
-            .producer(|| self.build_producer(name.clone(), kind.clone()))
+            .producer(|| publisher.build_producer(name.to_owned(), kind.clone()))
             .await
         {
             Ok(producer) => producer,
-            Err(error) => return Err(refused(receipt, error)),
+            Err(error) => {
+                receipts.failed(&error);
+                return Err(self.fail(error));
+            }
         };
-        let delayed = message.deliver_after.is_some() || message.deliver_at.is_some();
-        let (plain, receipt) = match delayed {
-            true => delayed_message(message, receipt),
-            false => item(message, receipt).into_plain(),
-        };
-        let sending = producer.send_non_blocking_in(plain, txn).await;
+        let sending = producer.send_non_blocking_in(entry, txn).await;
         drop(turn);
         let answer = match sending {
             Ok(answer) => answer,
             Err(error) => {
                 let error = PublishError::broker(
-                    &name,
+                    name,
                     format!("sending in transaction {}: {error}", txn.id()),
                 );
-                return Err(refused(receipt, error));
+                receipts.failed(&error);
+                return Err(self.fail(error));
             }
         };
-        self.runtime.spawn(Box::pin(async move {
-            let told = match answer.await {
+        let name = name.to_owned();
+        publisher.runtime.spawn(Box::pin(async move {
+            match answer.await {
                 Ok(CommandSendReceipt {
                     message_id: Some(id),
                     ..
-                }) => Ok(MessageId::new(&[
-                    id.ledger_id as i64,
-                    id.entry_id as i64,
-                    partition,
-                ])),
-                Ok(_) => Err(PublishError::broker(
+                }) => receipts.stored(id.ledger_id as i64, id.entry_id as i64, partition),
+                Ok(_) => receipts.failed(&PublishError::broker(
                     &name,
                     "the broker's receipt names no message id",
                 )),
-                Err(error) => Err(PublishError::broker(&name, format!("no receipt: {error}"))),
-            };
-            receipt.tell(told);
+                Err(error) => {
+                    receipts.failed(&PublishError::broker(&name, format!("no receipt: {error}")))
+                }
+            }
         }));
         Ok(())
     }
+}
 
+/// Completes once the message is handed over (to its entry, or to its producer); its
+/// receipt is told the broker's answer later.
+impl<Exe: Executor> Publish for InTransaction<Exe> {
+    fn send(&self, message: Message, receipt: Receipt) -> Publishing<'_, ()> {
+        Publishing::waiting(Box::pin(self.send_in(message, receipt)))
+    }
+}
+
+impl<Exe: Executor> Publisher<Exe> {
     /// The partition of `topic` (looked up already) that a message with `key` goes to, as
     /// the broker's other publishes pick it: its name and index (`-1` for a topic that is not
     /// partitioned).

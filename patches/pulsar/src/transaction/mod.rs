@@ -714,7 +714,12 @@ mod tests {
                 .unwrap();
             let mut producer = pulsar.producer().with_topic(&topic).build().await.unwrap();
             for i in 0..20 {
-                producer.send_non_blocking(format!("m{i}")).await.unwrap().await.unwrap();
+                producer
+                    .send_non_blocking(format!("m{i}"))
+                    .await
+                    .unwrap()
+                    .await
+                    .unwrap();
             }
             let first = receive(&mut consumer, Duration::from_secs(10))
                 .await

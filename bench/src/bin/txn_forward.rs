@@ -459,7 +459,8 @@ fn main() {
     );
     println!(
         "note: ruststream-txn runs one transaction per message, up to 32 at once (the default \
-         concurrency), ruststream-txn-seq one at a time, ruststream-txn-100 up to 100 messages \
+         concurrency), ruststream-txn-seq one handler at a time (concurrency 1; its commits \
+         overlap the next messages, up to 32), ruststream-txn-100 up to 100 messages \
          in one (TransactionPolicy::group); java-txn-1 one per message and java-txn-100 one per \
          100, one transaction at a time; ruststream-plain is at least once, without transactions"
     );
@@ -590,7 +591,7 @@ fn main() {
         }
         let per = match contender {
             "ruststream-txn" => "one transaction per message, up to 32 at once",
-            "ruststream-txn-seq" => "one transaction per message, one at a time",
+            "ruststream-txn-seq" => "one transaction per message, one handler at a time",
             "java-txn-1" => "one transaction per message, one at a time",
             "java-txn-100" => "one transaction per 100 messages, one at a time",
             "ruststream-txn-100" => "up to 100 messages in one transaction",
@@ -626,7 +627,8 @@ fn main() {
     );
     println!(
         "summary txn-forward: one transaction per message, ruststream {ours:.1} msg/s ({:.2}x \
-         the Java client's {java1:.1}), one at a time as Java runs them {seq:.1} ({:.2}x); per \
+         the Java client's {java1:.1}), one handler at a time {seq:.1} ({:.2}x; its commits \
+         overlap, the Java client's do not); per \
          100 messages, ruststream {grouped:.1} ({:.2}x the Java client's {java100:.1}); \
          ruststream without transactions {plain:.1}",
         ours / java1,

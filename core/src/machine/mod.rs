@@ -103,6 +103,12 @@ pub const RETRY_RETURN_GRACE: Duration = Duration::from_secs(30);
 /// ones do not count against the concurrency then, but they are bounded.
 pub const HELD_WHILE_AWAITING: usize = 1024;
 
+/// A transactional registration takes no delivery while this many commits, or as many as its
+/// concurrency if that is more, are unanswered. A commit is I/O, not a handler: a registration
+/// that runs one handler at a time (Exclusive, Failover) still overlaps a commit with the next
+/// deliveries, but the transactions open at once stay bounded whatever the receiver queue holds.
+pub const COMMITS_IN_FLIGHT: usize = 32;
+
 impl MachineConfig {
     /// One handler at a time, no per-key order, no dead-letter topic, no index acks.
     pub fn new(concurrency: usize) -> Self {
@@ -258,13 +264,14 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     /// With keys waiting for retried messages, deliveries are taken while a handler may run
     /// and fewer than [`HELD_WHILE_AWAITING`] are held: a retried message must be received
     /// to come back.
-    /// A transactional registration also takes none while as many commits as the concurrency
-    /// allows are unanswered: a delivery stops running once its handler acknowledged, and
-    /// without this bound every message of the receiver queue would open a transaction whose
-    /// commit queues behind the others' until the broker's timeout aborts it.
+    /// A transactional registration also takes none while [`COMMITS_IN_FLIGHT`] commits (or as
+    /// many as the concurrency, if more) are unanswered: a delivery stops running once its
+    /// handler acknowledged, and without this bound every message of the receiver queue could
+    /// open a transaction.
     #[inline]
     pub fn wants_delivery(&self) -> bool {
-        if self.transactions.commits_unanswered() >= self.config.concurrency {
+        if self.transactions.commits_unanswered() >= self.config.concurrency.max(COMMITS_IN_FLIGHT)
+        {
             return false;
         }
         let held = self.keys.held();

@@ -524,18 +524,18 @@ mod tests {
     }
 
     #[test]
-    fn no_delivery_is_taken_while_as_many_commits_as_the_concurrency_are_unanswered() {
+    fn no_delivery_is_taken_while_commits_in_flight_are_unanswered() {
+        use super::super::COMMITS_IN_FLIGHT;
         let mut m = machine(false);
-        for id in 0..4u64 {
+        let bound = COMMITS_IN_FLIGHT as u64;
+        assert!(m.config().concurrency < COMMITS_IN_FLIGHT, "the bound is not the concurrency");
+        for id in 0..bound {
             assert!(m.wants_delivery(), "{id} commits unanswered");
             run(&mut m, id, 1, HandlerOutcome::Ack, 0, id as u32, None).unwrap();
         }
-        assert_eq!(calls(&mut m, at(0)).len(), 4, "four commits");
-        assert_eq!(releases(&mut m).len(), 4, "no handler runs");
-        assert!(
-            !m.wants_delivery(),
-            "four commits unanswered, at a concurrency of four"
-        );
+        assert_eq!(calls(&mut m, at(0)).len(), COMMITS_IN_FLIGHT, "a commit each");
+        assert_eq!(releases(&mut m).len(), COMMITS_IN_FLIGHT, "no handler runs");
+        assert!(!m.wants_delivery(), "{bound} commits unanswered");
         m.committed(Token(2), false, at(3));
         assert!(m.wants_delivery(), "a failed commit is an answer too");
         m.committed(Token(0), true, at(3));

@@ -286,17 +286,23 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
             .map(|(topic, ids)| self.consumer.ack_many_with_id_in_detached(topic, ids, &txn))
             .collect();
         Box::pin(async move {
-            // What the transaction's entries still hold goes first: the commit waits for it.
-            if let Err(error) = sends.flush().await {
+            // What the transaction's entries still hold goes out while the acknowledgements do
+            // (each registers its partition or subscription first, a round trip): the commit
+            // waits for both. A refused acknowledgement makes the commit abort; its own error
+            // says why.
+            let acked = async {
+                let mut refused = None;
+                for ack in acks {
+                    if let Err(error) = ack.await {
+                        refused.get_or_insert(error);
+                    }
+                }
+                refused
+            };
+            let (flushed, refused) = futures::join!(sends.flush(), acked);
+            if let Err(error) = flushed {
                 let _ = txn.abort().await;
                 return Err(crate::transaction::failed_send(&error));
-            }
-            // A refused acknowledgement makes the commit abort; its own error says why.
-            let mut refused = None;
-            for ack in acks {
-                if let Err(error) = ack.await {
-                    refused.get_or_insert(error);
-                }
             }
             txn.commit().await.map_err(|error| match refused {
                 Some(ack) => format!(

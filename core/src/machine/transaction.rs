@@ -528,12 +528,19 @@ mod tests {
         use super::super::COMMITS_IN_FLIGHT;
         let mut m = machine(false);
         let bound = COMMITS_IN_FLIGHT as u64;
-        assert!(m.config().concurrency < COMMITS_IN_FLIGHT, "the bound is not the concurrency");
+        assert!(
+            m.config().concurrency < COMMITS_IN_FLIGHT,
+            "the bound is not the concurrency"
+        );
         for id in 0..bound {
             assert!(m.wants_delivery(), "{id} commits unanswered");
             run(&mut m, id, 1, HandlerOutcome::Ack, 0, id as u32, None).unwrap();
         }
-        assert_eq!(calls(&mut m, at(0)).len(), COMMITS_IN_FLIGHT, "a commit each");
+        assert_eq!(
+            calls(&mut m, at(0)).len(),
+            COMMITS_IN_FLIGHT,
+            "a commit each"
+        );
         assert_eq!(releases(&mut m).len(), COMMITS_IN_FLIGHT, "no handler runs");
         assert!(!m.wants_delivery(), "{bound} commits unanswered");
         m.committed(Token(2), false, at(3));

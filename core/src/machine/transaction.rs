@@ -550,6 +550,26 @@ mod tests {
     }
 
     #[test]
+    fn a_concurrency_above_the_commits_in_flight_bounds_them_instead() {
+        use super::super::COMMITS_IN_FLIGHT;
+        let concurrency = COMMITS_IN_FLIGHT + 8;
+        let config = MachineConfig {
+            transactional: Some(TransactionPolicy::new()),
+            ..MachineConfig::new(concurrency)
+        };
+        let rules = SubscriptionRules::new("s", SubscriptionType::Shared, None);
+        let mut m = SubscriptionMachine::new(rules, config, entry_of);
+        for id in 0..concurrency as u64 {
+            assert!(m.wants_delivery(), "{id} commits unanswered");
+            run(&mut m, id, 1, HandlerOutcome::Ack, 0, id as u32, None).unwrap();
+        }
+        assert_eq!(calls(&mut m, at(0)).len(), concurrency, "a commit each");
+        assert!(!m.wants_delivery(), "{concurrency} commits unanswered");
+        m.committed(Token(5), true, at(1));
+        assert!(m.wants_delivery());
+    }
+
+    #[test]
     fn a_retry_aborts_at_once_then_asks_for_the_message_again() {
         let mut m = machine(false);
         run(&mut m, 7, 1, HandlerOutcome::Retry, 2, 1, None).unwrap();

@@ -1,5 +1,7 @@
 //! How a delivery's handling ended, as the dispatcher reports it.
 
+use crate::handler::Rejection;
+use crate::outcome::Answer;
 use crate::HandlerOutcome;
 
 /// The end of one handler invocation.
@@ -36,6 +38,19 @@ pub enum Completion {
 }
 
 impl Completion {
+    /// How a handler's call ended, as the completion table takes it: the outcome it returned;
+    /// for a rejection, [`Completion::Undecodable`] where the payload does not decode or the
+    /// client could not read the message (no retry changes that), [`Completion::Rejected`]
+    /// otherwise. (A panic is [`Completion::Panicked`].)
+    #[inline]
+    pub fn of(called: &Result<Answer, Rejection>) -> Self {
+        match called {
+            Ok(answer) => Completion::Returned(answer.outcome),
+            Err(Rejection::Decode { .. } | Rejection::Unreadable { .. }) => Completion::Undecodable,
+            Err(_) => Completion::Rejected,
+        }
+    }
+
     /// A short name for logs and metric labels: the outcome's name (`ack`, `retry`, ...) for
     /// [`Completion::Returned`], else `panicked`, `dead_lettered`, `rescheduled`, `rejected`,
     /// `out_of_attempts` or `undecodable`.

@@ -1,23 +1,17 @@
-//! A call the driver makes on its consumer.
+//! A settlement call, as the machine's parts queue it before it becomes a [`Command`](super::Command).
 
 use alloc::vec::Vec;
 
 use super::BatchSlot;
-use crate::publish::Token;
 
-/// One call on a subscription's consumer, from
-/// [`SubscriptionMachine::poll_call`](super::SubscriptionMachine::poll_call).
-///
-/// Exhaustive on purpose, unlike the crate's other public enums: a driver matches every
-/// call, so that a call added here fails to compile in each driver until it makes it, rather
-/// than compiling and never reaching the consumer.
+/// One call on a subscription's consumer, queued inside the machine (the settler's, the entry
+/// ledger's); [`SubscriptionMachine::poll`](super::SubscriptionMachine::poll) hands each out as
+/// the [`Command`](super::Command) of the same name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Call<Id> {
-    /// Acknowledge the message (Pulsar: `ack_with_id`).
+pub(crate) enum Call<Id> {
+    /// Acknowledge the message.
     Ack(Id),
-    /// Acknowledge one message of a batched entry that is not finished yet at batch-index
-    /// level: `ack_set` has a bit set for every index of the entry not settled yet, 64 a word,
-    /// as Pulsar's batch-index acknowledgement (PIP-54) takes it.
+    /// Acknowledge one message of an unfinished batched entry at batch-index level.
     AckIndex {
         /// The message.
         id: Id,
@@ -26,22 +20,6 @@ pub enum Call<Id> {
         /// The indexes still to acknowledge.
         ack_set: Vec<i64>,
     },
-    /// Ask for the message again (Pulsar: `nack_with_id`).
+    /// Ask for the message again.
     Nack(Id),
-    /// Acknowledge the messages in transaction `token`, then commit it (a transactional
-    /// registration): what their handlers published, and the copy ordered for one, become
-    /// visible with the acknowledgements. A message of a batched entry is acknowledged at its
-    /// index alone ([`BatchSlot::only_this`]). The driver tells the machine how it went with
-    /// [`SubscriptionMachine::committed`](super::SubscriptionMachine::committed).
-    Commit {
-        /// The transaction: the token of the delivery that opened it
-        /// ([`SubscriptionMachine::transaction_of`](super::SubscriptionMachine::transaction_of)),
-        /// or of the delivery whose copy it holds.
-        token: Token,
-        /// The messages, each with its place in a batched entry.
-        acks: Vec<(Id, Option<BatchSlot>)>,
-    },
-    /// Abort transaction `token` (a transactional registration): nothing published in it
-    /// becomes visible. The settlements of its deliveries follow as the completion table says.
-    Abort(Token),
 }

@@ -7,6 +7,7 @@
 
 use alloc::vec::Vec;
 
+use super::Plan;
 use crate::batch_policy::BatchPolicy;
 use crate::Instant;
 
@@ -16,9 +17,11 @@ use crate::Instant;
 pub struct Gathered<D> {
     /// The delivery.
     pub delivery: D,
-    /// Whether it was parked while it waited ([`super::SubscriptionMachine::park_gathered`]):
-    /// acquire it again.
-    pub parked: bool,
+    /// What it is due.
+    pub plan: Plan,
+    /// Whether it was parked while it waited (the machine acquires it again as its batch is
+    /// handed over).
+    pub(crate) parked: bool,
     /// Its payload's size.
     bytes: usize,
     /// When it was gathered.
@@ -68,9 +71,20 @@ impl<D> Gathering<D> {
         self.policy.messages().get()
     }
 
-    /// Add `delivery` (`bytes` of payload) at `now`.
+    /// Add `delivery` (`bytes` of payload, due `plan`), gathered now: a batch's max wait
+    /// counts from its first delivery, so the clock (`now`) is read for the first only.
     #[inline(always)]
-    pub(crate) fn push(&mut self, delivery: D, bytes: usize, now: Instant) {
+    pub(crate) fn push(
+        &mut self,
+        delivery: D,
+        plan: Plan,
+        bytes: usize,
+        now: impl FnOnce() -> Instant,
+    ) {
+        let at = match self.queue.first() {
+            Some(first) => first.at,
+            None => now(),
+        };
         self.bytes += bytes;
         self.unparked = true;
         if self.queue.capacity() == 0 {
@@ -79,17 +93,19 @@ impl<D> Gathering<D> {
         }
         self.queue.push(Gathered {
             delivery,
+            plan,
             parked: false,
             bytes,
-            at: now,
+            at,
         });
     }
 
-    /// Whether a batch is due whatever the time: one may run, and the queue is full or the
-    /// subscription stops.
-    #[inline]
-    pub(crate) fn due_now(&self, concurrency: usize) -> bool {
-        !self.queue.is_empty() && self.running < concurrency && (!self.has_room() || self.draining)
+    /// Whether a delivery of message `id` is gathered already.
+    pub(crate) fn holds<Id: PartialEq>(&self, id: &Id) -> bool
+    where
+        D: super::Envelope<Id = Id>,
+    {
+        self.queue.iter().any(|gathered| gathered.delivery.id() == id)
     }
 
     /// Whether a batch is due at `now`: one may run, and the queue is full, or its first
@@ -209,7 +225,7 @@ mod tests {
     fn a_full_batch_goes_at_once_and_a_partial_one_at_exactly_the_max_wait() {
         let mut gathering = Gathering::new(policy());
         for i in 0..4 {
-            gathering.push(i, 1, at(10));
+            gathering.push(i, Plan::Handle, 1, || at(10));
         }
         assert_eq!(
             ids(gathering.poll(at(10), 2)),
@@ -231,8 +247,8 @@ mod tests {
     #[test]
     fn concurrency_counts_batches_and_bytes_cut_a_batch() {
         let mut gathering = Gathering::new(policy());
-        gathering.push('a', 60, at(0));
-        gathering.push('b', 60, at(0));
+        gathering.push('a', Plan::Handle, 60, || at(0));
+        gathering.push('b', Plan::Handle, 60, || at(0));
         assert!(!gathering.has_room());
         assert_eq!(
             ids(gathering.poll(at(0), 1)),
@@ -251,7 +267,7 @@ mod tests {
     #[test]
     fn a_stopping_subscription_hands_over_a_partial_batch_at_once() {
         let mut gathering = Gathering::new(policy());
-        gathering.push(1, 1, at(0));
+        gathering.push(1, Plan::Handle, 1, || at(0));
         assert_eq!(ids(gathering.poll(at(0), 1)), None);
         gathering.drain();
         assert_eq!(ids(gathering.poll(at(0), 1)), Some(alloc::vec![(1, false)]));

@@ -1,38 +1,57 @@
 //! The subscription machine: everything one subscription decides, as one sans-IO state machine.
 //!
-//! A subscription's driver owns a consumer and runs handlers; every decision in between is
-//! made here, without I/O, without a clock and without an executor:
+//! A subscription's driver owns a consumer, runs handlers and carries out I/O; every decision
+//! in between is made here, without I/O, without a clock and without an executor. The driver
+//! speaks to it through seven methods, in quinn-proto's shape: what happened goes in, what to
+//! do comes out, with the next deadline.
+//!
+//! | method | the driver |
+//! |---|---|
+//! | [`SubscriptionMachine::wants_delivery`] | asks before it takes the next delivery from its consumer |
+//! | [`SubscriptionMachine::receive`] | hands over a delivery; one that starts at once comes back as the [`Invoke`] to run |
+//! | [`SubscriptionMachine::handle`] | tells an [`Event`]: a delivery's end, a publish answered, a transaction opened or committed, idle, stop |
+//! | [`SubscriptionMachine::poll`] | takes the next [`Command`] until none is left: invoke, ack, nack, republish, open, commit, abort, acquire, release |
+//! | [`SubscriptionMachine::poll_timeout`] | arms its one timer for the next deadline |
+//! | [`SubscriptionMachine::status`] | reads what is held, for gauges and to know when a stop is done |
+//! | [`SubscriptionMachine::config`] | reads how the subscription runs |
+//!
+//! What is decided where:
 //!
 //! | decision | where |
 //! |---|---|
-//! | whether another delivery may be taken (concurrency, receiver queue, unanswered commits) | [`SubscriptionMachine::wants_delivery`] |
-//! | whether a delivery is handled, dead-lettered, or let go (a batch sibling in hand or settled, a late copy) | [`SubscriptionMachine::arrive`] |
-//! | per-key order: a delivery waits while one of its key runs (and, with ordered retries, while one of its key waits for a retry) | [`SubscriptionMachine::start`], `key_order.rs` |
-//! | what an outcome becomes (the completion table), the backoff's delay | [`SubscriptionMachine::finish`], [`crate::completion`] |
+//! | whether another delivery may be taken (concurrency, held keys, unanswered commits) | [`SubscriptionMachine::wants_delivery`] |
+//! | whether a delivery is handled, dead-lettered, or let go (a batch sibling in hand or settled, a late copy), and its one attempt count (copies through the retry topic included) | `receive.rs` |
+//! | per-key order: a delivery waits while one of its key runs (and, with ordered retries, while one of its key waits for a retry) | `receive.rs`, `key_order.rs` |
+//! | what runs for a delivery: a transaction that did not open, out of attempts, a layer's answer, unreadable, the handler | [`Plan::step`] |
+//! | what an outcome becomes (the completion table), the backoff's delay, the copy to the dead-letter or retry topic, and when the layers hear of it | `finish.rs`, [`crate::completion`] |
 //! | `retry_after` waits: a negative acknowledgement held until its deadline | `settler.rs` |
-//! | a copy to the dead-letter or the retry topic, ordered, then settled on its answer | [`SubscriptionMachine::finish`] ([`Settlement::Republish`]), [`SubscriptionMachine::answered`] |
-//! | an acknowledgement held until the handler's publishes are confirmed | `publishes.rs` |
+//! | an acknowledgement held until the handler's publishes (and the copy) are confirmed | `publishes.rs` |
 //! | a batched entry's acknowledgement held until all of it is settled | `entries.rs` |
-//! | a batch handler's batches: gathered by max messages, bytes and wait, one admission each | [`SubscriptionMachine::gather`], [`SubscriptionMachine::poll_batch`], `gather.rs` |
-//! | which consumer calls to make, in which order | [`SubscriptionMachine::poll_call`] |
-//! | when the next wait ends | [`SubscriptionMachine::poll_timeout`] |
-//! | when a delivery stops counting as in flight | [`SubscriptionMachine::poll_release`] |
+//! | a batch handler's batches: gathered by max messages, bytes and wait, one admission each | `gather.rs` |
+//! | a transactional registration's transactions: opened, joined, committed or aborted, a copy's own | `transaction.rs` |
+//! | which command comes next, and when a delivery stops counting as in flight | `poll.rs` |
 //!
-//! The driver is the loop around it: it feeds deliveries ([`SubscriptionMachine::arrive`],
-//! [`SubscriptionMachine::start`]), ended handlers ([`SubscriptionMachine::finish`]) and
-//! publish answers ([`SubscriptionMachine::answered`]), starts what
-//! [`SubscriptionMachine::poll_start`] lets start, publishes the copies `finish` orders,
-//! then makes the calls [`SubscriptionMachine::poll_call`] yields at `now`, arms one timer for
-//! [`SubscriptionMachine::poll_timeout`], and only then lets go of the deliveries
-//! [`SubscriptionMachine::poll_release`] names, so that "nothing in flight" implies every call
-//! was made and every deadline has its timer.
+//! A driver's loop: feed each event, then take commands until [`SubscriptionMachine::poll`]
+//! answers `None`; make the consumer calls (those due together as one), arm the timer for
+//! [`SubscriptionMachine::poll_timeout`], and only then release what [`Command::Release`]
+//! named, so that "nothing in flight" implies every call was made and every deadline has its
+//! timer.
 
 mod call;
+mod command;
 mod entries;
+mod envelope;
+mod event;
+mod finish;
 mod gather;
 mod key_order;
+mod poll;
+#[cfg(test)]
+mod property;
 mod publishes;
+mod receive;
 mod settler;
+mod status;
 #[cfg(test)]
 mod tests;
 mod transaction;
@@ -42,22 +61,24 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
 
-pub use call::Call;
+pub(crate) use call::Call;
+pub use command::{
+    Command, CommitFailure, Completed, Invoke, Members, Notice, Plan, Republishing, Step, Txn,
+    TxnId,
+};
 pub use entries::{BatchPlace, BatchSlot, EntryPosition};
+pub use envelope::Envelope;
+pub use event::{Event, Finished, Tail};
+pub use gather::Gathered;
 pub(crate) use settler::Settler;
+pub use status::Status;
 
 use crate::batch_policy::BatchPolicy;
-use crate::completion::{
-    Completion, Republish, Settlement, SettlementError, OUT_OF_ATTEMPTS, UNDECODABLE,
-};
-use crate::publish::{Origin, Token};
-use crate::{HandlerOutcome, Instant, SubscriptionRules, SubscriptionType};
-use entries::{Arrival as EntryArrival, EntryLedger};
-pub use gather::Gathered;
+use crate::{Instant, SubscriptionRules, SubscriptionType};
+use entries::EntryLedger;
 use gather::Gathering;
 use key_order::KeyOrder;
-use publishes::{AtEnd, Held, Ledger, Verdict};
-pub use transaction::Joined;
+use publishes::Ledger;
 use transaction::Transactions;
 
 /// How a subscription runs, besides its completion rules.
@@ -71,7 +92,7 @@ pub struct MachineConfig {
     /// topic instead of the handler; `None` without a dead-letter topic.
     pub max_attempts: Option<u32>,
     /// Whether a settled message of an unfinished batched entry is also acknowledged at
-    /// batch-index level ([`Call::AckIndex`]).
+    /// batch-index level ([`Command::AckIndex`]).
     pub batch_index_acks: bool,
     /// Whether a delivery that ends in a retry keeps its key (where deliveries of one key run
     /// in order): the key's later deliveries are held until the retried message comes back
@@ -80,15 +101,16 @@ pub struct MachineConfig {
     /// Whether the registration declared a dead-letter topic: `dead_letter(reason)`, a
     /// payload that does not decode and a message out of attempts are copied there.
     pub dead_letter_topic: bool,
-    /// Whether the registration declared a retry topic: `retry_later(d)` is copied there.
+    /// Whether the registration declared a retry topic: `retry_later(d)` is copied there, and
+    /// a delivery's attempt count includes the copies it went through
+    /// ([`Envelope::republished`]).
     pub retry_topic: bool,
-    /// For a batch handler, how its deliveries are gathered into batches
-    /// ([`SubscriptionMachine::gather`], [`SubscriptionMachine::poll_batch`]): the
-    /// concurrency then counts batches.
+    /// For a batch handler, how its deliveries are gathered into batches: the concurrency
+    /// then counts batches.
     pub batch: Option<BatchPolicy>,
     /// For a transactional registration ([`crate::transaction`]), how its deliveries run in
-    /// transactions: an acknowledgement becomes [`Call::Commit`], any other end
-    /// [`Call::Abort`] first.
+    /// transactions: an acknowledgement becomes [`Command::Commit`], any other end
+    /// [`Command::Abort`] first.
     pub transactional: Option<crate::transaction::TransactionPolicy>,
 }
 
@@ -126,32 +148,6 @@ impl MachineConfig {
     }
 }
 
-/// A delivery as it arrives, for [`SubscriptionMachine::arrive`].
-#[derive(Debug)]
-pub struct Arrival<'a, Id> {
-    /// The transport's id.
-    pub id: &'a Id,
-    /// Its place in a batched entry, if it was published in a batch.
-    pub batch: Option<BatchSlot>,
-    /// The broker's redelivery count, where the transport tells it.
-    pub redelivery_count: Option<u32>,
-}
-
-/// What becomes of a delivery that arrived.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Admission {
-    /// Hand it to the handler ([`SubscriptionMachine::start`]).
-    Handle,
-    /// It is out of attempts: do not call the handler ([`SubscriptionMachine::start`] it all
-    /// the same, for its key's order, and end it as [`Completion::OutOfAttempts`]: the
-    /// machine orders its copy to the dead-letter topic).
-    DeadLetter,
-    /// Let it go: a copy of a batched message already in hand or settled here. The machine
-    /// releases it (and acknowledges a late copy of a finished entry again).
-    Skip,
-}
-
 /// A delivery as the completion table knows it: the transport's id and its place in a
 /// batched entry (whose entry the id tells). Kept small: a delivery waiting in `retry_after`
 /// is one of these.
@@ -163,68 +159,61 @@ pub struct Delivered<Id> {
     pub batch: Option<BatchPlace>,
 }
 
-/// How a started delivery ended, for [`SubscriptionMachine::finish`].
-#[derive(Debug)]
-pub struct Ended<'k, Id> {
-    /// The delivery.
-    pub delivered: Delivered<Id>,
-    /// How its handler ended (a backoff is resolved here, by the registration's policy).
-    pub completion: Completion,
-    /// When it ended: a `retry_after` wait counts from it.
-    pub at: Instant,
-    /// Its key, where the subscription keeps per-key order.
-    pub key: Option<&'k str>,
-    /// Its token, which the answers of its publishes name.
-    pub token: Token,
-    /// How many messages its handler published (counted until it ended).
-    pub publishes: u32,
-    /// Its attempt count: the deliveries of its message before this one (the broker's count,
-    /// plus the copies it went through on a retry topic). The backoff's delay and a retry
-    /// copy's count are drawn from it.
-    pub attempt: u32,
-}
+/// A delivery held by the machine (behind its key, or for a running batch), with its plan.
+type Pending<D> = (D, Plan);
 
-/// One subscription's state: the completion table with its waits, the batch ledger, per-key
-/// order, the publishes a settlement waits for, admission and release (see the
-/// [module documentation](self)).
+/// One subscription's state (see the [module documentation](self)).
 ///
-/// `Id` is the transport's message id, `D` a delivery the driver hands to a handler: the
-/// machine holds deliveries only while their key is busy.
-#[derive(Debug)]
-pub struct SubscriptionMachine<Id, D> {
+/// `D` is the driver's delivery ([`Envelope`]), which the machine holds only while it waits
+/// (for its key, its batch, its transaction); `K` what the driver keeps of a delivery whose
+/// end is not final (a copy is made from it, and the layers hear how it ended); `T` an open
+/// transaction.
+pub struct SubscriptionMachine<D: Envelope, K = (), T = ()> {
     config: MachineConfig,
-    settler: Settler<Delivered<Id>>,
-    entries: EntryLedger<Id>,
-    keys: KeyOrder<String, Id, D>,
-    /// Handlers running (started, not finished).
+    settler: Settler<Delivered<D::Id>>,
+    entries: EntryLedger<D::Id>,
+    keys: KeyOrder<String, D::Id, Pending<D>>,
+    /// Handlers running (started, not finished), and deliveries waiting for their transaction.
     running: usize,
     /// Calls ready before the settler's: acknowledgements of late copies, and of a whole
     /// entry once its last message is settled.
-    calls: VecDeque<Call<Id>>,
+    calls: VecDeque<Call<D::Id>>,
+    /// Everything else ready, in the order it was decided.
+    commands: VecDeque<Command<D::Id, D, K, T>>,
     /// Deliveries out of the handlers' hands, released after the calls due for them.
-    releases: Vec<Id>,
+    releases: Vec<D::Id>,
     /// Deliveries whose acknowledgement waits for their publishes' answers.
-    publishes: Ledger<Id>,
-    /// A transactional registration's transactions: their deliveries, and the commits asked
-    /// for and not answered yet.
-    transactions: Transactions<Id>,
+    publishes: Ledger<D::Id, K>,
+    /// A transactional registration's transactions.
+    transactions: Transactions<D, K, T>,
     /// Deliveries to start now (their key was let go), with whether each was parked.
-    startable: VecDeque<(D, bool)>,
+    startable: VecDeque<(Pending<D>, bool)>,
     /// For a batch handler, the deliveries gathered for its next batch.
     gathering: Option<Gathering<D>>,
+    /// The next delivery's token.
+    next_token: u32,
     /// Where a message id's entry is, as the transport knows it.
-    entry_of: fn(&Id) -> EntryPosition,
+    entry_of: fn(&D::Id) -> EntryPosition,
     /// A number drawn from a message id, the same for the same id: the backoff's jitter.
-    seed_of: fn(&Id) -> u64,
+    seed_of: fn(&D::Id) -> u64,
 }
 
-impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
+impl<D: Envelope, K: Clone, T: Clone> core::fmt::Debug for SubscriptionMachine<D, K, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SubscriptionMachine")
+            .field("config", &self.config)
+            .field("status", &self.status())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
     /// A machine for a subscription with `rules` and `config`; `entry_of` tells the entry of
     /// a message id.
     pub fn new(
         rules: SubscriptionRules,
         config: MachineConfig,
-        entry_of: fn(&Id) -> EntryPosition,
+        entry_of: fn(&D::Id) -> EntryPosition,
     ) -> Self {
         let config = MachineConfig {
             key_ordered: config.key_ordered || rules.kind() == SubscriptionType::KeyShared,
@@ -237,11 +226,13 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             keys: KeyOrder::new(),
             running: 0,
             calls: VecDeque::new(),
+            commands: VecDeque::new(),
             releases: Vec::new(),
             publishes: Ledger::new(),
             transactions: Transactions::new(config.transactional),
             startable: VecDeque::new(),
             gathering: config.batch.map(Gathering::new),
+            next_token: 0,
             entry_of,
             seed_of: |_| 0,
         }
@@ -249,12 +240,13 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
 
     /// The same machine drawing the backoff's jitter from a message id with `seed_of` (the
     /// same id, the same delay: a run repeats exactly). Without it every jitter draws 0.
-    pub fn with_seed(mut self, seed_of: fn(&Id) -> u64) -> Self {
+    pub fn with_seed(mut self, seed_of: fn(&D::Id) -> u64) -> Self {
         self.seed_of = seed_of;
         self
     }
 
     /// How it runs.
+    #[inline]
     pub fn config(&self) -> &MachineConfig {
         &self.config
     }
@@ -288,404 +280,48 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
                 && held < HELD_WHILE_AWAITING)
     }
 
-    /// A delivery arrived: whether to handle it, dead-letter it, or let it go (see
-    /// [`Admission`]). It takes the delivery by reference; only [`SubscriptionMachine::start`]
-    /// moves it.
-    #[inline]
-    pub fn arrive(&mut self, arrival: &Arrival<'_, Id>) -> Admission {
-        if let Some(slot) = arrival.batch {
-            match self.entries.arrive(slot) {
-                EntryArrival::Handle => {}
-                EntryArrival::Finished => {
-                    self.calls.push_back(Call::Ack(arrival.id.clone()));
-                    self.releases.push(arrival.id.clone());
-                    return Admission::Skip;
-                }
-                EntryArrival::Settled | EntryArrival::InHand => {
-                    self.releases.push(arrival.id.clone());
-                    return Admission::Skip;
-                }
-            }
-        }
-        match (self.config.max_attempts, arrival.redelivery_count) {
-            // pulsar-rs's rule, `redelivery_count >= max_redeliver_count`: the handler sees a
-            // message exactly `max_attempts` times.
-            (Some(max), Some(count)) if count > 0 && count >= max => Admission::DeadLetter,
-            _ => Admission::Handle,
-        }
-    }
-
-    /// Whether a delivery that [`SubscriptionMachine::arrive`] admitted (`admission`), with
-    /// its `key`, runs now: `true` counts it as running; `false` means a delivery of its key
-    /// runs (where the subscription keeps per-key order), and the delivery must be
-    /// [`SubscriptionMachine::hold`]: the [`SubscriptionMachine::finish`] of that one returns
-    /// it (with its admission). A move to the dead-letter topic waits for its key too, so
-    /// that the key's messages keep their order whatever becomes of each; with ordered
-    /// retries a retried message that comes back (`id`) takes back the key it kept. The
-    /// delivery is not moved in (it is large, and most start at once).
-    #[inline]
-    pub fn start(&mut self, admission: Admission, key: Option<&str>, id: &Id) -> bool {
-        if self.config.key_ordered && admission != Admission::Skip {
-            if let Some(key) = key {
-                if !self.keys.try_start(key, id) {
-                    return false;
-                }
-            }
-        }
-        self.running += 1;
-        true
-    }
-
-    /// Hold `delivery` (message `id`) behind the running delivery of its `key`
-    /// ([`SubscriptionMachine::start`] said it does not run now). A copy of a delivery held
-    /// already is returned instead: let it go (it is released like a skipped one). Held
-    /// behind a key that waits for a retried message, it is parked: released now (it waits
-    /// for time, not for a handler), and to be acquired again when it starts.
-    pub fn hold(&mut self, key: &str, id: &Id, delivery: D) -> Option<D> {
-        match self.keys.hold(key, id.clone(), delivery) {
-            Ok(false) => None,
-            Ok(true) => {
-                self.releases.push(id.clone());
-                None
-            }
-            Err(copy) => {
-                self.releases.push(id.clone());
-                Some(copy)
-            }
-        }
-    }
-
-    /// A started delivery ended: settle it by the completion table. Returns the decision (for
-    /// logs and counters; on error the delivery is left unsettled).
+    /// A delivery arrived: the invocation to run now, if it starts at once. Otherwise the
+    /// machine holds it (behind its key, for its batch, for its transaction) and a later
+    /// [`SubscriptionMachine::poll`] hands it over, or lets it go (a batch sibling in hand or
+    /// settled; a late copy of a finished entry is acknowledged again).
     ///
-    /// - A backoff becomes `retry_after(d)` or `retry_later(d)`, `d` the registration's
-    ///   delay for the delivery's attempt.
-    /// - `dead_letter(reason)`, a payload that does not decode and a delivery out of attempts
-    ///   go to the dead-letter topic, `retry_later(d)` to the retry topic, where the
-    ///   registration declared one: the decision is [`Settlement::Republish`], and the caller
-    ///   publishes that copy with [`Outbox::copy`](crate::publish::Outbox::copy) of the
-    ///   delivery's token. It is acknowledged once [`SubscriptionMachine::answered`] says the
-    ///   copy is confirmed, and left unsettled if it failed.
-    /// - An acknowledgement waits until every message its handler published is confirmed
-    ///   (`publishes.rs`); a publish that failed makes it a negative acknowledgement.
-    ///
-    /// The calls come from [`SubscriptionMachine::poll_call`], at once or when their wait
-    /// ends; the delivery is released after them. Where the subscription keeps per-key order,
-    /// the next delivery of its key is then startable ([`SubscriptionMachine::poll_start`]).
-    /// With ordered retries, a delivery that ends in a retry (or in no outcome, on a
-    /// subscription with an ack timeout), or waits for its publishes, keeps its key until it
-    /// comes back or is settled.
+    /// `now` is asked only where the time matters (a batch's first delivery, a grouped
+    /// transaction), so that most deliveries read no clock.
     #[inline(always)]
-    pub fn finish(&mut self, ended: Ended<'_, Id>) -> Result<Settlement, SettlementError> {
-        if self.config.transactional.is_some() {
-            return self.finish_in_transaction(ended);
-        }
-        let Ended {
-            delivered,
-            completion,
-            at,
-            key,
-            token,
-            publishes,
-            attempt,
-        } = ended;
-        self.running = self.running.saturating_sub(1);
-        // The common end: an acknowledgement, and no publish to wait for. Nothing below would
-        // change it (no backoff to resolve, no copy, no refusal, no key kept), so it is settled
-        // at once.
-        if publishes == 0 && matches!(completion, Completion::Returned(HandlerOutcome::Ack)) {
-            let id = delivered.id.clone();
-            self.settler.apply(delivered, Settlement::Ack);
-            self.releases.push(id);
-            self.let_key_go(key);
-            return Ok(Settlement::Ack);
-        }
-        let completion = self.resolve(completion, attempt, &delivered.id);
-        let at_end = match publishes {
-            0 => AtEnd::NOTHING,
-            _ => self.publishes.ended(token, publishes),
-        };
-        let (republish, settlement) = self.settlement_of(completion, at_end, at, attempt);
-        // Held: for its copy, or for its handler's publishes where it would be acknowledged.
-        let waits =
-            republish.is_some() || (at_end.unanswered && matches!(settlement, Ok(Settlement::Ack)));
-        if waits {
-            let keeps_key = self.config.ordered_retries && self.config.key_ordered;
-            let held = Held {
-                delivered,
-                key: key.filter(|_| keeps_key).map(String::from),
-            };
-            self.publishes.hold(token, held, republish);
-            if !keeps_key {
-                self.let_key_go(key);
-            }
-            return settlement;
-        }
-        self.apply_settlement(delivered, &settlement, at, key);
-        settlement
+    pub fn receive(&mut self, delivery: D, now: impl FnOnce() -> Instant) -> Option<Invoke<D, T>> {
+        self.arrive(delivery, now)
     }
 
-    /// Settle `delivered`, which ended at `at`, by `settlement` now (nothing it waits for):
-    /// the call it makes, the wait for its return with ordered retries, its release, its key.
+    /// Something happened (see [`Event`]): decide what it means. What it calls for comes
+    /// from [`SubscriptionMachine::poll`].
     #[inline(always)]
-    fn apply_settlement(
-        &mut self,
-        delivered: Delivered<Id>,
-        settlement: &Result<Settlement, SettlementError>,
-        at: Instant,
-        key: Option<&str>,
-    ) {
-        let id = self.settle_released(delivered, settlement, at, key);
-        self.releases.push(id);
-    }
-
-    /// [`Self::apply_settlement`] for a delivery released already (one that acknowledged in
-    /// a transaction, and waited for its commit out of the handlers' hands); its id.
-    #[inline(always)]
-    fn settle_released(
-        &mut self,
-        delivered: Delivered<Id>,
-        settlement: &Result<Settlement, SettlementError>,
-        at: Instant,
-        key: Option<&str>,
-    ) -> Id {
-        let id = delivered.id.clone();
-        let batch = delivered.batch;
-        self.settler.apply(
-            delivered,
-            *settlement.as_ref().unwrap_or(&Settlement::Leave),
-        );
-        if let (true, true, Some(key)) = (self.config.ordered_retries, self.config.key_ordered, key)
-        {
-            let due = match settlement {
-                Ok(Settlement::Nack) => Some(at),
-                Ok(Settlement::NackAt(deadline)) => Some(*deadline),
-                Ok(Settlement::Leave) | Err(_) => self.ack_timeout_from(at),
-                _ => None,
-            };
-            if let Some(due) = due {
-                self.await_return(key, id.clone(), due);
-            }
+    pub fn handle(&mut self, event: Event<D::Id, D, K, T>, now: Instant) {
+        match event {
+            Event::Finished(finished) => self.finish(finished),
+            Event::BatchDone(storage) => self.batch_done(storage),
+            Event::Answered {
+                token,
+                origin,
+                result,
+            } => self.answered(token, origin, result, now),
+            Event::Opened { txn, result } => self.opened(txn, result, now),
+            Event::Committed { txn, result } => self.committed(txn, result, now),
+            Event::Idle => self.park(),
+            Event::Stop => self.stop(),
+            Event::Abandon => self.abandon(),
         }
-        // Let go of without a call: its batched entry's redelivery may hand it over again. (A
-        // `NackAt` is still in hand: a sibling's redelivery must not hand it over.)
-        if let (Some(place), Ok(Settlement::Leave) | Err(_)) = (batch, settlement) {
-            self.entries.put_back(place.in_entry((self.entry_of)(&id)));
-        }
-        self.let_key_go(key);
-        id
     }
 
-    /// What a delivery that ended as `completion` (its backoff resolved) at `at`, with its
-    /// publishes as `at_end`, is settled by: the copy to order, if any, and the settlement.
-    #[inline(always)]
-    fn settlement_of(
-        &self,
-        completion: Completion,
-        at_end: AtEnd,
-        at: Instant,
-        attempt: u32,
-    ) -> (Option<Republish>, Result<Settlement, SettlementError>) {
-        // A publish of the handler failed: no copy, and no acknowledgement. (Asked only where
-        // the registration declared a topic to copy to.)
-        let copies = self.config.dead_letter_topic || self.config.retry_topic;
-        let republish = match copies && !at_end.failed {
-            true => self.republish(completion, attempt),
-            false => None,
-        };
-        let settlement = match (republish, at_end.failed, completion) {
-            (Some(copy), _, _) => Ok(Settlement::Republish(copy)),
-            // What would have ended the message here (an acknowledgement, a copy) asks for it
-            // again instead.
-            (
-                None,
-                true,
-                Completion::Returned(HandlerOutcome::DeadLetter(_) | HandlerOutcome::RetryLater(_)),
-            ) => Ok(Settlement::Nack),
-            (None, false, _) => self.settler.rules().settle(completion, at),
-            (None, true, _) => match self.settler.rules().settle(completion, at) {
-                Ok(Settlement::Ack) => Ok(Settlement::Nack),
-                other => other,
-            },
-        };
-        (republish, settlement)
-    }
-
-    /// `completion` with the registration's backoff policy applied: `backoff()` becomes
-    /// `retry_after(d)` and `backoff_later()` becomes `retry_later(d)`, `d` the policy's delay
-    /// for a delivery of message `id` at `attempt` (its jitter drawn from the id). What
-    /// [`SubscriptionMachine::finish`] settles by; asked beforehand, it tells what a delivery
-    /// ended as (for its record). Anything else is returned as it is.
+    /// The next thing to do at `now` (a time read a moment ago will do: nothing is due early),
+    /// if any. Take commands until `None` after every event, and at every deadline.
     #[inline]
-    pub fn resolve(&self, completion: Completion, attempt: u32, id: &Id) -> Completion {
-        match completion {
-            Completion::Returned(
-                outcome @ (HandlerOutcome::Backoff | HandlerOutcome::BackoffLater),
-            ) => Completion::Returned(self.settler.rules().resolve(
-                outcome,
-                attempt,
-                (self.seed_of)(id),
-            )),
-            other => other,
-        }
+    pub fn poll(&mut self, now: Instant) -> Option<Command<D::Id, D, K, T>> {
+        self.next_command(now)
     }
 
-    /// The copy `completion` calls for, where the registration declared its topic.
-    fn republish(&self, completion: Completion, attempt: u32) -> Option<Republish> {
-        let dead_letter = self.config.dead_letter_topic;
-        match completion {
-            Completion::Returned(HandlerOutcome::DeadLetter(reason)) if dead_letter => {
-                Some(Republish::DeadLetter { reason })
-            }
-            Completion::OutOfAttempts if dead_letter => Some(Republish::DeadLetter {
-                reason: OUT_OF_ATTEMPTS,
-            }),
-            Completion::Undecodable if dead_letter => Some(Republish::DeadLetter {
-                reason: UNDECODABLE,
-            }),
-            Completion::Returned(HandlerOutcome::RetryLater(delay)) if self.config.retry_topic => {
-                Some(Republish::RetryTopic {
-                    delay,
-                    count: attempt.saturating_add(1),
-                })
-            }
-            _ => None,
-        }
-    }
-
-    /// When the ack timeout brings back a message left unsettled at `at`, if there is one.
-    fn ack_timeout_from(&self, at: Instant) -> Option<Instant> {
-        self.settler
-            .rules()
-            .ack_timeout()
-            .map(|timeout| at.saturating_add(timeout))
-    }
-
-    /// With ordered retries, `key` stays with message `id` until it comes back (due at `due`,
-    /// plus the grace).
-    fn await_return(&mut self, key: &str, id: Id, due: Instant) {
-        let until = due.saturating_add(RETRY_RETURN_GRACE);
-        let releases = &mut self.releases;
-        self.keys
-            .await_return(key, id, until, |held| releases.push(held.clone()));
-    }
-
-    /// The delivery of `key` that ran is done with it: the next one held behind it becomes
-    /// startable (where the subscription keeps per-key order).
-    #[inline]
-    fn let_key_go(&mut self, key: Option<&str>) {
-        if !self.config.key_ordered {
-            return;
-        }
-        if let Some(next) = self.keys.finish(key) {
-            self.running += 1;
-            self.startable.push_back(next);
-        }
-    }
-
-    /// A publish of delivery `token` was answered at `now`: confirmed (`ok`) or not; one of
-    /// its handler's (`origin`), or the copy [`SubscriptionMachine::finish`] ordered. The
-    /// delivery is settled once everything it waits for is answered (`publishes.rs`).
-    pub fn answered(&mut self, token: Token, origin: Origin, ok: bool, now: Instant) {
-        let Some((held, verdict)) = self.publishes.answered(token, origin, ok) else {
-            return;
-        };
-        if self.config.transactional.is_some() {
-            return self.answered_in_transaction(token, held, verdict, now);
-        }
-        let Held { delivered, key } = held;
-        let id = delivered.id.clone();
-        let batch = delivered.batch;
-        let settlement = match verdict {
-            Verdict::Ack(_) => Settlement::Ack,
-            Verdict::Nack => Settlement::Nack,
-            Verdict::Leave => Settlement::Leave,
-        };
-        self.settler.apply(delivered, settlement);
-        if let Some(key) = key.as_deref() {
-            // With ordered retries the key stayed with it: it keeps it until it comes back.
-            let due = match verdict {
-                Verdict::Ack(_) => None,
-                Verdict::Nack => Some(now),
-                Verdict::Leave => self.ack_timeout_from(now),
-            };
-            if let Some(due) = due {
-                self.await_return(key, id.clone(), due);
-            }
-        }
-        if let (Some(place), Verdict::Leave) = (batch, verdict) {
-            self.entries.put_back(place.in_entry((self.entry_of)(&id)));
-        }
-        self.releases.push(id);
-        self.let_key_go(key.as_deref());
-    }
-
-    /// A delivery to start now: its key was let go by the one before it (it counts as running
-    /// from now). `true` with it says it was parked: it counts as in flight again from now
-    /// (acquire it). Call until `None` after [`SubscriptionMachine::finish`] and
-    /// [`SubscriptionMachine::answered`].
-    #[inline]
-    pub fn poll_start(&mut self) -> Option<(D, bool)> {
-        self.startable.pop_front()
-    }
-
-    /// The next consumer call to make at `now`, if any: acknowledgements of late copies and of
-    /// finished entries first, then the completion table's calls in completion order, then the
-    /// waits that ended, earliest first. A message of a batched entry is acknowledged only with
-    /// the last of its entry (until then, at index level where configured); a retry of a
-    /// message whose entry is on its way back already makes no call.
-    #[inline]
-    pub fn poll_call(&mut self, now: Instant) -> Option<Call<Id>> {
-        if self.transactions.closes_by(now) {
-            self.close_transactions();
-        }
-        loop {
-            if let Some(call) = self.calls.pop_front() {
-                return Some(call);
-            }
-            match self.settler.poll_call(now)? {
-                Call::Ack(Delivered { id, batch: None }) => return Some(Call::Ack(id)),
-                Call::Ack(Delivered {
-                    id,
-                    batch: Some(place),
-                }) => {
-                    let slot = place.in_entry((self.entry_of)(&id));
-                    match self.entries.settle(slot, id.clone()) {
-                        Some(entry) => self.calls.extend(entry.into_iter().map(Call::Ack)),
-                        None if self.config.batch_index_acks => {
-                            let ack_set = self.entries.unsettled(slot);
-                            return Some(Call::AckIndex { id, slot, ack_set });
-                        }
-                        None => {}
-                    }
-                }
-                Call::Nack(Delivered { id, batch }) => {
-                    let entry_pending = batch.is_some_and(|place| {
-                        !self.entries.retry(place.in_entry((self.entry_of)(&id)))
-                    });
-                    if !entry_pending {
-                        return Some(Call::Nack(id));
-                    }
-                }
-                // The settler acknowledges whole messages only; a batch-index acknowledgement
-                // is made above, from the entry ledger. Passed on as it is all the same.
-                Call::AckIndex {
-                    id: Delivered { id, .. },
-                    slot,
-                    ack_set,
-                } => return Some(Call::AckIndex { id, slot, ack_set }),
-                // Made by the machine itself, never by the settler; passed on all the same.
-                Call::Commit { token, acks } => {
-                    let acks = acks.into_iter().map(|(d, batch)| (d.id, batch)).collect();
-                    return Some(Call::Commit { token, acks });
-                }
-                Call::Abort(token) => return Some(Call::Abort(token)),
-            }
-        }
-    }
-
-    /// When the earliest `retry_after` wait ends, if one waits. Calls not yet taken by
-    /// [`SubscriptionMachine::poll_call`] do not count: poll until it answers `None` first.
+    /// The next deadline: a `retry_after` wait, a batch's max wait, a grouped transaction's
+    /// wait, a key's wait for its retried message. Commands not yet taken by
+    /// [`SubscriptionMachine::poll`] do not count: poll until it answers `None` first.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut waits = self.settler.next_deadline();
@@ -706,168 +342,29 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         }
     }
 
-    /// Whether keys wait for retried messages (with ordered retries): then
-    /// [`SubscriptionMachine::poll_expired`] may have deliveries to start when the timer
-    /// fires.
+    /// What it holds now.
     #[inline]
-    pub fn awaits_retries(&self) -> bool {
-        self.keys.awaiting() > 0
-    }
-
-    /// With ordered retries, a delivery to start at `now` because the retried message its key
-    /// waited for did not come back in time (see [`RETRY_RETURN_GRACE`]): it counts as running
-    /// from now, and, parked, counts as in flight again (`true`: acquire it). Call until
-    /// `None` when the timer fires.
-    pub fn poll_expired(&mut self, now: Instant) -> Option<(D, bool)> {
-        if self.keys.awaiting() == 0 {
-            return None;
+    pub fn status(&self) -> Status {
+        let (batches, gathered) = self
+            .gathering
+            .as_ref()
+            .map_or((0, 0), |g| (g.running(), g.gathered()));
+        Status {
+            running: self.running,
+            waiting: self.settler.waiting(),
+            awaiting_publishes: self.publishes.held(),
+            transactions: self.transactions.len(),
+            batches,
+            gathered,
+            held: self.keys.held(),
         }
-        let next = self.keys.poll_expired(now);
-        if next.is_some() {
-            self.running += 1;
-        }
-        next
     }
 
-    /// A delivery that no longer counts as in flight: every call due for it was made (poll
-    /// [`SubscriptionMachine::poll_call`] and arm the timer of
-    /// [`SubscriptionMachine::poll_timeout`] first). Each delivery that arrived is released
-    /// exactly once: when it was let go, or when its handler ended.
-    #[inline]
-    pub fn poll_release(&mut self) -> Option<Id> {
-        self.releases.pop()
-    }
-
-    /// Whether deliveries are gathered into batches (the registration's handler takes a
-    /// slice): each delivery [`SubscriptionMachine::start`] lets run (and each of
-    /// [`SubscriptionMachine::poll_start`] and [`SubscriptionMachine::poll_expired`]) is then
-    /// [`SubscriptionMachine::gather`]ed, and handed over by [`SubscriptionMachine::poll_batch`].
-    #[inline]
-    pub fn gathers(&self) -> bool {
-        self.gathering.is_some()
-    }
-
-    /// Gather `delivery`, whose payload is `bytes` long, at `now`, for the next batch.
-    ///
-    /// # Panics
-    ///
-    /// Where the subscription does not gather ([`SubscriptionMachine::gathers`]).
+    /// The next delivery's token.
     #[inline(always)]
-    pub fn gather(&mut self, delivery: D, bytes: usize, now: Instant) {
-        self.gathering
-            .as_mut()
-            .expect("gather only where the machine gathers batches")
-            .push(delivery, bytes, now);
-    }
-
-    /// The next batch to hand to the handler at `now`, if one is due: fewer batches run than
-    /// the concurrency allows, and the gathered deliveries reach the policy's max messages or
-    /// bytes, or the first of them waited the max wait, or the subscription stops. Call until
-    /// `None` after every event; the batch runs until [`SubscriptionMachine::batch_done`],
-    /// and each of its deliveries is [`SubscriptionMachine::finish`]ed on its own. A delivery
-    /// that was parked ([`SubscriptionMachine::park_gathered`]) is to be acquired again.
-    #[inline]
-    pub fn poll_batch(&mut self, now: Instant) -> Option<Vec<Gathered<D>>> {
-        let concurrency = self.config.concurrency;
-        self.gathering.as_mut()?.poll(now, concurrency)
-    }
-
-    /// Before the driver waits: every gathered delivery that waits for time is parked,
-    /// `release` called with each (it waits for its batch's max wait, not for a handler, so
-    /// it does not count as in flight), to be acquired again when its batch is handed over;
-    /// and so is every delivery held behind a key, which waits for those (its id is among the
-    /// releases, [`SubscriptionMachine::poll_release`], and it is acquired again when it
-    /// starts).
-    pub fn park_gathered(&mut self, release: impl FnMut(&D)) {
-        let Some(gathering) = &mut self.gathering else {
-            return;
-        };
-        gathering.park(release);
-        if self.keys.held() > 0 {
-            let releases = &mut self.releases;
-            self.keys.park_all(|held| releases.push(held.clone()));
-        }
-    }
-
-    /// A batch [`SubscriptionMachine::poll_batch`] handed over is done: another may run.
-    /// `storage` is the batch's list, emptied: the next batch is gathered in it (a batch's
-    /// list is large; allocating one per batch would cost more than batching saves).
-    pub fn batch_done(&mut self, storage: Vec<Gathered<D>>) {
-        if let Some(gathering) = &mut self.gathering {
-            gathering.done(storage);
-        }
-    }
-
-    /// Whether a batch is due whatever the time (a full one, or any while draining): the
-    /// driver asks after every event, and calls [`SubscriptionMachine::poll_batch`] only
-    /// then, or when time may have made one due.
-    #[inline]
-    pub fn batch_full(&self) -> bool {
-        let concurrency = self.config.concurrency;
-        self.gathering
-            .as_ref()
-            .is_some_and(|g| g.due_now(concurrency))
-    }
-
-    /// Batches running, and deliveries gathered for the next (both 0 where the subscription
-    /// does not gather).
-    pub fn batches(&self) -> (usize, usize) {
-        self.gathering
-            .as_ref()
-            .map_or((0, 0), |g| (g.running(), g.gathered()))
-    }
-
-    /// The service is stopping: what is gathered is handed over in partial batches, without
-    /// waiting ([`SubscriptionMachine::poll_batch`]).
-    pub fn drain_batches(&mut self) {
-        if let Some(gathering) = &mut self.gathering {
-            gathering.drain();
-        }
-    }
-
-    /// Handlers running now.
-    pub fn running(&self) -> usize {
-        self.running
-    }
-
-    /// Deliveries in a `retry_after` wait.
-    pub fn waiting(&self) -> usize {
-        self.settler.waiting()
-    }
-
-    /// Deliveries whose settlement waits for their publishes' answers.
-    pub fn awaiting_publishes(&self) -> usize {
-        self.publishes.held()
-    }
-
-    /// Transactions not ended yet: taking deliveries, waiting for them, or whose commit was
-    /// asked for ([`Call::Commit`]) and not answered ([`SubscriptionMachine::committed`]).
-    pub fn committing(&self) -> usize {
-        self.transactions.len()
-    }
-
-    /// The service is stopping: stop waiting for publishes' answers. The deliveries that
-    /// waited make no call and are released (they stay unacknowledged and come back); how
-    /// many.
-    pub fn abandon_publishes(&mut self) -> usize {
-        let mut count = 0;
-        for held in self.publishes.abandon() {
-            self.releases.push(held.delivered.id);
-            count += 1;
-        }
-        count
-    }
-
-    /// The service is stopping: the deliveries held for their key never start. They are
-    /// returned for the driver to let go of (they stay unacknowledged and come back); `true`
-    /// with one says it was parked, and so released already.
-    pub fn drain_held(&mut self) -> impl Iterator<Item = (D, bool)> + '_ {
-        self.keys.drain()
-    }
-
-    /// The service is stopping: every `retry_after` wait is cut short and makes no call; how
-    /// many were. Their messages stay unacknowledged and come back.
-    pub fn abandon_waits(&mut self) -> usize {
-        self.settler.abandon_waits().count()
+    fn token(&mut self, count: u32) -> crate::publish::Token {
+        let token = crate::publish::Token(self.next_token);
+        self.next_token = self.next_token.wrapping_add(count);
+        token
     }
 }

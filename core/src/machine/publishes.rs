@@ -34,6 +34,13 @@ pub(super) struct Held<Id> {
     pub(super) key: Option<String>,
 }
 
+/// What one answer settled: the delivery, if it was the last it waited for, and the copy it
+/// answered, with what the driver kept of the delivery, if it was the copy's.
+pub(super) struct Settled<Id, K> {
+    pub(super) delivery: Option<(Held<Id>, Verdict)>,
+    pub(super) copied: Option<(Republish, K, Id)>,
+}
+
 /// How a held delivery is settled once everything it waited for is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Verdict {
@@ -47,7 +54,7 @@ pub(super) enum Verdict {
 
 /// What a delivery still waits for.
 #[derive(Debug)]
-struct Entry<Id> {
+struct Entry<Id, K> {
     /// How many publishes its handler made, once it ended.
     issued: Option<u32>,
     /// How many of them were answered.
@@ -56,17 +63,20 @@ struct Entry<Id> {
     failed: bool,
     /// The copy ordered for it, and its answer once it came.
     copy: Option<(Republish, Option<bool>)>,
+    /// What the driver kept of the delivery, for the copy's completion.
+    kept: Option<K>,
     /// The delivery, once its handler ended and it waits.
     held: Option<Held<Id>>,
 }
 
-impl<Id> Entry<Id> {
+impl<Id, K> Entry<Id, K> {
     fn new() -> Self {
         Entry {
             issued: None,
             answered: 0,
             failed: false,
             copy: None,
+            kept: None,
             held: None,
         }
     }
@@ -88,10 +98,10 @@ impl<Id> Entry<Id> {
 
 /// The deliveries whose publishes are not all answered (see the [module documentation](self)).
 #[derive(Debug)]
-pub(super) struct Ledger<Id> {
-    /// By token, with a fixed seed: tokens are the driver's own numbers, nothing to defend
+pub(super) struct Ledger<Id, K> {
+    /// By token, with a fixed seed: tokens are the machine's own numbers, nothing to defend
     /// against, and a run repeats.
-    entries: HashMap<Token, Entry<Id>, FixedState>,
+    entries: HashMap<Token, Entry<Id, K>, FixedState>,
     /// How many entries hold their delivery.
     held: usize,
 }
@@ -113,7 +123,7 @@ impl AtEnd {
     };
 }
 
-impl<Id> Ledger<Id> {
+impl<Id: Clone, K> Ledger<Id, K> {
     pub(super) fn new() -> Self {
         Ledger {
             entries: HashMap::with_hasher(FixedState::default()),
@@ -147,46 +157,69 @@ impl<Id> Ledger<Id> {
         at_end
     }
 
-    /// Hold `held` until its handler's publishes are answered, and `copy`, ordered now, too.
-    pub(super) fn hold(&mut self, token: Token, held: Held<Id>, copy: Option<Republish>) {
+    /// Hold `held` until its handler's publishes are answered, and `copy`, ordered now, too
+    /// (with what the driver kept of the delivery, told back once the copy is answered).
+    pub(super) fn hold(
+        &mut self,
+        token: Token,
+        held: Held<Id>,
+        copy: Option<(Republish, Option<K>)>,
+    ) {
         let entry = self.entries.entry(token).or_insert_with(Entry::new);
         // A handler that published nothing left no entry: it waits for the copy alone.
         entry.issued.get_or_insert(0);
-        entry.copy = copy.map(|copy| (copy, None));
+        if let Some((copy, kept)) = copy {
+            entry.copy = Some((copy, None));
+            entry.kept = kept;
+        }
         if entry.held.replace(held).is_none() {
             self.held += 1;
         }
     }
 
     /// A publish of delivery `token` was answered: confirmed (`ok`) or not. The delivery it
-    /// settles, if it was the last it waited for, with how.
-    pub(super) fn answered(
-        &mut self,
-        token: Token,
-        origin: Origin,
-        ok: bool,
-    ) -> Option<(Held<Id>, Verdict)> {
+    /// settles, if it was the last it waited for, with how; and, for the copy's answer, the
+    /// copy with what was kept of the delivery.
+    pub(super) fn answered(&mut self, token: Token, origin: Origin, ok: bool) -> Settled<Id, K> {
         let entry = self.entries.entry(token).or_insert_with(Entry::new);
+        let mut copied = None;
         match (origin, &mut entry.copy) {
-            (Origin::Copy, Some((_, answer @ None))) => *answer = Some(ok),
+            (Origin::Republish, Some((copy, answer @ None))) => {
+                *answer = Some(ok);
+                let id = entry.held.as_ref().map(|held| held.delivered.id.clone());
+                copied = (entry.kept.take()).and_then(|kept| Some((*copy, kept, id?)));
+            }
             // A copy's answer for a delivery that ordered none (it cannot be): ignored.
-            (Origin::Copy, _) => {}
+            (Origin::Republish, _) => {}
             _ => {
                 entry.answered += 1;
                 entry.failed |= !ok;
             }
         }
-        let verdict = entry.verdict()?;
+        let Some(verdict) = entry.verdict() else {
+            return Settled {
+                delivery: None,
+                copied,
+            };
+        };
         if entry.held.is_none() {
             // Its handler runs still, or ended with nothing to hold.
             if entry.issued.is_some() {
                 self.entries.remove(&token);
             }
-            return None;
+            return Settled {
+                delivery: None,
+                copied,
+            };
         }
-        let entry = self.entries.remove(&token)?;
-        self.held -= 1;
-        entry.held.map(|held| (held, verdict))
+        let delivery = self.entries.remove(&token).and_then(|entry| entry.held);
+        if delivery.is_some() {
+            self.held -= 1;
+        }
+        Settled {
+            delivery: delivery.map(|held| (held, verdict)),
+            copied,
+        }
     }
 
     /// The service is stopping: give up waiting. The deliveries held are returned (they stay
@@ -213,8 +246,11 @@ mod tests {
 
     #[test]
     fn answers_before_the_end_need_no_hold_and_a_failure_is_remembered() {
-        let mut ledger: Ledger<u32> = Ledger::new();
-        assert!(ledger.answered(Token(1), Origin::Handler, true).is_none());
+        let mut ledger: Ledger<u32, ()> = Ledger::new();
+        assert!(ledger
+            .answered(Token(1), Origin::Handler, true)
+            .delivery
+            .is_none());
         let at_end = ledger.ended(Token(1), 1);
         assert_eq!(
             at_end,
@@ -223,20 +259,27 @@ mod tests {
                 unanswered: false
             }
         );
-        assert!(ledger.answered(Token(2), Origin::Handler, false).is_none());
+        assert!(ledger
+            .answered(Token(2), Origin::Handler, false)
+            .delivery
+            .is_none());
         assert!(ledger.ended(Token(2), 2).failed);
         assert_eq!(ledger.held(), 0);
     }
 
     #[test]
     fn a_held_delivery_is_settled_by_its_last_answer() {
-        let mut ledger: Ledger<u32> = Ledger::new();
+        let mut ledger: Ledger<u32, ()> = Ledger::new();
         assert!(ledger.ended(Token(3), 2).unanswered);
         ledger.hold(Token(3), held(3), None);
         assert_eq!(ledger.held(), 1);
-        assert!(ledger.answered(Token(3), Origin::Handler, true).is_none());
+        assert!(ledger
+            .answered(Token(3), Origin::Handler, true)
+            .delivery
+            .is_none());
         let (settled, verdict) = ledger
             .answered(Token(3), Origin::Handler, true)
+            .delivery
             .expect("the last answer");
         assert_eq!((settled.delivered.id, verdict), (3, Verdict::Ack(None)));
         assert_eq!(ledger.held(), 0);
@@ -248,23 +291,36 @@ mod tests {
             delay: Duration::from_secs(1),
             count: 1,
         };
-        let mut ledger: Ledger<u32> = Ledger::new();
+        let mut ledger: Ledger<u32, ()> = Ledger::new();
         ledger.ended(Token(4), 0);
-        ledger.hold(Token(4), held(4), Some(copy));
-        let (_, verdict) = ledger
-            .answered(Token(4), Origin::Copy, true)
-            .expect("settled");
+        ledger.hold(Token(4), held(4), Some((copy, Some(()))));
+        let answered = ledger.answered(Token(4), Origin::Republish, true);
+        assert_eq!(
+            answered.copied,
+            Some((copy, (), 4)),
+            "what was kept comes back"
+        );
+        let (_, verdict) = answered.delivery.expect("settled");
         assert_eq!(verdict, Verdict::Ack(Some(copy)));
 
         ledger.ended(Token(5), 0);
-        ledger.hold(Token(5), held(5), Some(copy));
-        let (_, verdict) = ledger.answered(Token(5), Origin::Copy, false).unwrap();
+        ledger.hold(Token(5), held(5), Some((copy, None)));
+        let (_, verdict) = ledger
+            .answered(Token(5), Origin::Republish, false)
+            .delivery
+            .unwrap();
         assert_eq!(verdict, Verdict::Leave);
 
         assert!(ledger.ended(Token(6), 1).unanswered);
-        ledger.hold(Token(6), held(6), Some(copy));
-        assert!(ledger.answered(Token(6), Origin::Copy, true).is_none());
-        let (_, verdict) = ledger.answered(Token(6), Origin::Handler, false).unwrap();
+        ledger.hold(Token(6), held(6), Some((copy, None)));
+        assert!(ledger
+            .answered(Token(6), Origin::Republish, true)
+            .delivery
+            .is_none());
+        let (_, verdict) = ledger
+            .answered(Token(6), Origin::Handler, false)
+            .delivery
+            .unwrap();
         assert_eq!(verdict, Verdict::Nack);
     }
 }

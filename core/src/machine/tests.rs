@@ -1,27 +1,71 @@
-//! The subscription machine on its own: no executor, no clock, no broker.
+//! The subscription machine on its own, one case at a time: no executor, no clock, no broker.
+//! (`property.rs` drives it through any interleaving.)
 
 extern crate std;
 
-use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
+use alloc::boxed::Box;
+use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
 use core::num::NonZeroU32;
 use core::time::Duration;
 
-use proptest::prelude::*;
-
 use super::*;
-use crate::publish::{Origin, Token};
-use crate::HandlerOutcome;
+use crate::completion::{Completion, Republish, OUT_OF_ATTEMPTS};
+use crate::publish::{Origin, PublishError, Token};
+use crate::transaction::TransactionPolicy;
+use crate::{HandlerOutcome, MessageId};
 
 /// A message id as a test transport makes it: its entry and its index in it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Msg {
-    entry: u64,
-    index: u32,
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct Id {
+    pub(super) entry: u64,
+    pub(super) index: u32,
 }
 
-fn entry_of(id: &Msg) -> EntryPosition {
+/// A delivery as a test transport makes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Msg {
+    pub(super) id: Id,
+    pub(super) slot: Option<BatchSlot>,
+    pub(super) count: Option<u32>,
+    pub(super) key: Option<String>,
+    pub(super) republished: u32,
+}
+
+impl Envelope for Msg {
+    type Id = Id;
+    fn id(&self) -> &Id {
+        &self.id
+    }
+    fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+    fn batch(&self) -> Option<BatchSlot> {
+        self.slot
+    }
+    fn redelivery_count(&self) -> Option<u32> {
+        self.count
+    }
+    fn republished(&self) -> u32 {
+        self.republished
+    }
+    fn set_redelivery_count(&mut self, count: Option<u32>) {
+        self.count = count;
+    }
+    fn bytes(&self) -> usize {
+        1
+    }
+}
+
+/// What the test driver keeps of a delivery: its id.
+pub(super) type Kept = Id;
+/// A transaction, as the test opens them: its number.
+pub(super) type Handle = u32;
+pub(super) type Machine = SubscriptionMachine<Msg, Kept, Handle>;
+pub(super) type Cmd = Command<Id, Msg, Kept, Handle>;
+
+pub(super) fn entry_of(id: &Id) -> EntryPosition {
     EntryPosition {
         ledger: 1,
         entry: id.entry,
@@ -29,15 +73,15 @@ fn entry_of(id: &Msg) -> EntryPosition {
     }
 }
 
-fn at(ms: u64) -> Instant {
+pub(super) fn at(ms: u64) -> Instant {
     Instant::from_elapsed(Duration::from_millis(ms))
 }
 
-fn machine(
+pub(super) fn machine(
     kind: SubscriptionType,
     ack_timeout: Option<Duration>,
     config: MachineConfig,
-) -> SubscriptionMachine<Msg, Msg> {
+) -> Machine {
     SubscriptionMachine::new(
         SubscriptionRules::new("s", kind, ack_timeout),
         config,
@@ -45,7 +89,7 @@ fn machine(
     )
 }
 
-fn slot(id: Msg, size: u32) -> Option<BatchSlot> {
+pub(super) fn slot(id: Id, size: u32) -> Option<BatchSlot> {
     (size > 1).then(|| BatchSlot {
         entry: entry_of(&id),
         index: id.index,
@@ -53,68 +97,120 @@ fn slot(id: Msg, size: u32) -> Option<BatchSlot> {
     })
 }
 
-fn calls(m: &mut SubscriptionMachine<Msg, Msg>, now: Instant) -> Vec<Call<Msg>> {
-    core::iter::from_fn(|| m.poll_call(now)).collect()
+/// Message `entry`'s first (and only) message.
+fn one(entry: u64) -> Id {
+    Id { entry, index: 0 }
 }
 
-/// Finish `id` (of an entry of `size`) with `outcome` at `now`.
-fn finish(
-    m: &mut SubscriptionMachine<Msg, Msg>,
-    id: Msg,
-    size: u32,
-    outcome: HandlerOutcome,
-    now: Instant,
-) -> Result<Settlement, SettlementError> {
-    let delivered = Delivered {
+/// The delivery of `id`, of an entry of `size`, with `key`, on its first attempt.
+pub(super) fn msg(id: Id, size: u32, key: Option<&str>) -> Msg {
+    Msg {
         id,
-        batch: slot(id, size).map(BatchSlot::place),
-    };
-    m.finish(ended(delivered, outcome.into(), now, None))
+        slot: slot(id, size),
+        count: Some(0),
+        key: key.map(String::from),
+        republished: 0,
+    }
 }
 
-/// How `delivered` ended, with no publish, on its first attempt.
-fn ended(
-    delivered: Delivered<Msg>,
+/// Receive `delivery`; the token it started under, if it started at once.
+fn start(m: &mut Machine, delivery: Msg) -> Option<Token> {
+    m.receive(delivery, || at(0)).map(|invoke| invoke.token)
+}
+
+/// How `id` (of an entry of `size`), delivery `token`, ended at `now`.
+pub(super) fn finished(
+    token: Token,
+    id: Id,
+    size: u32,
     completion: Completion,
-    at: Instant,
-    key: Option<&str>,
-) -> Ended<'_, Msg> {
-    Ended {
-        delivered,
+    now: u64,
+    publishes: u32,
+    tail: Option<(Option<&str>, Option<Kept>)>,
+) -> Event<Id, Msg, Kept, Handle> {
+    Event::Finished(Finished {
+        token,
+        delivered: Delivered {
+            id,
+            batch: slot(id, size).map(BatchSlot::place),
+        },
         completion,
-        at,
-        key,
-        token: Token(0),
-        publishes: 0,
+        at: at(now),
+        publishes,
         attempt: 0,
-    }
+        tail: tail.map(|(key, kept)| {
+            Box::new(Tail {
+                key: key.map(String::from),
+                kept,
+            })
+        }),
+    })
+}
+
+/// Every command due at `now`.
+pub(super) fn drain(m: &mut Machine, now: u64) -> Vec<Cmd> {
+    core::iter::from_fn(|| m.poll(at(now))).collect()
+}
+
+/// The consumer calls among `commands`, as `ack`, `nack` and `index` with their ids.
+fn calls(commands: &[Cmd]) -> Vec<(&'static str, Id)> {
+    commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Ack(id) => Some(("ack", *id)),
+            Command::Nack(id) => Some(("nack", *id)),
+            Command::AckIndex { id, .. } => Some(("index", *id)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The releases among `commands`.
+fn releases(commands: &[Cmd]) -> Vec<Id> {
+    commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Release(id) => Some(*id),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The deliveries started by `commands`, with whether each was acquired first.
+fn started(commands: &[Cmd]) -> Vec<Id> {
+    commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Invoke(Invoke {
+                members: Members::One(delivery, _),
+                ..
+            }) => Some(delivery.id),
+            _ => None,
+        })
+        .collect()
+}
+
+fn confirmed() -> Result<MessageId, PublishError> {
+    Ok(MessageId::new(&[9, 0, -1]))
+}
+
+fn failed() -> Result<MessageId, PublishError> {
+    Err(PublishError::NoBroker)
 }
 
 #[test]
 fn a_retry_after_becomes_a_nack_when_its_wait_ends_and_is_released_after_its_calls() {
     let mut m = machine(SubscriptionType::Shared, None, MachineConfig::new(4));
-    let id = Msg { entry: 1, index: 0 };
-    let arrival = Arrival {
-        id: &id,
-        batch: None,
-        redelivery_count: Some(0),
-    };
-    assert_eq!(m.arrive(&arrival), Admission::Handle);
-    assert!(m.start(Admission::Handle, None, &id));
-    assert_eq!(m.running(), 1);
-    let settled = finish(
-        &mut m,
-        id,
-        1,
-        HandlerOutcome::retry_after(Duration::from_secs(1)),
-        at(0),
-    );
-    assert_eq!(settled, Ok(Settlement::NackAt(at(1000))));
-    assert_eq!(m.poll_start(), None);
-    assert_eq!(calls(&mut m, at(999)), []);
+    let id = one(1);
+    let token = start(&mut m, msg(id, 1, None)).expect("starts at once");
+    assert_eq!(m.status().running, 1);
+    let wait = HandlerOutcome::retry_after(Duration::from_secs(1));
+    m.handle(finished(token, id, 1, wait.into(), 0, 0, None), at(0));
+    let now = drain(&mut m, 999);
+    assert_eq!(calls(&now), []);
+    assert_eq!(releases(&now), [id], "released while it waits");
     assert_eq!(m.poll_timeout(), Some(at(1000)));
-    assert_eq!(m.poll_release(), Some(id), "released while it waits");
-    assert_eq!(calls(&mut m, at(1000)), [Call::Nack(id)]);
+    assert_eq!(calls(&drain(&mut m, 1000)), [("nack", id)]);
     assert_eq!(m.poll_timeout(), None);
 }
 
@@ -122,106 +218,169 @@ fn a_retry_after_becomes_a_nack_when_its_wait_ends_and_is_released_after_its_cal
 fn out_of_attempts_is_dead_lettered_and_a_first_delivery_never_is() {
     let config = MachineConfig {
         max_attempts: Some(3),
-        ..MachineConfig::new(4)
+        ..MachineConfig::new(8)
     };
     let mut m = machine(SubscriptionType::Shared, None, config);
-    let id = Msg { entry: 1, index: 0 };
-    for (count, admission) in [
-        (0, Admission::Handle),
-        (2, Admission::Handle),
-        (3, Admission::DeadLetter),
-        (9, Admission::DeadLetter),
+    for (entry, count, plan) in [
+        (1, Some(0), Plan::Handle),
+        (2, Some(2), Plan::Handle),
+        (3, Some(3), Plan::OutOfAttempts),
+        (4, Some(9), Plan::OutOfAttempts),
+        // A transport that tells no count never reaches the limit.
+        (5, None, Plan::Handle),
     ] {
-        let arrival = Arrival {
-            id: &id,
-            batch: None,
-            redelivery_count: Some(count),
+        let delivery = Msg {
+            count,
+            ..msg(one(entry), 1, None)
         };
-        assert_eq!(m.arrive(&arrival), admission, "count {count}");
+        let invoke = m.receive(delivery, || at(0)).expect("starts");
+        assert!(
+            matches!(invoke.members, Members::One(_, p) if p == plan),
+            "count {count:?}"
+        );
     }
-    // A transport that tells no count never reaches the limit.
-    let arrival = Arrival {
-        id: &id,
-        batch: None,
-        redelivery_count: None,
+}
+
+#[test]
+fn the_copies_through_the_retry_topic_count_as_attempts() {
+    let config = MachineConfig {
+        max_attempts: Some(3),
+        retry_topic: true,
+        ..MachineConfig::new(8)
     };
-    assert_eq!(m.arrive(&arrival), Admission::Handle);
+    let mut m = machine(SubscriptionType::Shared, None, config);
+    let delivery = Msg {
+        count: Some(1),
+        republished: 2,
+        ..msg(one(1), 1, None)
+    };
+    let invoke = m.receive(delivery, || at(0)).expect("starts");
+    let Members::One(delivery, plan) = invoke.members else {
+        panic!("one")
+    };
+    assert_eq!(
+        delivery.count,
+        Some(3),
+        "one count: the broker's and the copies"
+    );
+    assert_eq!(plan, Plan::OutOfAttempts);
+}
+
+#[test]
+fn a_plan_steps_in_the_completion_table_s_order() {
+    let retry = Some(HandlerOutcome::Retry);
+    assert_eq!(Plan::Handle.step(None, None, false), Step::Call);
+    assert_eq!(
+        Plan::Handle.step(None, retry, true),
+        Step::Answered(HandlerOutcome::Retry)
+    );
+    assert_eq!(Plan::Handle.step(None, None, true), Step::Unreadable);
+    assert_eq!(
+        Plan::OutOfAttempts.step(None, retry, false),
+        Step::OutOfAttempts
+    );
+    assert_eq!(
+        Plan::OutOfAttempts.step(Some("down"), retry, true),
+        Step::NotOpened("down")
+    );
+    assert!(Step::Unreadable.by_handler() && !Step::OutOfAttempts.by_handler());
 }
 
 #[test]
 fn a_key_waits_for_the_delivery_of_its_key_and_the_concurrency_counts_both() {
     let mut m = machine(SubscriptionType::KeyShared, None, MachineConfig::new(2));
-    let (a1, a2) = (Msg { entry: 1, index: 0 }, Msg { entry: 2, index: 0 });
-    assert!(m.start(Admission::Handle, Some("a"), &a1));
-    assert!(
-        !m.start(Admission::Handle, Some("a"), &a2),
+    let (a1, a2) = (one(1), one(2));
+    let token = start(&mut m, msg(a1, 1, Some("a"))).expect("a1 runs");
+    assert_eq!(
+        start(&mut m, msg(a2, 1, Some("a"))),
+        None,
         "a2 waits for a1"
     );
-    assert_eq!(m.hold("a", &a2, a2), None);
     assert!(
         !m.wants_delivery(),
         "one running and one held fill a concurrency of 2"
     );
-    let delivered = Delivered {
-        id: a1,
-        batch: None,
-    };
-    let _ = m.finish(ended(
-        delivered,
-        HandlerOutcome::ack().into(),
+    let ack = HandlerOutcome::ack().into();
+    m.handle(
+        finished(token, a1, 1, ack, 0, 0, Some((Some("a"), None))),
         at(0),
-        Some("a"),
-    ));
-    assert_eq!(
-        m.poll_start(),
-        Some((a2, false)),
-        "a2 runs once a1 is settled"
     );
-    assert_eq!(m.running(), 1);
+    assert_eq!(started(&drain(&mut m, 0)), [a2], "a2 runs once a1 ended");
+    assert_eq!(m.status().running, 1);
 }
 
 #[test]
 fn a_batched_entry_is_acknowledged_with_its_last_message_and_siblings_are_not_handled_twice() {
     let mut m = machine(SubscriptionType::Shared, None, MachineConfig::new(8));
-    let ids: Vec<Msg> = (0..3).map(|index| Msg { entry: 7, index }).collect();
-    for id in &ids {
-        let arrival = Arrival {
-            id,
-            batch: slot(*id, 3),
-            redelivery_count: Some(0),
-        };
-        assert_eq!(m.arrive(&arrival), Admission::Handle);
-        m.start(Admission::Handle, None, id);
-    }
-    let _ = finish(&mut m, ids[0], 3, HandlerOutcome::ack(), at(0));
-    let _ = finish(&mut m, ids[1], 3, HandlerOutcome::retry(), at(0));
+    let ids: Vec<Id> = (0..3).map(|index| Id { entry: 7, index }).collect();
+    let tokens: Vec<Token> = ids
+        .iter()
+        .map(|id| start(&mut m, msg(*id, 3, None)).unwrap())
+        .collect();
+    m.handle(
+        finished(
+            tokens[0],
+            ids[0],
+            3,
+            HandlerOutcome::ack().into(),
+            0,
+            0,
+            None,
+        ),
+        at(0),
+    );
+    m.handle(
+        finished(
+            tokens[1],
+            ids[1],
+            3,
+            HandlerOutcome::retry().into(),
+            0,
+            0,
+            None,
+        ),
+        at(0),
+    );
     assert_eq!(
-        calls(&mut m, at(0)),
-        [Call::Nack(ids[1])],
+        calls(&drain(&mut m, 0)),
+        [("nack", ids[1])],
         "the ack of 0 is held"
     );
     // The entry comes back for 1: 0 is settled, 2 still runs.
+    let mut again = None;
     for id in &ids {
-        let arrival = Arrival {
-            id,
-            batch: slot(*id, 3),
-            redelivery_count: Some(1),
+        let delivery = Msg {
+            count: Some(1),
+            ..msg(*id, 3, None)
         };
-        let want = if id.index == 1 {
-            Admission::Handle
-        } else {
-            Admission::Skip
-        };
-        assert_eq!(m.arrive(&arrival), want, "{id:?}");
+        match m.receive(delivery, || at(0)) {
+            Some(invoke) => again = Some((id.index, invoke.token)),
+            None => assert_ne!(id.index, 1, "{id:?}"),
+        }
     }
-    m.start(Admission::Handle, None, &ids[1]);
-    let _ = finish(&mut m, ids[1], 3, HandlerOutcome::ack(), at(0));
-    let _ = finish(&mut m, ids[2], 3, HandlerOutcome::drop(), at(0));
-    let mut acked: Vec<Msg> = calls(&mut m, at(0))
+    let (index, token) = again.expect("1 handled again");
+    assert_eq!(index, 1);
+    m.handle(
+        finished(token, ids[1], 3, HandlerOutcome::ack().into(), 0, 0, None),
+        at(0),
+    );
+    m.handle(
+        finished(
+            tokens[2],
+            ids[2],
+            3,
+            HandlerOutcome::drop().into(),
+            0,
+            0,
+            None,
+        ),
+        at(0),
+    );
+    let mut acked: Vec<Id> = calls(&drain(&mut m, 0))
         .into_iter()
-        .map(|c| match c {
-            Call::Ack(id) => id,
-            other => panic!("{other:?}"),
+        .map(|(call, id)| {
+            assert_eq!(call, "ack");
+            id
         })
         .collect();
     acked.sort();
@@ -235,127 +394,115 @@ fn a_settled_message_of_an_unfinished_entry_is_acknowledged_by_index_when_asked(
         ..MachineConfig::new(8)
     };
     let mut m = machine(SubscriptionType::Shared, None, config);
-    let ids: Vec<Msg> = (0..2).map(|index| Msg { entry: 3, index }).collect();
-    for id in &ids {
-        m.arrive(&Arrival {
-            id,
-            batch: slot(*id, 2),
-            redelivery_count: Some(0),
-        });
-        m.start(Admission::Handle, None, id);
-    }
-    let _ = finish(&mut m, ids[1], 2, HandlerOutcome::ack(), at(0));
-    assert_eq!(
-        calls(&mut m, at(0)),
-        [Call::AckIndex {
-            id: ids[1],
-            slot: slot(ids[1], 2).unwrap(),
-            ack_set: vec![0b01],
-        }]
+    let ids: Vec<Id> = (0..2).map(|index| Id { entry: 3, index }).collect();
+    let tokens: Vec<Token> = ids
+        .iter()
+        .map(|id| start(&mut m, msg(*id, 2, None)).unwrap())
+        .collect();
+    m.handle(
+        finished(
+            tokens[1],
+            ids[1],
+            2,
+            HandlerOutcome::ack().into(),
+            0,
+            0,
+            None,
+        ),
+        at(0),
     );
+    let made: Vec<Cmd> = drain(&mut m, 0)
+        .into_iter()
+        .filter(|c| matches!(c, Command::AckIndex { .. }))
+        .collect();
+    assert!(matches!(
+        &made[..],
+        [Command::AckIndex { id, slot: s, ack_set }]
+            if *id == ids[1] && Some(*s) == slot(ids[1], 2) && ack_set == &vec![0b01]
+    ));
 }
 
 #[test]
-fn a_refused_retry_after_leaves_the_delivery_and_puts_its_index_back_out() {
+fn a_refused_retry_after_is_told_leaves_the_delivery_and_puts_its_index_back_out() {
     let mut m = machine(
         SubscriptionType::Shared,
         Some(Duration::from_secs(2)),
         MachineConfig::new(8),
     );
-    let id = Msg { entry: 4, index: 0 };
-    let sibling = Msg { entry: 4, index: 1 };
-    for id in [id, sibling] {
-        m.arrive(&Arrival {
-            id: &id,
-            batch: slot(id, 2),
-            redelivery_count: Some(0),
-        });
-        m.start(Admission::Handle, None, &id);
-    }
-    let settled = finish(
-        &mut m,
-        id,
-        2,
-        HandlerOutcome::retry_after(Duration::from_secs(5)),
+    let (id, sibling) = (Id { entry: 4, index: 0 }, Id { entry: 4, index: 1 });
+    let t1 = start(&mut m, msg(id, 2, None)).unwrap();
+    let t2 = start(&mut m, msg(sibling, 2, None)).unwrap();
+    let long = HandlerOutcome::retry_after(Duration::from_secs(5));
+    m.handle(finished(t1, id, 2, long.into(), 0, 0, None), at(0));
+    let now = drain(&mut m, 0);
+    assert_eq!(calls(&now), []);
+    assert!(
+        now.iter().any(|c| matches!(c, Command::Completed(Completed { refused: Some(_), id: i, .. }) if *i == id)),
+        "the refusal is told: {now:?}"
+    );
+    // The sibling's retry brings the entry back; the refused one is handled again.
+    m.handle(
+        finished(t2, sibling, 2, HandlerOutcome::retry().into(), 0, 0, None),
         at(0),
     );
-    assert!(settled.is_err());
-    assert_eq!(calls(&mut m, at(0)), []);
-    // The sibling's retry brings the entry back; the refused one is handled again.
-    let _ = finish(&mut m, sibling, 2, HandlerOutcome::retry(), at(0));
-    assert_eq!(calls(&mut m, at(0)), [Call::Nack(sibling)]);
-    let again = Arrival {
-        id: &id,
-        batch: slot(id, 2),
-        redelivery_count: Some(1),
+    assert_eq!(calls(&drain(&mut m, 0)), [("nack", sibling)]);
+    let again = Msg {
+        count: Some(1),
+        ..msg(id, 2, None)
     };
-    assert_eq!(m.arrive(&again), Admission::Handle);
-}
-
-/// `id` (unbatched) ended with `completion` at `now` as delivery `token`, having published
-/// `publishes` messages, its key `key`.
-fn end(
-    m: &mut SubscriptionMachine<Msg, Msg>,
-    id: Msg,
-    completion: Completion,
-    key: Option<&str>,
-    token: u32,
-    publishes: u32,
-) -> Result<Settlement, SettlementError> {
-    m.finish(Ended {
-        delivered: Delivered { id, batch: None },
-        completion,
-        at: at(0),
-        key,
-        token: Token(token),
-        publishes,
-        attempt: 0,
-    })
+    assert!(m.receive(again, || at(0)).is_some());
 }
 
 #[test]
 fn an_acknowledgement_waits_for_the_publishes_and_a_failed_one_makes_it_a_retry() {
     let mut m = machine(SubscriptionType::Shared, None, MachineConfig::new(4));
-    let (a, b, c) = (
-        Msg { entry: 1, index: 0 },
-        Msg { entry: 2, index: 0 },
-        Msg { entry: 3, index: 0 },
-    );
-    for id in [a, b, c] {
-        m.start(Admission::Handle, None, &id);
-    }
+    let (a, b, c) = (one(1), one(2), one(3));
+    let ta = start(&mut m, msg(a, 1, None)).unwrap();
+    let tb = start(&mut m, msg(b, 1, None)).unwrap();
+    let tc = start(&mut m, msg(c, 1, None)).unwrap();
     // a: two publishes, both confirmed after it ended.
-    assert_eq!(
-        end(&mut m, a, HandlerOutcome::ack().into(), None, 1, 2),
-        Ok(Settlement::Ack)
+    m.handle(
+        finished(ta, a, 1, HandlerOutcome::ack().into(), 0, 2, None),
+        at(0),
     );
-    assert_eq!(calls(&mut m, at(0)), [], "held for its publishes");
-    assert_eq!(m.awaiting_publishes(), 1);
-    m.answered(Token(1), Origin::Handler, true, at(0));
-    assert_eq!(calls(&mut m, at(0)), [], "one left");
-    m.answered(Token(1), Origin::Handler, true, at(0));
-    assert_eq!(calls(&mut m, at(0)), [Call::Ack(a)]);
-    assert_eq!(m.poll_release(), Some(a), "released once settled");
+    assert_eq!(calls(&drain(&mut m, 0)), [], "held for its publishes");
+    assert_eq!(m.status().awaiting_publishes, 1);
+    let answered = |token| Event::Answered {
+        token,
+        origin: Origin::Handler,
+        result: confirmed(),
+    };
+    m.handle(answered(ta), at(0));
+    assert_eq!(calls(&drain(&mut m, 0)), [], "one left");
+    m.handle(answered(ta), at(0));
+    let now = drain(&mut m, 0);
+    assert_eq!(calls(&now), [("ack", a)]);
+    assert_eq!(releases(&now), [a], "released once settled");
     // b: its publish failed while it ran; it returns dead_letter, which copies nothing now.
-    m.answered(Token(2), Origin::Handler, false, at(0));
-    let settled = end(
-        &mut m,
-        b,
-        HandlerOutcome::dead_letter("poison").into(),
-        None,
-        2,
-        1,
+    let failure = Event::Answered {
+        token: tb,
+        origin: Origin::Handler,
+        result: failed(),
+    };
+    m.handle(failure, at(0));
+    let poison = HandlerOutcome::dead_letter("poison").into();
+    m.handle(
+        finished(tb, b, 1, poison, 0, 1, Some((None, Some(b)))),
+        at(0),
     );
-    assert_eq!(settled, Ok(Settlement::Nack), "a retry, with no copy");
-    assert_eq!(calls(&mut m, at(0)), [Call::Nack(b)]);
-    // c: confirmed while it ran: settled at once.
-    m.answered(Token(3), Origin::Handler, true, at(0));
     assert_eq!(
-        end(&mut m, c, HandlerOutcome::drop().into(), None, 3, 1),
-        Ok(Settlement::Ack)
+        calls(&drain(&mut m, 0)),
+        [("nack", b)],
+        "a retry, with no copy"
     );
-    assert_eq!(calls(&mut m, at(0)), [Call::Ack(c)]);
-    assert_eq!(m.awaiting_publishes(), 0);
+    // c: confirmed while it ran: settled at once.
+    m.handle(answered(tc), at(0));
+    m.handle(
+        finished(tc, c, 1, HandlerOutcome::drop().into(), 0, 1, None),
+        at(0),
+    );
+    assert_eq!(calls(&drain(&mut m, 0)), [("ack", c)]);
+    assert_eq!(m.status().awaiting_publishes, 0);
 }
 
 #[test]
@@ -366,46 +513,130 @@ fn a_copy_is_ordered_where_its_topic_is_declared_and_settles_on_its_answer() {
         ..MachineConfig::new(4)
     };
     let mut m = machine(SubscriptionType::Shared, None, config);
-    let (a, b) = (Msg { entry: 1, index: 0 }, Msg { entry: 2, index: 0 });
-    for id in [a, b] {
-        m.start(Admission::Handle, None, &id);
-    }
+    let (a, b) = (one(1), one(2));
+    let ta = start(&mut m, msg(a, 1, None)).unwrap();
+    let tb = start(&mut m, msg(b, 1, None)).unwrap();
     let later = HandlerOutcome::retry_later(Duration::from_secs(60));
-    let settled = m.finish(Ended {
-        delivered: Delivered { id: a, batch: None },
-        completion: later.into(),
-        at: at(0),
-        key: None,
-        token: Token(1),
-        publishes: 0,
-        attempt: 2,
-    });
-    assert_eq!(
-        settled,
-        Ok(Settlement::Republish(Republish::RetryTopic {
-            delay: Duration::from_secs(60),
-            count: 3
-        })),
-        "the copy counts one delivery more"
+    let Event::Finished(mut ended) = finished(ta, a, 1, later.into(), 0, 0, Some((None, Some(a))))
+    else {
+        unreachable!()
+    };
+    ended.attempt = 2;
+    m.handle(Event::Finished(ended), at(0));
+    m.handle(
+        finished(
+            tb,
+            b,
+            1,
+            Completion::OutOfAttempts,
+            0,
+            0,
+            Some((None, Some(b))),
+        ),
+        at(0),
     );
-    let out = end(&mut m, b, Completion::OutOfAttempts, None, 2, 0);
+    let now = drain(&mut m, 0);
+    let copies: Vec<(Token, Republish, Kept)> = now
+        .iter()
+        .filter_map(|c| match c {
+            Command::Republish(r) => Some((r.token, r.republish, r.kept)),
+            _ => None,
+        })
+        .collect();
+    let retry = Republish::RetryTopic {
+        delay: Duration::from_secs(60),
+        count: 3,
+    };
+    let dead = Republish::DeadLetter {
+        reason: OUT_OF_ATTEMPTS,
+    };
     assert_eq!(
-        out,
-        Ok(Settlement::Republish(Republish::DeadLetter {
-            reason: OUT_OF_ATTEMPTS
-        }))
+        copies,
+        [(ta, retry, a), (tb, dead, b)],
+        "the retry copy counts one more"
     );
-    assert_eq!(calls(&mut m, at(0)), [], "both wait for their copies");
-    m.answered(Token(1), Origin::Copy, true, at(0));
-    m.answered(Token(2), Origin::Copy, false, at(0));
+    assert_eq!(calls(&now), [], "both wait for their copies");
+    m.handle(
+        Event::Answered {
+            token: ta,
+            origin: Origin::Republish,
+            result: confirmed(),
+        },
+        at(0),
+    );
+    m.handle(
+        Event::Answered {
+            token: tb,
+            origin: Origin::Republish,
+            result: failed(),
+        },
+        at(0),
+    );
+    let now = drain(&mut m, 0);
+    assert_eq!(calls(&now), [("ack", a)], "b's copy failed: left");
+    let told: Vec<(Kept, Completion)> = now
+        .iter()
+        .filter_map(|c| match c {
+            Command::Completed(done) => Some((done.kept.unwrap(), done.completion)),
+            _ => None,
+        })
+        .collect();
     assert_eq!(
-        calls(&mut m, at(0)),
-        [Call::Ack(a)],
-        "b's copy failed: left"
+        told,
+        [(a, Completion::Rescheduled), (b, Completion::Rejected)],
+        "the layers hear how each copy went"
     );
-    let mut released = [m.poll_release(), m.poll_release()];
+    let mut released = releases(&now);
     released.sort();
-    assert_eq!(released, [Some(a), Some(b)]);
+    assert_eq!(released, [a, b]);
+}
+
+#[test]
+fn a_backoff_is_resolved_and_told_and_a_final_end_is_not() {
+    let rules = SubscriptionRules::new("s", SubscriptionType::Shared, None)
+        .with_backoff(crate::completion::Backoff::fixed(Duration::from_secs(3)));
+    let mut m: Machine = SubscriptionMachine::new(rules, MachineConfig::new(4), entry_of);
+    let (a, b) = (one(1), one(2));
+    let ta = start(&mut m, msg(a, 1, None)).unwrap();
+    let tb = start(&mut m, msg(b, 1, None)).unwrap();
+    m.handle(
+        finished(
+            ta,
+            a,
+            1,
+            HandlerOutcome::Backoff.into(),
+            0,
+            0,
+            Some((None, Some(a))),
+        ),
+        at(0),
+    );
+    m.handle(
+        finished(
+            tb,
+            b,
+            1,
+            HandlerOutcome::Retry.into(),
+            0,
+            0,
+            Some((None, Some(b))),
+        ),
+        at(0),
+    );
+    let told: Vec<(Kept, Completion)> = drain(&mut m, 0)
+        .iter()
+        .filter_map(|c| match c {
+            Command::Completed(done) => Some((done.kept.unwrap(), done.completion)),
+            _ => None,
+        })
+        .collect();
+    let resolved = HandlerOutcome::RetryAfter(Duration::from_secs(3)).into();
+    assert_eq!(
+        told,
+        [(a, resolved)],
+        "b's end was final: its layers heard it already"
+    );
+    assert_eq!(m.poll_timeout(), Some(at(3_000)));
 }
 
 #[test]
@@ -415,210 +646,66 @@ fn ordered_retries_keep_a_key_until_its_publishes_are_answered() {
         ..MachineConfig::new(4)
     };
     let mut m = machine(SubscriptionType::KeyShared, None, config);
-    let (a1, a2, a3) = (
-        Msg { entry: 1, index: 0 },
-        Msg { entry: 2, index: 0 },
-        Msg { entry: 3, index: 0 },
+    let (a1, a2, a3) = (one(1), one(2), one(3));
+    let key = Some((Some("a"), None));
+    let t1 = start(&mut m, msg(a1, 1, Some("a"))).unwrap();
+    assert_eq!(start(&mut m, msg(a2, 1, Some("a"))), None);
+    m.handle(
+        finished(t1, a1, 1, HandlerOutcome::ack().into(), 0, 1, key),
+        at(0),
     );
-    assert!(m.start(Admission::Handle, Some("a"), &a1));
-    assert!(!m.start(Admission::Handle, Some("a"), &a2));
-    assert_eq!(m.hold("a", &a2, a2), None);
-    let ack = || HandlerOutcome::ack().into();
-    assert_eq!(end(&mut m, a1, ack(), Some("a"), 1, 1), Ok(Settlement::Ack));
     assert_eq!(
-        m.poll_start(),
-        None,
+        started(&drain(&mut m, 0)),
+        [],
         "a1 keeps its key while its publish is unanswered"
     );
-    m.answered(Token(1), Origin::Handler, true, at(0));
-    assert_eq!(m.poll_start(), Some((a2, false)), "then a2 runs");
-    assert!(!m.start(Admission::Handle, Some("a"), &a3));
-    assert_eq!(m.hold("a", &a3, a3), None);
-    assert_eq!(end(&mut m, a2, ack(), Some("a"), 2, 1), Ok(Settlement::Ack));
-    m.answered(Token(2), Origin::Handler, false, at(0));
-    assert_eq!(calls(&mut m, at(0)), [Call::Ack(a1), Call::Nack(a2)]);
+    let answer = |token, result| Event::Answered {
+        token,
+        origin: Origin::Handler,
+        result,
+    };
+    m.handle(answer(t1, confirmed()), at(0));
+    let now = drain(&mut m, 0);
+    assert_eq!(calls(&now), [("ack", a1)]);
+    assert_eq!(started(&now), [a2], "then a2 runs");
+    let t2 = now
+        .iter()
+        .find_map(|c| match c {
+            Command::Invoke(invoke) => Some(invoke.token),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(start(&mut m, msg(a3, 1, Some("a"))), None);
+    m.handle(
+        finished(t2, a2, 1, HandlerOutcome::ack().into(), 0, 1, key),
+        at(0),
+    );
+    m.handle(answer(t2, failed()), at(0));
+    let now = drain(&mut m, 0);
+    assert_eq!(calls(&now), [("nack", a2)]);
     assert_eq!(
-        m.poll_start(),
-        None,
+        started(&now),
+        [],
         "a2 failed: the key waits for it to come back"
     );
     assert!(
-        m.start(Admission::Handle, Some("a"), &a2),
+        start(&mut m, msg(a2, 1, Some("a"))).is_some(),
         "back, it takes its key again"
     );
 
     // Without ordered retries the key goes with the handler's end.
     let mut m = machine(SubscriptionType::KeyShared, None, MachineConfig::new(4));
-    assert!(m.start(Admission::Handle, Some("a"), &a1));
-    assert!(!m.start(Admission::Handle, Some("a"), &a2));
-    assert_eq!(m.hold("a", &a2, a2), None);
-    assert_eq!(end(&mut m, a1, ack(), Some("a"), 1, 1), Ok(Settlement::Ack));
+    let t1 = start(&mut m, msg(a1, 1, Some("a"))).unwrap();
+    assert_eq!(start(&mut m, msg(a2, 1, Some("a"))), None);
+    m.handle(
+        finished(t1, a1, 1, HandlerOutcome::ack().into(), 0, 1, key),
+        at(0),
+    );
     assert_eq!(
-        m.poll_start(),
-        Some((a2, false)),
+        started(&drain(&mut m, 0)),
+        [a2],
         "the next of the key runs meanwhile"
     );
-}
-
-/// What a handler answers on one delivery, in the property test.
-#[derive(Debug, Clone, Copy)]
-enum Answer {
-    Ack,
-    Drop,
-    Retry,
-    RetryAfter(u64),
-    Panic,
-}
-
-fn answer() -> impl Strategy<Value = Answer> {
-    prop_oneof![
-        4 => Just(Answer::Ack),
-        1 => Just(Answer::Drop),
-        2 => Just(Answer::Retry),
-        2 => (1u64..50).prop_map(Answer::RetryAfter),
-        1 => Just(Answer::Panic),
-    ]
-}
-
-/// A tiny broker for one subscription of one consumer, by entry: it sends whole entries, takes
-/// acknowledgements by entry (an acknowledged message acknowledges its entry, as Pulsar does
-/// without batch-index acknowledgement) and redelivers a whole entry on a nack, or after the ack
-/// timeout for an entry with a message left unsettled.
-struct Broker {
-    sizes: Vec<u32>,
-    acked: BTreeSet<u64>,
-    /// Entries to (re)send, in order.
-    to_send: VecDeque<u64>,
-    /// Entries sent and not acknowledged, with when they were sent.
-    out: BTreeMap<u64, u64>,
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
-
-    /// For any batching, answers, concurrency and order of events: every message is handled
-    /// until it ends acknowledged exactly once by its handler's answer (no acknowledged sibling
-    /// is handed over again), every entry is acknowledged, every arrival is released exactly
-    /// once, and the concurrency is never exceeded.
-    #[test]
-    fn every_message_is_settled_exactly_once(
-        sizes in proptest::collection::vec(1u32..5, 1..12),
-        answers in proptest::collection::vec(answer(), 64),
-        concurrency in 1usize..6,
-        finish_order in proptest::collection::vec(any::<u8>(), 256),
-    ) {
-        let mut m: SubscriptionMachine<Msg, Msg> = SubscriptionMachine::new(
-            SubscriptionRules::new("s", SubscriptionType::Shared, Some(Duration::from_millis(100))),
-            MachineConfig::new(concurrency),
-            entry_of,
-        );
-        let mut broker = Broker {
-            sizes: sizes.clone(),
-            acked: BTreeSet::new(),
-            to_send: (0..sizes.len() as u64).collect(),
-            out: BTreeMap::new(),
-        };
-        // Deliveries queued at the client, not yet taken by the driver.
-        let mut queue: VecDeque<(Msg, u32)> = VecDeque::new();
-        let mut running: Vec<Msg> = Vec::new();
-        let mut attempts: BTreeMap<Msg, usize> = BTreeMap::new();
-        let mut acked_by_handler: BTreeMap<Msg, usize> = BTreeMap::new();
-        let mut arrived = 0usize;
-        let mut released = 0usize;
-        let mut now = 0u64;
-        let mut picks = finish_order.iter().cycle();
-        for _step in 0..2_000 {
-            // The broker sends what it has.
-            while let Some(entry) = broker.to_send.pop_front() {
-                if broker.acked.contains(&entry) {
-                    continue;
-                }
-                broker.out.insert(entry, now);
-                let size = broker.sizes[entry as usize];
-                for index in 0..size {
-                    queue.push_back((Msg { entry, index }, size));
-                }
-            }
-            // The driver takes deliveries while the machine wants them.
-            while m.wants_delivery() {
-                let Some((id, size)) = queue.pop_front() else { break };
-                arrived += 1;
-                let admission = m.arrive(&Arrival { id: &id, batch: slot(id, size), redelivery_count: Some(0) });
-                match admission {
-                    Admission::Handle => {
-                        prop_assert!(m.start(Admission::Handle, None, &id), "no key: starts at once");
-                        running.push(id);
-                    }
-                    Admission::Skip => {}
-                    other => prop_assert!(false, "unexpected {other:?}"),
-                }
-                prop_assert!(m.running() <= concurrency);
-            }
-            // One running handler ends, chosen by the test.
-            if !running.is_empty() {
-                let pick = *picks.next().unwrap() as usize % running.len();
-                let id = running.swap_remove(pick);
-                let n = attempts.entry(id).or_default();
-                let answer = if *n >= 3 { Answer::Ack } else { answers[(id.entry as usize * 5 + id.index as usize + *n) % answers.len()] };
-                *n += 1;
-                let completion = match answer {
-                    Answer::Ack => HandlerOutcome::ack().into(),
-                    Answer::Drop => HandlerOutcome::drop().into(),
-                    Answer::Retry => HandlerOutcome::retry().into(),
-                    Answer::RetryAfter(ms) => HandlerOutcome::retry_after(Duration::from_millis(ms)).into(),
-                    Answer::Panic => Completion::Panicked,
-                };
-                if matches!(answer, Answer::Ack | Answer::Drop) {
-                    *acked_by_handler.entry(id).or_default() += 1;
-                }
-                let size = broker.sizes[id.entry as usize];
-                let _ = m.finish(ended(Delivered { id, batch: slot(id, size).map(BatchSlot::place) }, completion, at(now), None));
-                prop_assert!(m.poll_start().is_none());
-            } else {
-                // Nothing runs: time moves to the next wait, or to the ack timeout.
-                now += 10;
-            }
-            // The driver makes the calls due, then releases.
-            while let Some(call) = m.poll_call(at(now)) {
-                match call {
-                    Call::Ack(id) => {
-                        broker.acked.insert(id.entry);
-                        broker.out.remove(&id.entry);
-                    }
-                    Call::Nack(id) => {
-                        if broker.out.remove(&id.entry).is_some() {
-                            broker.to_send.push_back(id.entry);
-                        }
-                    }
-                    Call::AckIndex { .. } => prop_assert!(false, "index acks are off"),
-                    Call::Commit { .. } | Call::Abort(_) => {
-                        prop_assert!(false, "not transactional")
-                    }
-                }
-            }
-            while m.poll_release().is_some() {
-                released += 1;
-            }
-            // The client's ack timeout: an entry out for 100 ms comes back.
-            let expired: Vec<u64> = broker.out.iter().filter(|(_, sent)| now >= **sent + 100).map(|(e, _)| *e).collect();
-            for entry in expired {
-                broker.out.remove(&entry);
-                broker.to_send.push_back(entry);
-            }
-            if broker.acked.len() == sizes.len() && queue.is_empty() && running.is_empty() {
-                break;
-            }
-        }
-        prop_assert_eq!(broker.acked.len(), sizes.len(), "every entry acknowledged");
-        for (entry, size) in sizes.iter().enumerate() {
-            for index in 0..*size {
-                let id = Msg { entry: entry as u64, index };
-                prop_assert_eq!(acked_by_handler.get(&id).copied(), Some(1), "{:?} acknowledged by its handler once", id);
-            }
-        }
-        // Deliveries still queued at the end are not received; every received one is released.
-        prop_assert_eq!(released, arrived, "every arrival released exactly once");
-    }
 }
 
 /// Ordered retries: key a's first message is retried twice (a nack, then a `retry_after`)
@@ -631,45 +718,39 @@ fn ordered_retries_hold_a_key_until_its_retried_message_is_settled() {
         ..MachineConfig::new(4)
     };
     let mut m = machine(SubscriptionType::KeyShared, None, config);
-    let (a1, a2, a3, b1) = (
-        Msg { entry: 1, index: 0 },
-        Msg { entry: 2, index: 0 },
-        Msg { entry: 3, index: 0 },
-        Msg { entry: 4, index: 0 },
-    );
-    let key = |m: &mut SubscriptionMachine<Msg, Msg>, id: Msg, k: &str| {
-        if m.start(Admission::Handle, Some(k), &id) {
-            true
-        } else {
-            assert_eq!(m.hold(k, &id, id), None);
-            false
-        }
-    };
-    let done = |m: &mut SubscriptionMachine<Msg, Msg>, id, outcome: HandlerOutcome, now| {
-        let delivered = Delivered { id, batch: None };
-        m.finish(ended(
-            delivered,
-            outcome.into(),
+    let (a1, a2, a3, b1) = (one(1), one(2), one(3), one(4));
+    let end = |m: &mut Machine, token, id: Id, outcome: HandlerOutcome, now| {
+        let key = if id == b1 { "b" } else { "a" };
+        m.handle(
+            finished(
+                token,
+                id,
+                1,
+                outcome.into(),
+                now,
+                0,
+                Some((Some(key), None)),
+            ),
             at(now),
-            Some(if id == b1 { "b" } else { "a" }),
-        ))
-        .unwrap()
+        );
+        drain(m, now)
     };
-    assert!(key(&mut m, a1, "a"));
+    let t = start(&mut m, msg(a1, 1, Some("a"))).unwrap();
     assert_eq!(
-        done(&mut m, a1, HandlerOutcome::retry(), 0),
-        Settlement::Nack
+        calls(&end(&mut m, t, a1, HandlerOutcome::retry(), 0)),
+        [("nack", a1)]
     );
-    assert_eq!(m.poll_start(), None, "the key stays with a1");
-    assert!(!key(&mut m, a2, "a"), "a2 held while a1 is away");
-    assert!(key(&mut m, b1, "b"), "other keys flow");
-    assert_eq!(done(&mut m, b1, HandlerOutcome::ack(), 0), Settlement::Ack);
-    assert_eq!(m.poll_start(), None);
-    assert!(key(&mut m, a1, "a"), "a1 back: it takes its key again");
+    assert_eq!(
+        start(&mut m, msg(a2, 1, Some("a"))),
+        None,
+        "a2 held while a1 is away"
+    );
+    let t = start(&mut m, msg(b1, 1, Some("b"))).expect("other keys flow");
+    assert_eq!(started(&end(&mut m, t, b1, HandlerOutcome::ack(), 0)), []);
+    let t = start(&mut m, msg(a1, 1, Some("a"))).expect("a1 back: it takes its key again");
     let wait = HandlerOutcome::retry_after(Duration::from_secs(1));
-    assert_eq!(done(&mut m, a1, wait, 5), Settlement::NackAt(at(1005)));
-    assert_eq!(m.poll_start(), None);
-    assert!(!key(&mut m, a3, "a"), "a3 held too");
+    assert_eq!(started(&end(&mut m, t, a1, wait, 5)), []);
+    assert_eq!(start(&mut m, msg(a3, 1, Some("a"))), None, "a3 held too");
     assert!(
         m.wants_delivery(),
         "held ones do not keep a1 from being received"
@@ -677,29 +758,24 @@ fn ordered_retries_hold_a_key_until_its_retried_message_is_settled() {
     assert_eq!(
         m.poll_timeout(),
         Some(at(1005)),
-        "the wait first; the key's deadline is after it"
+        "the wait first; the key's after it"
     );
-    assert!(key(&mut m, a1, "a"));
+    let _ = drain(&mut m, 1005);
+    let t = start(&mut m, msg(a1, 1, Some("a"))).unwrap();
+    let now = end(&mut m, t, a1, HandlerOutcome::ack(), 1005);
+    assert_eq!(started(&now), [a2], "then a2, parked meanwhile");
+    assert!(now
+        .iter()
+        .any(|c| matches!(c, Command::Acquire(id) if *id == a2)));
+    let t = match now.iter().find(|c| matches!(c, Command::Invoke(_))) {
+        Some(Command::Invoke(invoke)) => invoke.token,
+        _ => unreachable!(),
+    };
     assert_eq!(
-        done(&mut m, a1, HandlerOutcome::ack(), 1005),
-        Settlement::Ack
+        started(&end(&mut m, t, a2, HandlerOutcome::ack(), 1005)),
+        [a3],
+        "then a3"
     );
-    assert_eq!(
-        m.poll_start(),
-        Some((a2, true)),
-        "then a2, parked meanwhile"
-    );
-    assert_eq!(
-        done(&mut m, a2, HandlerOutcome::ack(), 1005),
-        Settlement::Ack
-    );
-    assert_eq!(m.poll_start(), Some((a3, true)), "then a3");
-    assert_eq!(
-        done(&mut m, a3, HandlerOutcome::ack(), 1005),
-        Settlement::Ack
-    );
-    assert_eq!(m.poll_start(), None);
-    assert!(!m.awaits_retries());
 }
 
 /// Ordered retries: a retried message that does not come back lets its key go
@@ -711,486 +787,578 @@ fn ordered_retries_let_a_key_go_when_the_retried_message_does_not_come_back() {
         ..MachineConfig::new(4)
     };
     let mut m = machine(SubscriptionType::KeyShared, None, config);
-    let (a1, a2) = (Msg { entry: 1, index: 0 }, Msg { entry: 2, index: 0 });
-    assert!(m.start(Admission::Handle, Some("a"), &a1));
-    let delivered = Delivered {
-        id: a1,
-        batch: None,
-    };
-    let _ = m.finish(ended(
-        delivered,
-        HandlerOutcome::retry().into(),
+    let (a1, a2) = (one(1), one(2));
+    let t = start(&mut m, msg(a1, 1, Some("a"))).unwrap();
+    m.handle(
+        finished(
+            t,
+            a1,
+            1,
+            HandlerOutcome::retry().into(),
+            0,
+            0,
+            Some((Some("a"), None)),
+        ),
         at(0),
-        Some("a"),
-    ));
-    assert!(!m.start(Admission::Handle, Some("a"), &a2));
-    assert_eq!(m.hold("a", &a2, a2), None);
-    let grace = super::RETRY_RETURN_GRACE.as_millis() as u64;
-    let _ = calls(&mut m, at(0));
-    assert_eq!(m.poll_timeout(), Some(at(grace)));
-    assert_eq!(m.poll_expired(at(grace - 1)), None);
-    assert_eq!(
-        m.poll_expired(at(grace)),
-        Some((a2, true)),
-        "a2 goes on without a1"
     );
-    assert_eq!(m.running(), 1);
+    assert_eq!(start(&mut m, msg(a2, 1, Some("a"))), None);
+    let grace = super::RETRY_RETURN_GRACE.as_millis() as u64;
+    let _ = drain(&mut m, 0);
+    assert_eq!(m.poll_timeout(), Some(at(grace)));
+    assert_eq!(started(&drain(&mut m, grace - 1)), []);
+    let now = drain(&mut m, grace);
+    assert_eq!(started(&now), [a2], "a2 goes on without a1");
+    assert!(
+        now.contains(&Command::Notice(Notice::NotBack(a2))),
+        "{now:?}"
+    );
+    assert_eq!(m.status().running, 1);
 }
 
-/// How the broker answers one publish, in the property test of publishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Said {
-    Confirmed,
-    Failed,
-    /// Not before the service crashes.
-    Never,
+/// A transactional machine, one transaction per delivery unless `group`.
+fn transactional(key_ordered: bool, group: Option<(u32, u64)>) -> Machine {
+    let policy = match group {
+        Some((max, wait)) => TransactionPolicy::new()
+            .group(NonZeroU32::new(max).unwrap(), Duration::from_millis(wait)),
+        None => TransactionPolicy::new(),
+    };
+    let config = MachineConfig {
+        transactional: Some(policy),
+        key_ordered,
+        dead_letter_topic: true,
+        ..MachineConfig::new(8)
+    };
+    machine(SubscriptionType::Shared, None, config)
 }
 
-fn said() -> impl Strategy<Value = Said> {
-    prop_oneof![
-        6 => Just(Said::Confirmed),
-        2 => Just(Said::Failed),
-        1 => Just(Said::Never),
-    ]
-}
-
-/// What a handler run answers, with the messages it published first.
-#[derive(Debug, Clone, Copy)]
-struct Run {
-    outcome: Answer2,
-    publishes: u32,
-}
-
-/// The outcomes of the publishes property test: the table's, and the two that copy.
-#[derive(Debug, Clone, Copy)]
-enum Answer2 {
-    Ack,
-    Drop,
-    Retry,
-    RetryAfter(u64),
-    Panic,
-    DeadLetter,
-    RetryLater,
-}
-
-fn run() -> impl Strategy<Value = Run> {
-    let outcome = prop_oneof![
-        5 => Just(Answer2::Ack),
-        1 => Just(Answer2::Drop),
-        1 => Just(Answer2::Retry),
-        1 => (1u64..50).prop_map(Answer2::RetryAfter),
-        1 => Just(Answer2::Panic),
-        1 => Just(Answer2::DeadLetter),
-        1 => Just(Answer2::RetryLater),
-    ];
-    (outcome, 0u32..3).prop_map(|(outcome, publishes)| Run { outcome, publishes })
-}
-
-/// One handler run as the test follows it: its message, what it published and how those
-/// were answered, and whether it ended in an outcome that acknowledges.
-#[derive(Debug, Default, Clone)]
-struct Attempt {
-    message: Option<Msg>,
-    issued: u32,
-    confirmed: u32,
-    failed: bool,
-    /// The copy the machine ordered: `Some(true)` once confirmed.
-    copy: Option<bool>,
-    acknowledging: bool,
-    /// Which run of the service it was in (each crash starts another).
-    incarnation: u32,
-}
-
-impl Attempt {
-    /// Everything it published (and its copy) is confirmed.
-    fn all_confirmed(&self) -> bool {
-        self.acknowledging
-            && !self.failed
-            && self.confirmed == self.issued
-            && self.copy != Some(false)
-    }
-}
-
-/// A publish not answered yet: its delivery, whether it is the copy, how it will be answered,
-/// and when it was made (one never answered fails 300 ms later, as a producer's operation
-/// timeout fails it, unless the service crashed first).
-type Unanswered = (Token, Origin, Said, u64);
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
-
-    /// For any batching, handler runs (what each publishes and answers, copies included),
-    /// publish answers (confirmed, failed, or never: until a crash), order of events, crashes
-    /// and time: no message is acknowledged before everything its acknowledging run published,
-    /// and the copy it ordered, is confirmed; and nothing is lost: every entry ends
-    /// acknowledged, every message with a run whose publishes all were.
-    #[test]
-    fn no_delivery_is_acknowledged_before_its_publishes_are_confirmed(
-        sizes in proptest::collection::vec(1u32..4, 1..10),
-        runs in proptest::collection::vec(run(), 64),
-        answers in proptest::collection::vec(said(), 64),
-        concurrency in 1usize..5,
-        picks in proptest::collection::vec(any::<u8>(), 512),
-    ) {
-        let config = MachineConfig {
-            dead_letter_topic: true,
-            retry_topic: true,
-            ..MachineConfig::new(concurrency)
-        };
-        let rules = || SubscriptionRules::new("s", SubscriptionType::Shared, Some(Duration::from_millis(100)));
-        let mut m: SubscriptionMachine<Msg, Msg> = SubscriptionMachine::new(rules(), config, entry_of);
-        let mut broker = Broker {
-            sizes: sizes.clone(),
-            acked: BTreeSet::new(),
-            to_send: (0..sizes.len() as u64).collect(),
-            out: BTreeMap::new(),
-        };
-        let mut queue: VecDeque<(Msg, u32)> = VecDeque::new();
-        let mut running: Vec<(Msg, Token)> = Vec::new();
-        let mut unanswered: Vec<Unanswered> = Vec::new();
-        let mut attempts: BTreeMap<Token, Attempt> = BTreeMap::new();
-        let mut runs_of: BTreeMap<Msg, usize> = BTreeMap::new();
-        let mut confirmed_runs: BTreeSet<Msg> = BTreeSet::new();
-        let mut next_token = 0u32;
-        let mut next_answer = 0usize;
-        let mut crashes = 0;
-        let (mut arrived, mut released) = (0usize, 0usize);
-        let mut now = 0u64;
-        let mut picks = picks.iter().cycle();
-        for _step in 0..3_000 {
-            while let Some(entry) = broker.to_send.pop_front() {
-                if broker.acked.contains(&entry) {
-                    continue;
-                }
-                broker.out.insert(entry, now);
-                let size = broker.sizes[entry as usize];
-                for index in 0..size {
-                    queue.push_back((Msg { entry, index }, size));
-                }
-            }
-            while m.wants_delivery() {
-                let Some((id, size)) = queue.pop_front() else { break };
-                arrived += 1;
-                match m.arrive(&Arrival { id: &id, batch: slot(id, size), redelivery_count: Some(0) }) {
-                    Admission::Handle => {
-                        prop_assert!(m.start(Admission::Handle, None, &id));
-                        running.push((id, Token(next_token)));
-                        next_token += 1;
-                    }
-                    Admission::Skip => {}
-                    other => prop_assert!(false, "unexpected {other:?}"),
-                }
-            }
-            let pick = *picks.next().unwrap() as usize;
-            match pick % 8 {
-                // A running handler ends, having published.
-                0..=3 if !running.is_empty() => {
-                    let (id, token) = running.swap_remove(pick % running.len());
-                    let n = runs_of.entry(id).or_default();
-                    // Late runs succeed, so that the test ends.
-                    let late = *n >= 4;
-                    let run = if late {
-                        Run { outcome: Answer2::Ack, publishes: 1 }
-                    } else {
-                        runs[(id.entry as usize * 7 + id.index as usize * 3 + *n) % runs.len()]
-                    };
-                    *n += 1;
-                    let mut attempt = Attempt {
-                        message: Some(id),
-                        issued: run.publishes,
-                        incarnation: crashes,
-                        ..Attempt::default()
-                    };
-                    for p in 0..run.publishes {
-                        let said = if late { Said::Confirmed } else { answers[next_answer % answers.len()] };
-                        next_answer += 1;
-                        // Some answers come while the handler still runs.
-                        if p == 0 && pick & 0x10 != 0 && said != Said::Never {
-                            let ok = said == Said::Confirmed;
-                            m.answered(token, Origin::Handler, ok, at(now));
-                            attempt.confirmed += u32::from(ok);
-                            attempt.failed |= !ok;
-                        } else {
-                            unanswered.push((token, Origin::Handler, said, now));
-                        }
-                    }
-                    let completion = match run.outcome {
-                        Answer2::Ack => HandlerOutcome::ack().into(),
-                        Answer2::Drop => HandlerOutcome::drop().into(),
-                        Answer2::Retry => HandlerOutcome::retry().into(),
-                        Answer2::RetryAfter(ms) => HandlerOutcome::retry_after(Duration::from_millis(ms)).into(),
-                        Answer2::Panic => Completion::Panicked,
-                        Answer2::DeadLetter => HandlerOutcome::dead_letter("poison").into(),
-                        Answer2::RetryLater => HandlerOutcome::retry_later(Duration::from_secs(60)).into(),
-                    };
-                    let size = broker.sizes[id.entry as usize];
-                    let settled = m.finish(Ended {
-                        delivered: Delivered { id, batch: slot(id, size).map(BatchSlot::place) },
-                        completion,
-                        at: at(now),
-                        key: None,
-                        token,
-                        publishes: run.publishes,
-                        attempt: 0,
-                    });
-                    match settled {
-                        Ok(Settlement::Republish(_)) => {
-                            attempt.acknowledging = true;
-                            attempt.copy = Some(false);
-                            let said = if late { Said::Confirmed } else { answers[next_answer % answers.len()] };
-                            next_answer += 1;
-                            unanswered.push((token, Origin::Copy, said, now));
-                        }
-                        Ok(Settlement::Ack) => attempt.acknowledging = true,
-                        _ => {}
-                    }
-                    attempts.insert(token, attempt);
-                    prop_assert!(m.poll_start().is_none(), "no key: nothing held");
-                }
-                // The broker answers a publish.
-                4..=5 if !unanswered.is_empty() => {
-                    let at_ = pick % unanswered.len();
-                    let (_, _, said, made) = unanswered[at_];
-                    if said != Said::Never || now >= made + 300 {
-                        let (token, origin, said, _) = unanswered.swap_remove(at_);
-                        let ok = said == Said::Confirmed;
-                        if let Some(attempt) = attempts.get_mut(&token) {
-                            match origin {
-                                Origin::Copy => attempt.copy = Some(ok),
-                                _ => {
-                                    attempt.confirmed += u32::from(ok);
-                                    attempt.failed |= !ok;
-                                }
-                            }
-                        }
-                        m.answered(token, origin, ok, at(now));
-                    }
-                }
-                // The service crashes: its machine, handlers and unanswered publishes go;
-                // the broker sends again what was not acknowledged.
-                6 if pick.is_multiple_of(5) && crashes < 3 => {
-                    crashes += 1;
-                    m = SubscriptionMachine::new(rules(), config, entry_of);
-                    running.clear();
-                    unanswered.clear();
-                    queue.clear();
-                    for (entry, _) in core::mem::take(&mut broker.out) {
-                        broker.to_send.push_back(entry);
-                    }
-                    (arrived, released) = (0, 0);
-                    continue;
-                }
-                _ => now += 10,
-            }
-            while let Some(call) = m.poll_call(at(now)) {
-                match call {
-                    Call::Ack(id) => {
-                        // The run that acknowledges it had everything it published confirmed.
-                        let confirmed = attempts.values().any(|a| {
-                            a.message == Some(id) && a.incarnation == crashes && a.all_confirmed()
-                        });
-                        prop_assert!(confirmed, "{:?} acknowledged before its publishes were confirmed: {:?}", id,
-                            attempts.values().filter(|a| a.message == Some(id)).collect::<Vec<_>>());
-                        confirmed_runs.insert(id);
-                        broker.acked.insert(id.entry);
-                        broker.out.remove(&id.entry);
-                    }
-                    Call::Nack(id) => {
-                        if broker.out.remove(&id.entry).is_some() {
-                            broker.to_send.push_back(id.entry);
-                        }
-                    }
-                    Call::AckIndex { .. } => prop_assert!(false, "index acks are off"),
-                    Call::Commit { .. } | Call::Abort(_) => {
-                        prop_assert!(false, "not transactional")
-                    }
-                }
-            }
-            while m.poll_release().is_some() {
-                released += 1;
-            }
-            let expired: Vec<u64> = broker.out.iter().filter(|(_, sent)| now >= **sent + 100).map(|(e, _)| *e).collect();
-            for entry in expired {
-                broker.out.remove(&entry);
-                broker.to_send.push_back(entry);
-            }
-            if broker.acked.len() == sizes.len() && queue.is_empty() && running.is_empty() && unanswered.is_empty() {
-                break;
-            }
+/// The transactions `commands` open, commit (with their acks) and abort.
+fn txn_commands(commands: &[Cmd]) -> (Vec<TxnId>, Vec<(TxnId, Handle, Vec<Id>)>, Vec<Handle>) {
+    let (mut opens, mut commits, mut aborts) = (Vec::new(), Vec::new(), Vec::new());
+    for command in commands {
+        match command {
+            Command::Open { txn, .. } => opens.push(*txn),
+            Command::Commit {
+                txn, handle, acks, ..
+            } => commits.push((*txn, *handle, acks.iter().map(|(id, _)| *id).collect())),
+            Command::Abort(handle) => aborts.push(*handle),
+            _ => {}
         }
-        prop_assert_eq!(broker.acked.len(), sizes.len(), "every entry acknowledged");
-        for (entry, size) in sizes.iter().enumerate() {
-            for index in 0..*size {
-                let id = Msg { entry: entry as u64, index };
-                prop_assert!(confirmed_runs.contains(&id), "{:?} acknowledged, with its publishes confirmed", id);
-            }
-        }
-        // Deliveries still queued at the end are not received; every received one is released.
-        prop_assert_eq!(released, arrived, "every arrival since the last crash released once");
-        prop_assert!(unanswered.is_empty());
     }
+    (opens, commits, aborts)
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+/// Open transaction `txn` as handle `handle`: the invocations that waited for it.
+fn open(m: &mut Machine, txn: TxnId, handle: Handle) -> Vec<Invoke<Msg, Handle>> {
+    m.handle(
+        Event::Opened {
+            txn,
+            result: Ok(handle),
+        },
+        at(0),
+    );
+    drain(m, 0)
+        .into_iter()
+        .filter_map(|c| match c {
+            Command::Invoke(invoke) => Some(invoke),
+            _ => None,
+        })
+        .collect()
+}
 
-    /// Batches, for any batching of entries, keys, policy, answers, concurrency and order of
-    /// events: every message is handled until it ends acknowledged exactly once by its own
-    /// answer, every entry is acknowledged; at most `concurrency` batches run, none over the
-    /// policy's max messages; a key is never in two running batches, nor twice in one; and
-    /// every arrival and every re-acquisition of a parked delivery is released exactly once.
-    #[test]
-    fn batches_settle_every_message_exactly_once_and_keep_each_key_to_one(
-        sizes in proptest::collection::vec(1u32..5, 1..12),
-        answers in proptest::collection::vec(answer(), 64),
-        concurrency in 1usize..4,
-        max_messages in 1usize..6,
-        keys in 1u64..4,
-        picks in proptest::collection::vec(any::<u8>(), 256),
-    ) {
-        let policy = crate::batch::BatchPolicy::new(core::num::NonZeroUsize::new(max_messages).unwrap())
-            .max_wait(Duration::from_millis(20));
-        let mut m: SubscriptionMachine<Msg, Msg> = SubscriptionMachine::new(
-            SubscriptionRules::new("s", SubscriptionType::KeyShared, Some(Duration::from_millis(100))),
-            MachineConfig { batch: Some(policy), ..MachineConfig::new(concurrency) },
-            entry_of,
+#[test]
+fn a_delivery_waits_for_its_transaction_and_an_ack_commits_once_released() {
+    let mut m = transactional(false, None);
+    let id = one(7);
+    assert_eq!(
+        start(&mut m, msg(id, 1, None)),
+        None,
+        "waits for its transaction"
+    );
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    assert_eq!(opens.len(), 1);
+    let invoked = open(&mut m, opens[0], 40);
+    assert!(matches!(
+        &invoked[..],
+        [Invoke {
+            txn: Txn::In(40),
+            ..
+        }]
+    ));
+    let token = invoked[0].token;
+    m.handle(
+        finished(token, id, 1, HandlerOutcome::ack().into(), 0, 0, None),
+        at(0),
+    );
+    let now = drain(&mut m, 0);
+    let (_, commits, _) = txn_commands(&now);
+    assert_eq!(commits, [(opens[0], 40, vec![id])]);
+    assert!(
+        now.contains(&Command::Acquire(id)),
+        "in flight while the commit runs"
+    );
+    assert_eq!(releases(&now), [id], "out of the handlers' hands");
+    m.handle(
+        Event::Committed {
+            txn: opens[0],
+            result: Ok(()),
+        },
+        at(5),
+    );
+    let now = drain(&mut m, 5);
+    assert_eq!(calls(&now), [], "no plain acknowledgement");
+    assert_eq!(releases(&now), [id], "the commit's hold let go");
+    assert_eq!(m.status().transactions, 0);
+}
+
+#[test]
+fn a_transaction_that_does_not_open_runs_none_of_its_deliveries() {
+    let mut m = transactional(false, None);
+    let id = one(7);
+    start(&mut m, msg(id, 1, None));
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    m.handle(
+        Event::Opened {
+            txn: opens[0],
+            result: Err("the coordinator is down".into()),
+        },
+        at(0),
+    );
+    let invoked: Vec<_> = drain(&mut m, 0);
+    assert!(
+        matches!(&invoked[..], [Command::Invoke(Invoke { txn: Txn::NotOpened(why), .. })] if why.contains("down")),
+        "{invoked:?}"
+    );
+}
+
+#[test]
+fn a_retry_aborts_at_once_then_asks_for_the_message_again() {
+    let mut m = transactional(false, None);
+    let id = one(7);
+    start(&mut m, msg(id, 1, None));
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    let token = open(&mut m, opens[0], 40)[0].token;
+    m.handle(
+        finished(token, id, 1, HandlerOutcome::retry().into(), 0, 0, None),
+        at(0),
+    );
+    let now = drain(&mut m, 0);
+    assert_eq!(txn_commands(&now).2, [40]);
+    assert_eq!(calls(&now), [("nack", id)]);
+    let abort = now.iter().position(|c| matches!(c, Command::Abort(_)));
+    let nack = now.iter().position(|c| matches!(c, Command::Nack(_)));
+    assert!(abort < nack, "the abort first");
+}
+
+#[test]
+fn a_copy_aborts_the_handler_s_transaction_and_commits_its_own_once_confirmed() {
+    let mut m = transactional(false, None);
+    let (a, b) = (one(7), one(8));
+    start(&mut m, msg(a, 1, None));
+    start(&mut m, msg(b, 1, None));
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    let ta = open(&mut m, opens[0], 40)[0].token;
+    let tb = open(&mut m, opens[1], 41)[0].token;
+    let dead = HandlerOutcome::dead_letter("poison").into();
+    m.handle(finished(ta, a, 1, dead, 0, 0, Some((None, Some(a)))), at(0));
+    m.handle(finished(tb, b, 1, dead, 0, 0, Some((None, Some(b)))), at(0));
+    let now = drain(&mut m, 0);
+    let (copy_opens, _, aborts) = txn_commands(&now);
+    assert_eq!(aborts, [40, 41], "what the handlers published goes at once");
+    assert_eq!(copy_opens.len(), 2, "each copy in a transaction of its own");
+    for (txn, handle) in copy_opens.iter().zip([50, 51]) {
+        m.handle(
+            Event::Opened {
+                txn: *txn,
+                result: Ok(handle),
+            },
+            at(1),
         );
-        prop_assert!(m.gathers());
-        let key_of = |id: &Msg| alloc::format!("k{}", id.entry % keys);
-        let mut broker = Broker {
-            sizes: sizes.clone(),
-            acked: BTreeSet::new(),
-            to_send: (0..sizes.len() as u64).collect(),
-            out: BTreeMap::new(),
-        };
-        let mut queue: VecDeque<(Msg, u32)> = VecDeque::new();
-        let mut batches: Vec<Vec<Msg>> = Vec::new();
-        let mut attempts: BTreeMap<Msg, usize> = BTreeMap::new();
-        let mut acked_by_handler: BTreeMap<Msg, usize> = BTreeMap::new();
-        let (mut arrived, mut acquired, mut released) = (0usize, 0usize, 0usize);
-        let mut now = 0u64;
-        let mut picks = picks.iter().cycle();
-        // Entries the ack timeout brought back: a copy may arrive while the first is still
-        // gathered or held behind its key (the timeout counts from receipt), and be handled
-        // again: at least once, not exactly once, for those.
-        let mut timed_out: BTreeSet<u64> = BTreeSet::new();
-        for _step in 0..3_000 {
-            while let Some(entry) = broker.to_send.pop_front() {
-                if broker.acked.contains(&entry) {
-                    continue;
-                }
-                broker.out.insert(entry, now);
-                let size = broker.sizes[entry as usize];
-                for index in 0..size {
-                    queue.push_back((Msg { entry, index }, size));
-                }
-            }
-            while m.wants_delivery() {
-                let Some((id, size)) = queue.pop_front() else { break };
-                arrived += 1;
-                let admission = m.arrive(&Arrival { id: &id, batch: slot(id, size), redelivery_count: Some(0) });
-                match admission {
-                    Admission::Handle => {
-                        let key = key_of(&id);
-                        if m.start(Admission::Handle, Some(&key), &id) {
-                            m.gather(id, 1, at(now));
-                        } else {
-                            // A copy of one held already (its entry came back) is let go.
-                            let _ = m.hold(&key, &id, id);
-                        }
-                    }
-                    Admission::Skip => {}
-                    other => prop_assert!(false, "unexpected {other:?}"),
-                }
-            }
-            // Batches due now are handed over.
-            while let Some(batch) = m.poll_batch(at(now)) {
-                prop_assert!(batch.len() <= max_messages && !batch.is_empty());
-                let ids: Vec<Msg> = batch.iter().map(|g| g.delivery).collect();
-                acquired += batch.iter().filter(|g| g.parked).count();
-                let mut busy: BTreeSet<alloc::string::String> =
-                    batches.iter().flatten().map(key_of).collect();
-                for id in &ids {
-                    prop_assert!(busy.insert(key_of(id)), "{:?}'s key runs already: {:?} {:?}", id, batches, ids);
-                }
-                batches.push(ids);
-                prop_assert!(batches.len() <= concurrency);
-                prop_assert_eq!(m.batches().0, batches.len());
-            }
-            if !batches.is_empty() && picks.next().unwrap() % 3 != 0 {
-                // One running batch ends, each message by its own answer.
-                let pick = *picks.next().unwrap() as usize % batches.len();
-                for id in batches.swap_remove(pick) {
-                    let n = attempts.entry(id).or_default();
-                    let answer = if *n >= 3 { Answer::Ack } else { answers[(id.entry as usize * 5 + id.index as usize + *n) % answers.len()] };
-                    *n += 1;
-                    let completion = match answer {
-                        Answer::Ack => HandlerOutcome::ack().into(),
-                        Answer::Drop => HandlerOutcome::drop().into(),
-                        Answer::Retry => HandlerOutcome::retry().into(),
-                        Answer::RetryAfter(ms) => HandlerOutcome::retry_after(Duration::from_millis(ms)).into(),
-                        Answer::Panic => Completion::Panicked,
-                    };
-                    if matches!(answer, Answer::Ack | Answer::Drop) {
-                        *acked_by_handler.entry(id).or_default() += 1;
-                    }
-                    let size = broker.sizes[id.entry as usize];
-                    let key = key_of(&id);
-                    let _ = m.finish(ended(Delivered { id, batch: slot(id, size).map(BatchSlot::place) }, completion, at(now), Some(&key)));
-                }
-                m.batch_done(Vec::new());
-                while let Some((id, parked)) = m.poll_start() {
-                    acquired += usize::from(parked);
-                    m.gather(id, 1, at(now));
-                }
-            } else {
-                now += 10;
-            }
-            while let Some(call) = m.poll_call(at(now)) {
-                match call {
-                    Call::Ack(id) => {
-                        broker.acked.insert(id.entry);
-                        broker.out.remove(&id.entry);
-                    }
-                    Call::Nack(id) => {
-                        if broker.out.remove(&id.entry).is_some() {
-                            broker.to_send.push_back(id.entry);
-                        }
-                    }
-                    Call::AckIndex { .. } => prop_assert!(false, "index acks are off"),
-                    Call::Commit { .. } | Call::Abort(_) => {
-                        prop_assert!(false, "not transactional")
-                    }
-                }
-            }
-            // The driver waits: what waits for time is parked.
-            m.park_gathered(|_| released += 1);
-            while m.poll_release().is_some() {
-                released += 1;
-            }
-            let expired: Vec<u64> = broker.out.iter().filter(|(_, sent)| now >= **sent + 100).map(|(e, _)| *e).collect();
-            for entry in expired {
-                broker.out.remove(&entry);
-                broker.to_send.push_back(entry);
-                timed_out.insert(entry);
-            }
-            let idle = batches.is_empty() && m.batches() == (0, 0) && m.running() == 0;
-            if broker.acked.len() == sizes.len() && queue.is_empty() && idle {
-                break;
-            }
-        }
-        prop_assert_eq!(broker.acked.len(), sizes.len(), "every entry acknowledged");
-        for (entry, size) in sizes.iter().enumerate() {
-            for index in 0..*size {
-                let id = Msg { entry: entry as u64, index };
-                let times = acked_by_handler.get(&id).copied().unwrap_or(0);
-                match timed_out.contains(&(entry as u64)) {
-                    true => prop_assert!(times >= 1, "{:?} acknowledged by its handler", id),
-                    false => prop_assert_eq!(times, 1, "{:?} acknowledged by its handler once", id),
-                }
-            }
-        }
-        prop_assert_eq!(m.batches(), (0, 0));
-        prop_assert_eq!(released, arrived + acquired, "every arrival and re-acquisition released once");
     }
+    let now = drain(&mut m, 1);
+    let copies: Vec<(Token, Txn<Handle>)> = now
+        .iter()
+        .filter_map(|c| match c {
+            Command::Republish(r) => Some((r.token, r.txn.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(&copies[..], [(t1, Txn::In(50)), (t2, Txn::In(51))] if *t1 == ta && *t2 == tb)
+    );
+    m.handle(
+        Event::Answered {
+            token: ta,
+            origin: Origin::Republish,
+            result: confirmed(),
+        },
+        at(1),
+    );
+    m.handle(
+        Event::Answered {
+            token: tb,
+            origin: Origin::Republish,
+            result: failed(),
+        },
+        at(1),
+    );
+    let (_, commits, aborts) = txn_commands(&drain(&mut m, 1));
+    assert_eq!(
+        commits,
+        [(copy_opens[0], 50, vec![a])],
+        "a confirmed copy commits"
+    );
+    assert_eq!(
+        aborts,
+        [51],
+        "a failed one aborts, its message left to come back"
+    );
+}
+
+#[test]
+fn a_group_commits_once_full_and_every_delivery_acknowledged() {
+    let mut m = transactional(false, Some((3, 1_000)));
+    for entry in [7, 8, 9, 10] {
+        start(&mut m, msg(one(entry), 1, None));
+    }
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    assert_eq!(opens.len(), 2, "the first is full after three");
+    let tokens: Vec<Token> = open(&mut m, opens[0], 40).iter().map(|i| i.token).collect();
+    assert_eq!(tokens.len(), 3);
+    for (token, entry) in tokens.iter().zip([7, 8, 9]).rev().skip(1) {
+        m.handle(
+            finished(
+                *token,
+                one(entry),
+                1,
+                HandlerOutcome::ack().into(),
+                10,
+                0,
+                None,
+            ),
+            at(10),
+        );
+    }
+    assert_eq!(txn_commands(&drain(&mut m, 11)).1, [], "one still runs");
+    m.handle(
+        finished(
+            tokens[2],
+            one(9),
+            1,
+            HandlerOutcome::ack().into(),
+            12,
+            0,
+            None,
+        ),
+        at(12),
+    );
+    let (_, commits, _) = txn_commands(&drain(&mut m, 12));
+    assert_eq!(commits, [(opens[0], 40, vec![one(8), one(7), one(9)])]);
+}
+
+#[test]
+fn a_group_that_is_not_full_commits_once_its_wait_has_passed() {
+    let mut m = transactional(false, Some((10, 1_000)));
+    start(&mut m, msg(one(7), 1, None));
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    let token = open(&mut m, opens[0], 40)[0].token;
+    m.handle(
+        finished(token, one(7), 1, HandlerOutcome::ack().into(), 3, 0, None),
+        at(3),
+    );
+    assert_eq!(m.poll_timeout(), Some(at(1_000)));
+    assert_eq!(txn_commands(&drain(&mut m, 999)).1, []);
+    assert_eq!(
+        txn_commands(&drain(&mut m, 1_000)).1,
+        [(opens[0], 40, vec![one(7)])]
+    );
+}
+
+#[test]
+fn a_delivery_that_does_not_acknowledge_aborts_its_group_and_the_others_come_back() {
+    let mut m = transactional(false, Some((3, 1_000)));
+    for entry in [7, 8, 9] {
+        start(&mut m, msg(one(entry), 1, None));
+    }
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    let tokens: Vec<Token> = open(&mut m, opens[0], 40).iter().map(|i| i.token).collect();
+    m.handle(
+        finished(
+            tokens[0],
+            one(7),
+            1,
+            HandlerOutcome::ack().into(),
+            1,
+            0,
+            None,
+        ),
+        at(1),
+    );
+    m.handle(
+        finished(
+            tokens[1],
+            one(8),
+            1,
+            HandlerOutcome::retry().into(),
+            2,
+            0,
+            None,
+        ),
+        at(2),
+    );
+    let now = drain(&mut m, 2);
+    assert_eq!(txn_commands(&now).2, [40], "aborted once");
+    assert_eq!(
+        calls(&now),
+        [("nack", one(7)), ("nack", one(8))],
+        "the acknowledged one too"
+    );
+    m.handle(
+        finished(
+            tokens[2],
+            one(9),
+            1,
+            HandlerOutcome::ack().into(),
+            3,
+            0,
+            None,
+        ),
+        at(3),
+    );
+    assert_eq!(
+        calls(&drain(&mut m, 3)),
+        [("nack", one(9))],
+        "acknowledged in an aborted one"
+    );
+    assert_eq!(m.status().transactions, 0);
+}
+
+#[test]
+fn a_failed_commit_asks_for_the_messages_again_and_aborts_where_nothing_was_committed() {
+    let mut m = transactional(false, None);
+    for entry in [7, 8] {
+        start(&mut m, msg(one(entry), 1, None));
+    }
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    for (txn, (handle, entry)) in opens.iter().zip([(40, 7), (41, 8)]) {
+        let token = open(&mut m, *txn, handle)[0].token;
+        m.handle(
+            finished(
+                token,
+                one(entry),
+                1,
+                HandlerOutcome::ack().into(),
+                0,
+                0,
+                None,
+            ),
+            at(0),
+        );
+    }
+    let _ = drain(&mut m, 0);
+    m.handle(
+        Event::Committed {
+            txn: opens[0],
+            result: Err(CommitFailure::Failed),
+        },
+        at(10),
+    );
+    m.handle(
+        Event::Committed {
+            txn: opens[1],
+            result: Err(CommitFailure::NotSent),
+        },
+        at(10),
+    );
+    let now = drain(&mut m, 10);
+    assert_eq!(calls(&now), [("nack", one(7)), ("nack", one(8))]);
+    assert_eq!(
+        txn_commands(&now).2,
+        [41],
+        "a commit that sent nothing is aborted"
+    );
+}
+
+#[test]
+fn no_delivery_is_taken_while_commits_in_flight_are_unanswered() {
+    let mut m = transactional(false, None);
+    let bound = COMMITS_IN_FLIGHT as u64;
+    for entry in 0..bound {
+        assert!(m.wants_delivery(), "{entry} commits unanswered");
+        start(&mut m, msg(one(entry), 1, None));
+        let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+        let token = open(&mut m, opens[0], entry as u32)[0].token;
+        m.handle(
+            finished(
+                token,
+                one(entry),
+                1,
+                HandlerOutcome::ack().into(),
+                0,
+                0,
+                None,
+            ),
+            at(0),
+        );
+        let _ = drain(&mut m, 0);
+    }
+    assert!(!m.wants_delivery(), "{bound} commits unanswered");
+    m.handle(
+        Event::Committed {
+            txn: TxnId(2),
+            result: Err(CommitFailure::Failed),
+        },
+        at(3),
+    );
+    assert!(m.wants_delivery(), "a failed commit is an answer too");
+}
+
+#[test]
+fn a_transaction_acknowledging_a_whole_entry_acknowledges_it_once_without_an_index() {
+    let policy = crate::batch::BatchPolicy::new(core::num::NonZeroUsize::new(3).unwrap());
+    let config = MachineConfig {
+        transactional: Some(TransactionPolicy::new()),
+        batch: Some(policy),
+        ..MachineConfig::new(4)
+    };
+    let mut m = machine(SubscriptionType::Shared, None, config);
+    let (a, b, c) = (
+        Id { entry: 2, index: 0 },
+        Id { entry: 2, index: 1 },
+        Id { entry: 3, index: 0 },
+    );
+    for delivery in [msg(a, 2, None), msg(b, 2, None), msg(c, 2, None)] {
+        assert!(m.receive(delivery, || at(0)).is_none(), "gathered");
+    }
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    let invoked = open(&mut m, opens[0], 40);
+    let Some(Invoke {
+        token,
+        members: Members::Batch(batch),
+        ..
+    }) = invoked.into_iter().next()
+    else {
+        panic!("the batch runs once its transaction is open")
+    };
+    for (i, gathered) in batch.iter().enumerate() {
+        let token = Token(token.0 + i as u32);
+        m.handle(
+            finished(
+                token,
+                gathered.delivery.id,
+                2,
+                HandlerOutcome::ack().into(),
+                0,
+                0,
+                None,
+            ),
+            at(0),
+        );
+    }
+    m.handle(Event::BatchDone(batch), at(0));
+    let commits: Vec<_> = drain(&mut m, 0)
+        .into_iter()
+        .filter_map(|c| match c {
+            Command::Commit { acks, .. } => Some(acks),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        commits,
+        [vec![(a, None), (c, slot(c, 2))]],
+        "entry 2 whole, once; entry 3 at its index"
+    );
+}
+
+#[test]
+fn a_key_stays_with_its_delivery_until_its_transaction_ends() {
+    let mut m = transactional(true, None);
+    let (first, second) = (one(7), one(8));
+    start(&mut m, msg(first, 1, Some("k")));
+    start(&mut m, msg(second, 1, Some("k")));
+    let (opens, _, _) = txn_commands(&drain(&mut m, 0));
+    assert_eq!(opens.len(), 1, "the second waits for the key");
+    let token = open(&mut m, opens[0], 40)[0].token;
+    m.handle(
+        finished(
+            token,
+            first,
+            1,
+            HandlerOutcome::ack().into(),
+            0,
+            0,
+            Some((Some("k"), None)),
+        ),
+        at(0),
+    );
+    assert_eq!(
+        txn_commands(&drain(&mut m, 0)).0,
+        [],
+        "the key is held while the commit runs"
+    );
+    m.handle(
+        Event::Committed {
+            txn: opens[0],
+            result: Ok(()),
+        },
+        at(1),
+    );
+    assert_eq!(
+        txn_commands(&drain(&mut m, 1)).0.len(),
+        1,
+        "the second's transaction"
+    );
+}
+
+#[test]
+fn a_stop_lets_held_deliveries_go_and_abandon_cuts_the_waits_short() {
+    let mut m = machine(SubscriptionType::KeyShared, None, MachineConfig::new(4));
+    let (a1, a2, b) = (one(1), one(2), one(3));
+    let t1 = start(&mut m, msg(a1, 1, Some("a"))).unwrap();
+    assert_eq!(start(&mut m, msg(a2, 1, Some("a"))), None);
+    let tb = start(&mut m, msg(b, 1, Some("b"))).unwrap();
+    let wait = HandlerOutcome::retry_after(Duration::from_secs(9)).into();
+    m.handle(
+        finished(tb, b, 1, wait, 0, 0, Some((Some("b"), None))),
+        at(0),
+    );
+    m.handle(Event::Stop, at(0));
+    let now = drain(&mut m, 0);
+    assert!(releases(&now).contains(&a2), "a2 never starts");
+    m.handle(
+        finished(
+            t1,
+            a1,
+            1,
+            HandlerOutcome::ack().into(),
+            0,
+            0,
+            Some((Some("a"), None)),
+        ),
+        at(0),
+    );
+    assert_eq!(
+        started(&drain(&mut m, 0)),
+        [],
+        "nothing starts once stopping"
+    );
+    m.handle(Event::Abandon, at(0));
+    assert_eq!(
+        drain(&mut m, 0),
+        [Command::Notice(Notice::WaitsAbandoned(1))]
+    );
+    assert!(m.status().is_settled());
+}
+
+impl PartialEq for Command<Id, Msg, Kept, Handle> {
+    /// Enough of an equality for the tests' comparisons.
+    fn eq(&self, other: &Self) -> bool {
+        alloc::format!("{self:?}") == alloc::format!("{other:?}")
+    }
+}
+
+#[test]
+fn debug_of_a_machine_shows_its_status() {
+    let m = machine(SubscriptionType::Shared, None, MachineConfig::new(1));
+    assert!(alloc::format!("{m:?}").contains("Status"));
+    let _ = "".to_string();
 }

@@ -3,16 +3,19 @@
 //!
 //! Each delivery runs in a transaction: its own, or with grouping
 //! ([`TransactionPolicy::group`]) the one that deliveries starting within the group's wait of
-//! the first share ([`SubscriptionMachine::transaction_of`]).
+//! the first share; a batch handler's batch runs in one of its own. The machine asks for each
+//! transaction ([`Command::Open`]) and holds its deliveries until it is open
+//! ([`Event::Opened`]); one that could not be opened runs none of them
+//! ([`Txn::NotOpened`]: each ends as `retry()`).
 //!
-//! | the delivery ends in | calls |
+//! | the delivery ends in | commands |
 //! |---|---|
-//! | an acknowledgement, its publishes confirmed | none yet: once every delivery of its transaction acknowledged (and the group is full or its wait passed), [`Call::Commit`] of them all; each is released as it waits (a group's wait must let a virtual clock move), and the driver counts the commit in flight until it is answered, then settles them as it went |
+//! | an acknowledgement, its publishes confirmed | none yet: once every delivery of its transaction acknowledged (and the group is full or its wait passed), [`Command::Commit`] of them all; each is released as it waits (a group's wait must let a virtual clock move), and one of them is acquired while the commit is unanswered |
 //! | an acknowledgement whose publishes are not all answered | held until they are, then as above |
-//! | a copy (`dead_letter`, `retry_later`, out of attempts) | [`Call::Abort`] of its transaction at once; the copy goes in a transaction of its own, committed with its acknowledgement once the copy is confirmed ([`Call::Commit`]) |
-//! | anything else, or a publish or copy that failed | [`Call::Abort`] of its transaction at once (once per transaction), then the completion table's call |
+//! | a copy (`dead_letter`, `retry_later`, out of attempts) | [`Command::Abort`] of its transaction at once; the copy goes in a transaction of its own, committed with its acknowledgement once the copy is confirmed, aborted if it failed |
+//! | anything else, or a publish or copy that failed | [`Command::Abort`] of its transaction at once (once per transaction), then the completion table's call |
 //! | an acknowledgement in a transaction that was aborted | `retry()`: the message comes back |
-//! | a commit that failed | `retry()` for each of its messages: they come back |
+//! | a commit that failed | `retry()` for each of its messages: they come back; where nothing was committed (a publish in it failed, an acknowledgement was refused), [`Command::Abort`] too |
 //!
 //! What a handler published is visible only where its message was acknowledged: an attempt
 //! that ended in a copy did not succeed, and its publishes go as a retried attempt's do.
@@ -20,40 +23,66 @@
 //! Where deliveries of one key run in order, a key stays with its delivery until the
 //! transaction has ended: the next message of the key publishes in a transaction that
 //! commits after this one.
+//!
+//! [`TransactionPolicy::group`]: crate::transaction::TransactionPolicy::group
+//! [`Command::Open`]: super::Command::Open
+//! [`Command::Commit`]: super::Command::Commit
+//! [`Command::Abort`]: super::Command::Abort
+//! [`Event::Opened`]: super::Event::Opened
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::time::Duration;
 
 use foldhash::fast::FixedState;
 use hashbrown::HashMap;
 
 use super::entries::EntryPosition;
 use super::publishes::{AtEnd, Held, Verdict};
-use super::{Call, Delivered, Ended, SubscriptionMachine};
-use crate::completion::{Settlement, SettlementError};
+use super::{
+    Command, CommitFailure, Delivered, Envelope, Finished, Gathered, Invoke, Members, Plan,
+    Republishing, SubscriptionMachine, Txn, TxnId,
+};
+use crate::completion::{Republish, Settlement};
 use crate::publish::Token;
 use crate::transaction::TransactionPolicy;
 use crate::Instant;
 
-/// The transaction a delivery runs in, from [`SubscriptionMachine::transaction_of`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Joined {
-    /// The transaction: the token of the delivery that opened it.
-    pub leader: Token,
-    /// Whether this delivery opens it (the driver opens a transaction for it); otherwise it
-    /// joins the one `leader` opened.
-    pub opens: bool,
-}
-
 /// A delivery that acknowledged, until its transaction ends, with the key it keeps.
 type Acked<Id> = (Delivered<Id>, Option<String>);
 
+/// Where a transaction stands.
+#[derive(Debug)]
+enum State<T> {
+    /// Asked for, not answered.
+    Opening,
+    /// Open.
+    Open(T),
+    /// Could not be opened (why).
+    Failed(Arc<str>),
+}
+
+impl<T: Clone> State<T> {
+    /// The transaction an invocation runs in, once answered.
+    fn txn(&self) -> Option<Txn<T>> {
+        match self {
+            State::Opening => None,
+            State::Open(txn) => Some(Txn::In(txn.clone())),
+            State::Failed(why) => Some(Txn::NotOpened(why.clone())),
+        }
+    }
+}
+
 /// One transaction and its deliveries.
 #[derive(Debug)]
-struct Group<Id> {
+struct Group<D: Envelope, T> {
     /// Deliveries that joined it.
     members: u32,
+    /// The messages of those that joined it, where it takes more than one: a message is
+    /// never in one transaction twice (a copy the broker sent again while the first ran
+    /// would publish its output twice, and commit it).
+    messages: Vec<D::Id>,
     /// Deliveries that ended (acknowledged, or not).
     ended: u32,
     /// It takes no more deliveries.
@@ -63,39 +92,75 @@ struct Group<Id> {
     /// It was aborted: a delivery in it did not acknowledge.
     aborted: bool,
     /// The deliveries that acknowledged, waiting for the commit.
+    acked: Vec<Acked<D::Id>>,
+    state: State<T>,
+    /// Deliveries waiting for it to open, with their tokens.
+    waiting: Vec<(Token, D, Plan)>,
+    /// A batch waiting for it to open, with its first token.
+    batch: Option<(Token, Vec<Gathered<D>>)>,
+}
+
+/// A commit asked for and not answered.
+#[derive(Debug)]
+struct Committing<Id, T> {
     acked: Vec<Acked<Id>>,
+    handle: T,
+    /// The delivery that counts as in flight until the answer (a virtual clock must not move
+    /// past the ack timeout while a commit that may fail is unanswered).
+    acquired: Option<Id>,
+}
+
+/// The transaction of a delivery's copy.
+#[derive(Debug)]
+struct CopyTxn<K, T> {
+    token: Token,
+    /// The copy and what it is made from, until the transaction is open.
+    copy: Option<(Republish, K)>,
+    state: State<T>,
 }
 
 /// A transactional registration's transactions.
 #[derive(Debug)]
-pub(super) struct Transactions<Id> {
+pub(super) struct Transactions<D: Envelope, K, T> {
     /// The most deliveries in one transaction, and how long it takes more.
-    limits: Option<(u32, core::time::Duration)>,
-    /// By the token of the delivery that opened each (with a fixed seed: tokens are the
-    /// driver's own numbers, and a run repeats).
-    groups: HashMap<Token, Group<Id>, FixedState>,
+    limits: (u32, Duration),
+    /// How long the broker lets one stay open.
+    timeout: Duration,
+    /// The next transaction's id.
+    next: u32,
+    /// The transactions of deliveries (with a fixed seed: ids are the machine's own numbers,
+    /// and a run repeats).
+    groups: HashMap<TxnId, Group<D, T>, FixedState>,
     /// The transaction of each delivery that has not ended, by its token.
-    leader_of: HashMap<Token, Token, FixedState>,
+    member_of: HashMap<Token, TxnId, FixedState>,
     /// The transaction taking deliveries, if one is.
-    open: Option<Token>,
-    /// The deliveries of the commits asked for and not answered yet, by transaction.
-    committing: HashMap<Token, Vec<Acked<Id>>, FixedState>,
+    open: Option<TxnId>,
+    /// The commits asked for and not answered yet.
+    committing: HashMap<TxnId, Committing<D::Id, T>, FixedState>,
+    /// The transactions of copies, and of which delivery.
+    copies: HashMap<TxnId, CopyTxn<K, T>, FixedState>,
+    copy_of: HashMap<Token, TxnId, FixedState>,
 }
 
-impl<Id> Transactions<Id> {
+impl<D: Envelope, K, T> Transactions<D, K, T> {
     pub(super) fn new(policy: Option<TransactionPolicy>) -> Self {
+        let policy = policy.unwrap_or_default();
         Transactions {
-            limits: policy.map(|p| p.group_limits()),
+            limits: policy.group_limits(),
+            timeout: policy.transaction_timeout(),
+            next: 0,
             groups: HashMap::with_hasher(FixedState::default()),
-            leader_of: HashMap::with_hasher(FixedState::default()),
+            member_of: HashMap::with_hasher(FixedState::default()),
             open: None,
             committing: HashMap::with_hasher(FixedState::default()),
+            copies: HashMap::with_hasher(FixedState::default()),
+            copy_of: HashMap::with_hasher(FixedState::default()),
         }
     }
 
-    /// Transactions not ended: taking or waiting for deliveries, or committing.
+    /// Transactions not ended: opening, taking or waiting for deliveries, committing.
     pub(super) fn len(&self) -> usize {
-        self.groups.len() + self.committing.len()
+        self.groups.len() + self.committing.len() + self.copies.len()
     }
 
     /// Commits asked for and not answered yet.
@@ -115,111 +180,188 @@ impl<Id> Transactions<Id> {
     pub(super) fn closes_by(&self, now: Instant) -> bool {
         self.open.is_some() && self.deadline().is_some_and(|at| at <= now)
     }
+
+    /// Delivery `token` waits for its transaction to open.
+    pub(super) fn wait(&mut self, token: Token, delivery: D, plan: Plan) {
+        let txn = self.member_of[&token];
+        let group = self.groups.get_mut(&txn).expect("a member's is kept");
+        group.waiting.push((token, delivery, plan));
+    }
+
+    /// A new transaction's id.
+    fn id(&mut self) -> TxnId {
+        let id = TxnId(self.next);
+        self.next = self.next.wrapping_add(1);
+        id
+    }
 }
 
-impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
-    /// The transaction delivery `token`, starting at `now`, runs in (a transactional
-    /// registration; the driver opens it where [`Joined::opens`] says so, and keeps it under
-    /// [`Joined::leader`], the token [`Call::Commit`] and [`Call::Abort`] name). Without
-    /// grouping each delivery opens its own.
-    pub fn transaction_of(&mut self, token: Token, now: Instant) -> Joined {
-        let (max, wait) = self
-            .transactions
-            .limits
-            .unwrap_or((1, core::time::Duration::ZERO));
+/// A new group, opened now, taking `members`, closed at once or at `closes_at`.
+fn new_group<D: Envelope, T>(members: u32, closed: bool, closes_at: Instant) -> Group<D, T> {
+    Group {
+        members,
+        messages: Vec::new(),
+        ended: 0,
+        closed,
+        closes_at,
+        aborted: false,
+        acked: Vec::new(),
+        state: State::Opening,
+        waiting: Vec::new(),
+        batch: None,
+    }
+}
+
+impl<D: Envelope, K, T> Transactions<D, K, T> {
+    /// The deliveries waiting for a transaction to open, let go (the service's grace is over):
+    /// their ids.
+    pub(super) fn abandon(&mut self) -> impl Iterator<Item = D::Id> + '_ {
+        self.groups.values_mut().flat_map(|group| {
+            let waiting = core::mem::take(&mut group.waiting);
+            let batch = group
+                .batch
+                .take()
+                .map(|(_, batch)| batch)
+                .unwrap_or_default();
+            waiting
+                .into_iter()
+                .map(|(_, delivery, _)| delivery.id().clone())
+                .chain(batch.into_iter().map(|g| g.delivery.id().clone()))
+                .collect::<Vec<_>>()
+        })
+    }
+}
+
+impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
+    /// The transaction delivery `token` of `message`, starting at `now`, runs in: the open
+    /// group's, if it takes it and is open (`None` while it opens: the delivery waits), or a
+    /// new one asked for now. Without grouping each delivery opens its own.
+    pub(super) fn join(&mut self, token: Token, message: &D::Id, now: Instant) -> Option<Txn<T>> {
+        let (max, wait) = self.transactions.limits;
         let txns = &mut self.transactions;
-        if let Some(leader) = txns.open {
-            let group = txns.groups.get_mut(&leader).expect("the open one is kept");
-            if now < group.closes_at && !group.aborted {
+        if let Some(id) = txns.open {
+            let group = txns.groups.get_mut(&id).expect("the open one is kept");
+            let twice = group.messages.contains(message);
+            if now < group.closes_at && !group.aborted && !twice {
                 group.members += 1;
+                group.messages.push(message.clone());
                 group.closed = group.members >= max;
                 if group.closed {
                     txns.open = None;
                 }
-                txns.leader_of.insert(token, leader);
-                return Joined {
-                    leader,
-                    opens: false,
-                };
+                txns.member_of.insert(token, id);
+                return group.state.txn();
             }
             self.close_transactions();
         }
         let closed = max <= 1;
         let txns = &mut self.transactions;
-        txns.groups.insert(
-            token,
-            Group {
-                members: 1,
-                ended: 0,
-                closed,
-                closes_at: now.saturating_add(wait),
-                aborted: false,
-                acked: Vec::new(),
-            },
-        );
-        txns.leader_of.insert(token, token);
+        let id = txns.id();
+        let mut group = new_group(1, closed, now.saturating_add(wait));
         if !closed {
-            txns.open = Some(token);
+            group.messages.push(message.clone());
         }
-        Joined {
-            leader: token,
-            opens: true,
+        txns.groups.insert(id, group);
+        txns.member_of.insert(token, id);
+        if !closed {
+            txns.open = Some(id);
         }
+        let timeout = txns.timeout;
+        self.commands.push_back(Command::Open { txn: id, timeout });
+        None
     }
 
-    /// The transaction a batch handler's call runs in: one for the whole batch, whatever the
-    /// grouping, opened for its first delivery `first` (the driver opens it and keeps it
-    /// under `first`), its `members` deliveries numbered on from `first`. It commits once
-    /// every one of them acknowledged, and aborts as soon as one did not, as a group does.
-    pub fn transaction_of_batch(&mut self, first: Token, members: u32, now: Instant) -> Joined {
+    /// A batch handler's batch, its deliveries numbered on from `first`: it runs in one
+    /// transaction of its own, whatever the grouping, asked for now; it commits once every
+    /// one of them acknowledged, and aborts as soon as one did not, as a group does.
+    pub(super) fn join_batch(&mut self, first: Token, batch: Vec<Gathered<D>>, now: Instant) {
         let txns = &mut self.transactions;
-        txns.groups.insert(
-            first,
-            Group {
-                members,
-                ended: 0,
-                closed: true,
-                closes_at: now,
-                aborted: false,
-                acked: Vec::new(),
-            },
-        );
+        let id = txns.id();
+        let members = batch.len() as u32;
+        let mut group = new_group(members, true, now);
         for i in 0..members {
-            txns.leader_of.insert(Token(first.0.wrapping_add(i)), first);
+            txns.member_of.insert(Token(first.0.wrapping_add(i)), id);
         }
-        Joined {
-            leader: first,
-            opens: true,
+        group.batch = Some((first, batch));
+        txns.groups.insert(id, group);
+        let timeout = txns.timeout;
+        self.commands.push_back(Command::Open { txn: id, timeout });
+    }
+
+    /// Transaction `txn` is open, or could not be opened: what waited for it runs now.
+    pub(super) fn opened(&mut self, txn: TxnId, result: Result<T, Arc<str>>, now: Instant) {
+        let state = match result {
+            Ok(handle) => State::Open(handle),
+            Err(why) => State::Failed(why),
+        };
+        if let Some(group) = self.transactions.groups.get_mut(&txn) {
+            group.state = state;
+            let run = group.state.txn().expect("answered");
+            for (token, delivery, plan) in core::mem::take(&mut group.waiting) {
+                self.commands.push_back(Command::Invoke(Invoke {
+                    token,
+                    members: Members::One(delivery, plan),
+                    txn: run.clone(),
+                }));
+            }
+            if let Some((token, batch)) = group.batch.take() {
+                self.commands.push_back(Command::Invoke(Invoke {
+                    token,
+                    members: Members::Batch(batch),
+                    txn: run,
+                }));
+            }
+            return;
         }
+        if let Some(copy) = self.transactions.copies.get_mut(&txn) {
+            copy.state = state;
+            let run = copy.state.txn().expect("answered");
+            if let Some((republish, kept)) = copy.copy.take() {
+                self.commands.push_back(Command::Republish(Republishing {
+                    token: copy.token,
+                    republish,
+                    kept,
+                    txn: run,
+                }));
+            }
+            return;
+        }
+        // Nobody waits for it (it cannot be): it must not stay open.
+        if let State::Open(handle) = state {
+            self.commands.push_back(Command::Abort(handle));
+        }
+        let _ = now;
     }
 
     /// The transaction taking deliveries takes no more (its wait passed, or the service
     /// stops): it commits once its deliveries have all ended.
-    pub fn close_transactions(&mut self) {
-        if let Some(leader) = self.transactions.open.take() {
-            if let Some(group) = self.transactions.groups.get_mut(&leader) {
+    pub(super) fn close_transactions(&mut self) {
+        if let Some(id) = self.transactions.open.take() {
+            if let Some(group) = self.transactions.groups.get_mut(&id) {
                 group.closed = true;
             }
-            self.end_if_done(leader);
+            self.end_if_done(id);
         }
     }
 
-    /// [`SubscriptionMachine::finish`] for a transactional registration (see the
-    /// [module documentation](self)).
-    pub(super) fn finish_in_transaction(
-        &mut self,
-        ended: Ended<'_, Id>,
-    ) -> Result<Settlement, SettlementError> {
-        let Ended {
+    /// [`SubscriptionMachine::handle`] of [`Event::Finished`](super::Event::Finished) for a
+    /// transactional registration (see the [module documentation](self)).
+    pub(super) fn finish_in_transaction(&mut self, finished: Finished<D::Id, K>) {
+        let Finished {
+            token,
             delivered,
             completion,
             at,
-            key,
-            token,
             publishes,
             attempt,
-        } = ended;
+            tail,
+        } = finished;
         self.running = self.running.saturating_sub(1);
+        let (key, kept) = match tail {
+            Some(tail) => (tail.key, tail.kept),
+            None => (None, None),
+        };
+        let was_final = completion.is_final();
         let completion = self.resolve(completion, attempt, &delivered.id);
         let at_end = match publishes {
             0 => AtEnd::NOTHING,
@@ -227,30 +369,46 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
         };
         let (republish, settlement) = self.settlement_of(completion, at_end, at, attempt);
         let key = key.filter(|_| self.config.key_ordered);
-        if republish.is_some() {
+        if let Some(copy) = republish {
             // The attempt did not succeed: what it published goes with its transaction; the
-            // copy goes in a transaction of its own (under this delivery's token), with the
-            // acknowledgement.
+            // copy goes in a transaction of its own, with the acknowledgement.
             self.member_failed(token, at);
-            let held = Held {
-                delivered,
-                key: key.map(String::from),
-            };
-            self.publishes.hold(token, held, republish);
-        } else if matches!(settlement, Ok(Settlement::Ack)) && at_end.unanswered {
+            let kept = kept.expect("a driver keeps a delivery whose end is not final");
+            let held = Held { delivered, key };
+            self.publishes
+                .hold(token, held, Some((copy, Some(kept.clone()))));
+            self.republish_in_own(token, copy, kept);
+            return;
+        }
+        let id = delivered.id.clone();
+        if matches!(settlement, Ok(Settlement::Ack)) && at_end.unanswered {
             // Held for its publishes, keeping its key until its transaction ends.
-            let held = Held {
-                delivered,
-                key: key.map(String::from),
-            };
-            self.publishes.hold(token, held, None);
+            self.publishes.hold(token, Held { delivered, key }, None);
         } else if matches!(settlement, Ok(Settlement::Ack)) {
-            self.member_acked(token, (delivered, key.map(String::from)), at);
+            self.member_acked(token, (delivered, key), at);
         } else {
             self.member_failed(token, at);
-            self.apply_settlement(delivered, &settlement, at, key);
+            self.apply_settlement(delivered, &settlement, at, key.as_deref());
         }
-        settlement
+        self.tell_end(id, kept, completion, was_final, settlement.err());
+    }
+
+    /// The copy of delivery `token` goes in a transaction of its own: asked for now, the copy
+    /// ordered once it is open.
+    fn republish_in_own(&mut self, token: Token, republish: Republish, kept: K) {
+        let txns = &mut self.transactions;
+        let id = txns.id();
+        txns.copies.insert(
+            id,
+            CopyTxn {
+                token,
+                copy: Some((republish, kept.clone())),
+                state: State::Opening,
+            },
+        );
+        txns.copy_of.insert(token, id);
+        let timeout = txns.timeout;
+        self.commands.push_back(Command::Open { txn: id, timeout });
     }
 
     /// [`SubscriptionMachine::answered`] for a transactional registration, once everything
@@ -258,41 +416,37 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
     pub(super) fn answered_in_transaction(
         &mut self,
         token: Token,
-        held: Held<Id>,
+        held: Held<D::Id>,
         verdict: Verdict,
         now: Instant,
     ) {
         let Held { delivered, key } = held;
         // A delivery still counted in its transaction waited for its publishes; one that is
-        // not, for its copy (in a transaction of its own, under its token).
-        let in_group = self.transactions.leader_of.contains_key(&token);
+        // not, for its copy (in a transaction of its own).
+        let in_group = self.transactions.member_of.contains_key(&token);
         let settlement = match (verdict, in_group) {
             (Verdict::Ack(_), true) => return self.member_acked(token, (delivered, key), now),
             (Verdict::Ack(_), false) => {
                 // Its copy is confirmed: out of the handlers' hands, it waits for its commit.
                 self.releases.push(delivered.id.clone());
-                return self.commit(token, Vec::from([(delivered, key)]));
+                return self.commit_copy(token, (delivered, key), now);
             }
             (Verdict::Nack, _) => Settlement::Nack,
             (Verdict::Leave, _) => Settlement::Leave,
         };
         match in_group {
             true => self.member_failed(token, now),
-            false => self.calls.push_back(Call::Abort(token)),
+            false => self.abort_copy(token),
         }
         self.apply_settlement(delivered, &Ok(settlement), now, key.as_deref());
     }
 
     /// Delivery `token` acknowledged at `now`: it waits for its transaction to commit.
-    fn member_acked(&mut self, token: Token, acked: Acked<Id>, now: Instant) {
-        let Some(leader) = self.transactions.leader_of.remove(&token) else {
+    fn member_acked(&mut self, token: Token, acked: Acked<D::Id>, now: Instant) {
+        let Some(txn) = self.transactions.member_of.remove(&token) else {
             return;
         };
-        let group = self
-            .transactions
-            .groups
-            .get_mut(&leader)
-            .expect("a member's is kept");
+        let group = (self.transactions.groups.get_mut(&txn)).expect("a member's is kept");
         group.ended += 1;
         if group.aborted {
             // Acknowledged in a transaction that was aborted: not acknowledged, it comes back.
@@ -304,62 +458,66 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             self.releases.push(acked.0.id.clone());
             group.acked.push(acked);
         }
-        self.end_if_done(leader);
+        self.end_if_done(txn);
     }
 
     /// Delivery `token` did not acknowledge at `now`: its transaction is aborted (once), and
     /// the deliveries that acknowledged in it come back. The caller settles this one.
     fn member_failed(&mut self, token: Token, now: Instant) {
-        let Some(leader) = self.transactions.leader_of.remove(&token) else {
+        let Some(txn) = self.transactions.member_of.remove(&token) else {
             return;
         };
         let txns = &mut self.transactions;
-        let group = txns.groups.get_mut(&leader).expect("a member's is kept");
+        let group = txns.groups.get_mut(&txn).expect("a member's is kept");
         group.ended += 1;
         if !group.aborted {
             group.aborted = true;
             group.closed = true;
-            if txns.open == Some(leader) {
+            if txns.open == Some(txn) {
                 txns.open = None;
             }
-            self.calls.push_back(Call::Abort(leader));
+            if let State::Open(handle) = &group.state {
+                self.commands.push_back(Command::Abort(handle.clone()));
+            }
             let acked = core::mem::take(&mut group.acked);
             for (delivered, key) in acked {
                 self.settle_released(delivered, &Ok(Settlement::Nack), now, key.as_deref());
             }
         }
-        self.end_if_done(leader);
+        self.end_if_done(txn);
     }
 
-    /// Transaction `leader` ends once it takes no more deliveries and all of its deliveries
+    /// Transaction `txn` ends once it takes no more deliveries and all of its deliveries
     /// have ended: committed if none was aborted.
-    fn end_if_done(&mut self, leader: Token) {
-        let Some(group) = self.transactions.groups.get(&leader) else {
+    fn end_if_done(&mut self, txn: TxnId) {
+        let Some(group) = self.transactions.groups.get(&txn) else {
             return;
         };
         if !group.closed || group.ended < group.members {
             return;
         }
-        let group = self
-            .transactions
-            .groups
-            .remove(&leader)
-            .expect("just found");
-        if !group.aborted {
-            self.commit(leader, group.acked);
+        let group = (self.transactions.groups.remove(&txn)).expect("just found");
+        if group.aborted {
+            return;
+        }
+        match group.state {
+            State::Open(handle) => self.commit(txn, handle, group.acked),
+            // Every delivery of a transaction that did not open ended as `retry()`: it was
+            // aborted. Nothing else can end one unopened.
+            _ => unreachable!("a transaction commits only once open"),
         }
     }
 
-    /// Ask for transaction `token` to be committed with the acknowledgements of `acked`.
+    /// Ask for transaction `txn` to be committed with the acknowledgements of `acked`.
     ///
     /// A message of a batched entry is acknowledged at its index, unless the transaction
     /// acknowledges every message of the entry (a batch handler's batch, most often): then
     /// the entry is acknowledged whole, once. That is the same on a broker with batch-index
     /// acknowledgement, and the only form a broker without it acts on (it ignores an
     /// acknowledgement with an ack set, and the entry would stay unacknowledged).
-    fn commit(&mut self, token: Token, acked: Vec<Acked<Id>>) {
+    fn commit(&mut self, txn: TxnId, handle: T, acked: Vec<Acked<D::Id>>) {
         let entry_of = self.entry_of;
-        let slot = |delivered: &Delivered<Id>| {
+        let slot = |delivered: &Delivered<D::Id>| {
             (delivered.batch).map(|place| place.in_entry(entry_of(&delivered.id)))
         };
         // How many of each batched entry's messages it acknowledges.
@@ -387,27 +545,89 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             };
             acks.push((delivered.id.clone(), batch));
         }
-        self.calls.push_back(Call::Commit { token, acks });
-        self.transactions.committing.insert(token, acked);
+        // One of its deliveries counts as in flight until the answer.
+        let acquired = acks.first().map(|(id, _)| id.clone());
+        if let Some(id) = &acquired {
+            self.commands.push_back(Command::Acquire(id.clone()));
+        }
+        self.commands.push_back(Command::Commit {
+            txn,
+            handle: handle.clone(),
+            acks,
+            messages: acked.len(),
+        });
+        self.transactions.committing.insert(
+            txn,
+            Committing {
+                acked,
+                handle,
+                acquired,
+            },
+        );
     }
 
-    /// How many messages the commit of transaction `token` ([`Call::Commit`]) acknowledges
-    /// (more than its acknowledgements where it acknowledges an entry whole).
-    pub fn committing_messages(&self, token: Token) -> usize {
-        self.transactions.committing.get(&token).map_or(0, Vec::len)
+    /// The copy of delivery `token` was confirmed: its transaction commits with the
+    /// delivery's acknowledgement.
+    fn commit_copy(&mut self, token: Token, acked: Acked<D::Id>, now: Instant) {
+        let txns = &mut self.transactions;
+        let copy =
+            (txns.copy_of.remove(&token)).and_then(|id| Some((id, txns.copies.remove(&id)?)));
+        match copy {
+            Some((
+                id,
+                CopyTxn {
+                    state: State::Open(handle),
+                    ..
+                },
+            )) => self.commit(id, handle, Vec::from([acked])),
+            // Confirmed means sent in its open transaction: this cannot be. Not acknowledged.
+            _ => {
+                let (delivered, key) = acked;
+                self.settle_released(delivered, &Ok(Settlement::Leave), now, key.as_deref());
+            }
+        }
     }
 
-    /// The commit of transaction `token` ([`Call::Commit`]) succeeded (`ok`), or failed at
-    /// `now`: the broker aborted the transaction (its timeout passed, a publish or an
-    /// acknowledgement was refused) or its answer was lost. Each message of a failed one is
-    /// settled as `retry()`: it comes back, and nothing published in it is visible.
-    pub fn committed(&mut self, token: Token, ok: bool, now: Instant) {
-        let Some(acked) = self.transactions.committing.remove(&token) else {
+    /// The copy of delivery `token` failed (or its delivery's handler publishes did): its
+    /// transaction is aborted.
+    fn abort_copy(&mut self, token: Token) {
+        let txns = &mut self.transactions;
+        let Some(id) = txns.copy_of.remove(&token) else {
             return;
         };
+        if let Some(CopyTxn {
+            state: State::Open(handle),
+            ..
+        }) = txns.copies.remove(&id)
+        {
+            self.commands.push_back(Command::Abort(handle));
+        }
+    }
+
+    /// The commit of transaction `txn` ([`Command::Commit`]) was answered at `now`: committed,
+    /// or not (the broker aborted it, its answer was lost, or nothing was committed). Each
+    /// message of a failed one is settled as `retry()`: it comes back, and nothing published
+    /// in it is visible.
+    pub(super) fn committed(
+        &mut self,
+        txn: TxnId,
+        result: Result<(), CommitFailure>,
+        now: Instant,
+    ) {
+        let Some(committing) = self.transactions.committing.remove(&txn) else {
+            return;
+        };
+        let Committing {
+            acked,
+            handle,
+            acquired,
+        } = committing;
+        if let Err(CommitFailure::NotSent | CommitFailure::AckRefused) = result {
+            self.commands.push_back(Command::Abort(handle));
+        }
         // Each was released as it waited for the commit.
         for (delivered, key) in acked {
-            if !ok {
+            if result.is_err() {
                 self.settle_released(delivered, &Ok(Settlement::Nack), now, key.as_deref());
                 continue;
             }
@@ -421,579 +641,8 @@ impl<Id: Clone + PartialEq, D> SubscriptionMachine<Id, D> {
             }
             self.let_key_go(key.as_deref());
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use alloc::vec;
-    use alloc::vec::Vec;
-    use core::num::NonZeroU32;
-    use core::time::Duration;
-
-    use super::super::{Admission, Arrival, BatchSlot, EntryPosition, MachineConfig};
-    use super::*;
-    use crate::completion::Completion;
-    use crate::publish::Origin;
-    use crate::transaction::TransactionPolicy;
-    use crate::{HandlerOutcome, SubscriptionRules, SubscriptionType};
-
-    fn entry_of(id: &u64) -> EntryPosition {
-        EntryPosition {
-            ledger: 1,
-            entry: *id / 10,
-            partition: -1,
+        if let Some(id) = acquired {
+            self.releases.push(id);
         }
-    }
-
-    fn at(ms: u64) -> Instant {
-        Instant::from_elapsed(Duration::from_millis(ms))
-    }
-
-    fn machine(key_ordered: bool) -> SubscriptionMachine<u64, u64> {
-        let config = MachineConfig {
-            transactional: Some(TransactionPolicy::new()),
-            key_ordered,
-            ..MachineConfig::new(4)
-        };
-        let rules = SubscriptionRules::new("s", SubscriptionType::Shared, None);
-        SubscriptionMachine::new(rules, config, entry_of)
-    }
-
-    /// Start `id` (index `id % 10` of an entry of `size`, when `size > 1`) and end it as
-    /// `outcome` at `now`, with `publishes` publishes, as delivery `token`.
-    fn run(
-        m: &mut SubscriptionMachine<u64, u64>,
-        id: u64,
-        size: u32,
-        outcome: HandlerOutcome,
-        publishes: u32,
-        token: u32,
-        key: Option<&str>,
-    ) -> Result<Settlement, SettlementError> {
-        let slot = (size > 1).then(|| BatchSlot {
-            entry: entry_of(&id),
-            index: (id % 10) as u32,
-            size: NonZeroU32::new(size).unwrap(),
-        });
-        let arrival = Arrival {
-            id: &id,
-            batch: slot,
-            redelivery_count: Some(0),
-        };
-        assert_eq!(m.arrive(&arrival), Admission::Handle);
-        m.transaction_of(Token(token), at(0));
-        m.finish(Ended {
-            delivered: Delivered {
-                id,
-                batch: slot.map(BatchSlot::place),
-            },
-            completion: Completion::Returned(outcome),
-            at: at(0),
-            key,
-            token: Token(token),
-            publishes,
-            attempt: 0,
-        })
-    }
-
-    fn calls(m: &mut SubscriptionMachine<u64, u64>, now: Instant) -> Vec<Call<u64>> {
-        core::iter::from_fn(|| m.poll_call(now)).collect()
-    }
-
-    fn releases(m: &mut SubscriptionMachine<u64, u64>) -> Vec<u64> {
-        core::iter::from_fn(|| m.poll_release()).collect()
-    }
-
-    #[test]
-    fn an_ack_commits_and_is_released_as_it_waits_for_the_commit() {
-        let mut m = machine(false);
-        let settled = run(&mut m, 7, 1, HandlerOutcome::Ack, 0, 3, None);
-        assert_eq!(settled, Ok(Settlement::Ack));
-        let commit = Call::Commit {
-            token: Token(3),
-            acks: vec![(7, None)],
-        };
-        assert_eq!(calls(&mut m, at(0)), vec![commit]);
-        assert_eq!(releases(&mut m), vec![7], "out of the handlers' hands");
-        assert_eq!(m.committing(), 1);
-        m.committed(Token(3), true, at(5));
-        assert_eq!(calls(&mut m, at(5)), vec![], "no plain acknowledgement");
-        assert_eq!(releases(&mut m), Vec::<u64>::new(), "released once only");
-        assert_eq!(m.committing(), 0);
-    }
-
-    #[test]
-    fn no_delivery_is_taken_while_commits_in_flight_are_unanswered() {
-        use super::super::COMMITS_IN_FLIGHT;
-        let mut m = machine(false);
-        let bound = COMMITS_IN_FLIGHT as u64;
-        assert!(
-            m.config().concurrency < COMMITS_IN_FLIGHT,
-            "the bound is not the concurrency"
-        );
-        for id in 0..bound {
-            assert!(m.wants_delivery(), "{id} commits unanswered");
-            run(&mut m, id, 1, HandlerOutcome::Ack, 0, id as u32, None).unwrap();
-        }
-        assert_eq!(
-            calls(&mut m, at(0)).len(),
-            COMMITS_IN_FLIGHT,
-            "a commit each"
-        );
-        assert_eq!(releases(&mut m).len(), COMMITS_IN_FLIGHT, "no handler runs");
-        assert!(!m.wants_delivery(), "{bound} commits unanswered");
-        m.committed(Token(2), false, at(3));
-        assert!(m.wants_delivery(), "a failed commit is an answer too");
-        m.committed(Token(0), true, at(3));
-        assert!(m.wants_delivery());
-    }
-
-    #[test]
-    fn a_concurrency_above_the_commits_in_flight_bounds_them_instead() {
-        use super::super::COMMITS_IN_FLIGHT;
-        let concurrency = COMMITS_IN_FLIGHT + 8;
-        let config = MachineConfig {
-            transactional: Some(TransactionPolicy::new()),
-            ..MachineConfig::new(concurrency)
-        };
-        let rules = SubscriptionRules::new("s", SubscriptionType::Shared, None);
-        let mut m = SubscriptionMachine::new(rules, config, entry_of);
-        for id in 0..concurrency as u64 {
-            assert!(m.wants_delivery(), "{id} commits unanswered");
-            run(&mut m, id, 1, HandlerOutcome::Ack, 0, id as u32, None).unwrap();
-        }
-        assert_eq!(calls(&mut m, at(0)).len(), concurrency, "a commit each");
-        assert!(!m.wants_delivery(), "{concurrency} commits unanswered");
-        m.committed(Token(5), true, at(1));
-        assert!(m.wants_delivery());
-    }
-
-    #[test]
-    fn a_retry_aborts_at_once_then_asks_for_the_message_again() {
-        let mut m = machine(false);
-        run(&mut m, 7, 1, HandlerOutcome::Retry, 2, 1, None).unwrap();
-        assert_eq!(
-            calls(&mut m, at(0)),
-            vec![Call::Abort(Token(1)), Call::Nack(7)]
-        );
-        assert_eq!(releases(&mut m), vec![7]);
-    }
-
-    #[test]
-    fn a_retry_after_aborts_at_once_and_asks_again_when_its_wait_ends() {
-        let mut m = machine(false);
-        let wait = HandlerOutcome::retry_after(Duration::from_secs(2));
-        run(&mut m, 7, 1, wait, 1, 1, None).unwrap();
-        assert_eq!(calls(&mut m, at(0)), vec![Call::Abort(Token(1))]);
-        assert_eq!(calls(&mut m, at(1_999)), vec![]);
-        assert_eq!(calls(&mut m, at(2_000)), vec![Call::Nack(7)]);
-    }
-
-    #[test]
-    fn an_ack_waits_for_its_publishes_then_commits_or_aborts_if_one_failed() {
-        let mut m = machine(false);
-        run(&mut m, 7, 1, HandlerOutcome::Ack, 2, 1, None).unwrap();
-        run(&mut m, 8, 1, HandlerOutcome::Ack, 1, 2, None).unwrap();
-        assert_eq!(
-            calls(&mut m, at(0)),
-            vec![],
-            "both wait for their publishes"
-        );
-        m.answered(Token(1), Origin::Handler, true, at(1));
-        m.answered(Token(2), Origin::Handler, false, at(1));
-        assert_eq!(
-            calls(&mut m, at(1)),
-            vec![Call::Abort(Token(2)), Call::Nack(8)]
-        );
-        m.answered(Token(1), Origin::Handler, true, at(2));
-        let commit = Call::Commit {
-            token: Token(1),
-            acks: vec![(7, None)],
-        };
-        assert_eq!(calls(&mut m, at(2)), vec![commit]);
-    }
-
-    #[test]
-    fn a_copy_aborts_the_handler_s_transaction_and_commits_its_own_once_confirmed() {
-        let config = MachineConfig {
-            transactional: Some(TransactionPolicy::new()),
-            dead_letter_topic: true,
-            ..MachineConfig::new(4)
-        };
-        let rules = SubscriptionRules::new("s", SubscriptionType::Shared, None);
-        let mut m: SubscriptionMachine<u64, u64> =
-            SubscriptionMachine::new(rules, config, entry_of);
-        let dead = HandlerOutcome::dead_letter("poison");
-        run(&mut m, 7, 1, dead, 1, 1, None).unwrap();
-        run(&mut m, 8, 1, dead, 0, 2, None).unwrap();
-        assert_eq!(
-            calls(&mut m, at(0)),
-            vec![Call::Abort(Token(1)), Call::Abort(Token(2))],
-            "what the handlers published goes at once"
-        );
-        m.answered(Token(1), Origin::Handler, true, at(1));
-        m.answered(Token(1), Origin::Copy, true, at(1));
-        m.answered(Token(2), Origin::Copy, false, at(1));
-        let commit = Call::Commit {
-            token: Token(1),
-            acks: vec![(7, None)],
-        };
-        assert_eq!(
-            calls(&mut m, at(1)),
-            vec![commit, Call::Abort(Token(2))],
-            "a confirmed copy commits; a failed one aborts, its message left to come back"
-        );
-    }
-
-    /// A machine whose transactions take up to `max` deliveries for `wait_ms`.
-    fn grouped(max: u32, wait_ms: u64) -> SubscriptionMachine<u64, u64> {
-        let policy = TransactionPolicy::new().group(
-            NonZeroU32::new(max).unwrap(),
-            Duration::from_millis(wait_ms),
-        );
-        let config = MachineConfig {
-            transactional: Some(policy),
-            ..MachineConfig::new(8)
-        };
-        let rules = SubscriptionRules::new("s", SubscriptionType::Shared, None);
-        SubscriptionMachine::new(rules, config, entry_of)
-    }
-
-    /// Start `id` as delivery `token` at `now_ms`: the transaction it joins.
-    fn start(m: &mut SubscriptionMachine<u64, u64>, id: u64, token: u32, now_ms: u64) -> Joined {
-        let arrival = Arrival {
-            id: &id,
-            batch: None,
-            redelivery_count: Some(0),
-        };
-        assert_eq!(m.arrive(&arrival), Admission::Handle);
-        m.transaction_of(Token(token), at(now_ms))
-    }
-
-    /// End `id`, delivery `token`, as `outcome` at `now_ms`.
-    fn end(
-        m: &mut SubscriptionMachine<u64, u64>,
-        id: u64,
-        token: u32,
-        outcome: HandlerOutcome,
-        now_ms: u64,
-    ) {
-        m.finish(Ended {
-            delivered: Delivered { id, batch: None },
-            completion: Completion::Returned(outcome),
-            at: at(now_ms),
-            key: None,
-            token: Token(token),
-            publishes: 0,
-            attempt: 0,
-        })
-        .unwrap();
-    }
-
-    #[test]
-    fn a_group_commits_once_full_and_every_delivery_acknowledged() {
-        let mut m = grouped(3, 1_000);
-        assert_eq!(
-            start(&mut m, 7, 1, 0),
-            Joined {
-                leader: Token(1),
-                opens: true
-            }
-        );
-        assert_eq!(
-            start(&mut m, 8, 2, 5),
-            Joined {
-                leader: Token(1),
-                opens: false
-            }
-        );
-        assert_eq!(
-            start(&mut m, 9, 3, 6),
-            Joined {
-                leader: Token(1),
-                opens: false
-            }
-        );
-        assert_eq!(
-            start(&mut m, 10, 4, 7),
-            Joined {
-                leader: Token(4),
-                opens: true
-            },
-            "the first is full"
-        );
-        end(&mut m, 8, 2, HandlerOutcome::Ack, 10);
-        end(&mut m, 7, 1, HandlerOutcome::Ack, 11);
-        assert_eq!(calls(&mut m, at(11)), vec![], "one still runs");
-        end(&mut m, 9, 3, HandlerOutcome::Ack, 12);
-        let commit = Call::Commit {
-            token: Token(1),
-            acks: vec![(8, None), (7, None), (9, None)],
-        };
-        assert_eq!(calls(&mut m, at(12)), vec![commit]);
-        let mut released = releases(&mut m);
-        released.sort_unstable();
-        assert_eq!(
-            released,
-            vec![7, 8, 9],
-            "released as each waited for the commit"
-        );
-        m.committed(Token(1), true, at(20));
-        assert_eq!(releases(&mut m), Vec::<u64>::new(), "once only");
-        assert_eq!(
-            m.committing(),
-            1,
-            "the second transaction still takes deliveries"
-        );
-    }
-
-    #[test]
-    fn a_group_that_is_not_full_commits_once_its_wait_has_passed() {
-        let mut m = grouped(10, 1_000);
-        start(&mut m, 7, 1, 0);
-        end(&mut m, 7, 1, HandlerOutcome::Ack, 3);
-        assert_eq!(m.poll_timeout(), Some(at(1_000)));
-        assert_eq!(calls(&mut m, at(999)), vec![]);
-        let commit = Call::Commit {
-            token: Token(1),
-            acks: vec![(7, None)],
-        };
-        assert_eq!(calls(&mut m, at(1_000)), vec![commit]);
-        assert_eq!(
-            start(&mut m, 8, 2, 1_000),
-            Joined {
-                leader: Token(2),
-                opens: true
-            },
-            "a delivery after the wait opens the next"
-        );
-    }
-
-    #[test]
-    fn a_delivery_that_does_not_acknowledge_aborts_its_group_and_the_others_come_back() {
-        let mut m = grouped(3, 1_000);
-        start(&mut m, 7, 1, 0);
-        start(&mut m, 8, 2, 0);
-        start(&mut m, 9, 3, 0);
-        end(&mut m, 7, 1, HandlerOutcome::Ack, 1);
-        end(&mut m, 8, 2, HandlerOutcome::Retry, 2);
-        assert_eq!(
-            calls(&mut m, at(2)),
-            vec![Call::Abort(Token(1)), Call::Nack(7), Call::Nack(8)],
-            "aborted once; the acknowledged one comes back too"
-        );
-        end(&mut m, 9, 3, HandlerOutcome::Ack, 3);
-        assert_eq!(
-            calls(&mut m, at(3)),
-            vec![Call::Nack(9)],
-            "acknowledged in an aborted transaction: back"
-        );
-        assert_eq!(m.committing(), 0);
-        let mut released = releases(&mut m);
-        released.sort_unstable();
-        assert_eq!(released, vec![7, 8, 9]);
-    }
-
-    /// Admit `id` (a member of a batch) without joining a transaction.
-    fn admit(m: &mut SubscriptionMachine<u64, u64>, id: u64) {
-        let arrival = Arrival {
-            id: &id,
-            batch: None,
-            redelivery_count: Some(0),
-        };
-        assert_eq!(m.arrive(&arrival), Admission::Handle);
-    }
-
-    #[test]
-    fn a_batch_is_one_transaction_whatever_the_grouping_and_commits_once_all_acknowledged() {
-        let mut m = grouped(2, 1_000);
-        for id in [7, 8, 9] {
-            admit(&mut m, id);
-        }
-        let joined = m.transaction_of_batch(Token(1), 3, at(0));
-        assert_eq!(
-            joined,
-            Joined {
-                leader: Token(1),
-                opens: true
-            }
-        );
-        assert_eq!(
-            start(&mut m, 10, 4, 0).leader,
-            Token(4),
-            "a delivery outside the batch opens its own"
-        );
-        end(&mut m, 7, 1, HandlerOutcome::Ack, 1);
-        end(&mut m, 8, 2, HandlerOutcome::Drop, 1);
-        assert_eq!(
-            calls(&mut m, at(1)),
-            vec![],
-            "one of the batch has not ended"
-        );
-        end(&mut m, 9, 3, HandlerOutcome::Ack, 1);
-        let commit = Call::Commit {
-            token: Token(1),
-            acks: vec![(7, None), (8, None), (9, None)],
-        };
-        assert_eq!(
-            calls(&mut m, at(1)),
-            vec![commit],
-            "more than the group's 2"
-        );
-
-        for id in [11, 12] {
-            admit(&mut m, id);
-        }
-        m.transaction_of_batch(Token(5), 2, at(2));
-        end(&mut m, 11, 5, HandlerOutcome::Ack, 3);
-        end(&mut m, 12, 6, HandlerOutcome::Retry, 3);
-        assert_eq!(
-            calls(&mut m, at(3)),
-            vec![Call::Abort(Token(5)), Call::Nack(11), Call::Nack(12)],
-            "one message that does not acknowledge brings the whole batch back"
-        );
-    }
-
-    #[test]
-    fn a_transaction_acknowledging_a_whole_entry_acknowledges_it_once_without_an_index() {
-        let mut m = machine(false);
-        let size = NonZeroU32::new(2).unwrap();
-        for (id, index) in [(20, 0), (21, 1), (30, 0)] {
-            let slot = BatchSlot {
-                entry: entry_of(&id),
-                index,
-                size,
-            };
-            let arrival = Arrival {
-                id: &id,
-                batch: Some(slot),
-                redelivery_count: Some(0),
-            };
-            assert_eq!(m.arrive(&arrival), Admission::Handle);
-        }
-        m.transaction_of_batch(Token(1), 3, at(0));
-        for (id, index, token) in [(20, 0, 1), (21, 1, 2), (30, 0, 3)] {
-            let place = BatchSlot {
-                entry: entry_of(&id),
-                index,
-                size,
-            }
-            .place();
-            m.finish(Ended {
-                delivered: Delivered {
-                    id,
-                    batch: Some(place),
-                },
-                completion: Completion::Returned(HandlerOutcome::Ack),
-                at: at(0),
-                key: None,
-                token: Token(token),
-                publishes: 0,
-                attempt: 0,
-            })
-            .unwrap();
-        }
-        let part = BatchSlot {
-            entry: entry_of(&30),
-            index: 0,
-            size,
-        };
-        assert_eq!(
-            calls(&mut m, at(0)),
-            vec![Call::Commit {
-                token: Token(1),
-                acks: vec![(20, None), (30, Some(part))],
-            }],
-            "entry 2 whole, once; entry 3 at its index"
-        );
-        m.committed(Token(1), true, at(1));
-        assert_eq!(
-            calls(&mut m, at(1)),
-            vec![],
-            "entry 2 needs no call of its own"
-        );
-    }
-
-    #[test]
-    fn a_failed_commit_asks_for_the_message_again() {
-        let mut m = machine(false);
-        run(&mut m, 7, 1, HandlerOutcome::Ack, 0, 1, None).unwrap();
-        calls(&mut m, at(0));
-        m.committed(Token(1), false, at(10));
-        assert_eq!(calls(&mut m, at(10)), vec![Call::Nack(7)]);
-        assert_eq!(releases(&mut m), vec![7]);
-    }
-
-    #[test]
-    fn a_message_of_a_batched_entry_commits_at_its_index_and_the_entry_needs_no_call() {
-        let mut m = machine(false);
-        run(&mut m, 10, 2, HandlerOutcome::Ack, 0, 1, None).unwrap();
-        run(&mut m, 11, 2, HandlerOutcome::Ack, 0, 2, None).unwrap();
-        let made = calls(&mut m, at(0));
-        let slot = |index| BatchSlot {
-            entry: entry_of(&10),
-            index,
-            size: NonZeroU32::new(2).unwrap(),
-        };
-        assert_eq!(
-            made,
-            vec![
-                Call::Commit {
-                    token: Token(1),
-                    acks: vec![(10, Some(slot(0)))],
-                },
-                Call::Commit {
-                    token: Token(2),
-                    acks: vec![(11, Some(slot(1)))],
-                },
-            ]
-        );
-        assert_eq!(slot(0).only_this(), vec![0b10]);
-        assert_eq!(slot(1).only_this(), vec![0b01]);
-        m.committed(Token(1), true, at(1));
-        m.committed(Token(2), true, at(1));
-        assert_eq!(calls(&mut m, at(1)), vec![]);
-        let mut released = releases(&mut m);
-        released.sort_unstable();
-        assert_eq!(released, vec![10, 11]);
-    }
-
-    #[test]
-    fn a_key_stays_with_its_delivery_until_its_transaction_ends() {
-        let mut m = machine(true);
-        let (first, second) = (7u64, 8u64);
-        for id in [first, second] {
-            let arrival = Arrival {
-                id: &id,
-                batch: None,
-                redelivery_count: Some(0),
-            };
-            assert_eq!(m.arrive(&arrival), Admission::Handle);
-        }
-        assert!(m.start(Admission::Handle, Some("k"), &first));
-        assert!(!m.start(Admission::Handle, Some("k"), &second));
-        assert_eq!(m.hold("k", &second, second), None);
-        m.transaction_of(Token(1), at(0));
-        m.finish(Ended {
-            delivered: Delivered {
-                id: first,
-                batch: None,
-            },
-            completion: Completion::Returned(HandlerOutcome::Ack),
-            at: at(0),
-            key: Some("k"),
-            token: Token(1),
-            publishes: 0,
-            attempt: 0,
-        })
-        .unwrap();
-        assert_eq!(
-            m.poll_start(),
-            None,
-            "the key is held while the commit runs"
-        );
-        m.committed(Token(1), true, at(1));
-        assert_eq!(m.poll_start(), Some((second, false)));
     }
 }

@@ -34,7 +34,7 @@ pub enum Origin {
     /// One the handler made.
     Handler,
     /// The copy the subscription machine ordered (to the dead-letter or the retry topic).
-    Copy,
+    Republish,
 }
 
 /// One publish answered, for the driver to hand to its machine.
@@ -72,7 +72,7 @@ impl Tell for Outbox {
         let origin = if token & COPY == 0 {
             Origin::Handler
         } else {
-            Origin::Copy
+            Origin::Republish
         };
         let answer = Answered {
             token: Token(token as u32),
@@ -313,7 +313,7 @@ mod tests {
             [
                 (Token(7), Origin::Handler, true),
                 (Token(7), Origin::Handler, false),
-                (Token(7), Origin::Copy, true),
+                (Token(7), Origin::Republish, true),
             ]
         );
         assert!(!outbox.has_answers());

@@ -7,7 +7,7 @@ use std::task::Waker;
 /// A running count of deliveries handed to handlers, shared by a broker's drivers, with
 /// wakers for whoever waits for the next one.
 #[derive(Debug, Default)]
-pub(crate) struct Handled {
+pub struct Handled {
     count: AtomicU64,
     /// Whether `waiters` has any: every delivery bumps the count, and the lock is taken only
     /// when someone waits.
@@ -18,13 +18,13 @@ pub(crate) struct Handled {
 impl Handled {
     /// One more delivery was handed to a handler.
     #[inline]
-    pub(crate) fn bump(&self) {
+    pub fn bump(&self) {
         self.bump_by(1);
     }
 
     /// `n` more deliveries went to a handler at once (a batch).
     #[inline]
-    pub(crate) fn bump_by(&self, n: u64) {
+    pub fn bump_by(&self, n: u64) {
         self.count.fetch_add(n, Ordering::SeqCst);
         // Both sides are SeqCst: a waiter that registers after this load saw `false` reads
         // the new count when it checks again after registering, as callers do.
@@ -42,12 +42,12 @@ impl Handled {
     }
 
     /// Deliveries handed to handlers so far.
-    pub(crate) fn count(&self) -> u64 {
+    pub fn count(&self) -> u64 {
         self.count.load(Ordering::SeqCst)
     }
 
     /// Wake `waker` at the next [`Handled::bump`].
-    pub(crate) fn wake_on_next(&self, waker: &Waker) {
+    pub fn wake_on_next(&self, waker: &Waker) {
         let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
         if !waiters.iter().any(|w| w.will_wake(waker)) {
             waiters.push(waker.clone());

@@ -1,9 +1,9 @@
 //! A handler's drivers, made while the handler's type is known.
 //!
 //! A driver is built for one handler type, so that each call's future runs in the driver's
-//! slot as it is, with no box per message. The broker keeps its handlers without their types,
-//! and the consumer's type is chosen only at start (the in-process Pulsar, or pulsar-rs on
-//! one of its executors). So `include` makes a launcher for every consumer type this crate
+//! slot as it is, with no box per message. A broker keeps its handlers without their types,
+//! and the consumer's type is chosen only at start (an in-process broker, or a client on one
+//! of its executors). So a broker's `include` makes a launcher for every consumer type it
 //! has, each a driver for that handler on that consumer, and the transport takes its own.
 
 use std::any::Any;
@@ -12,13 +12,14 @@ use std::sync::Arc;
 
 use ruststream::Handler;
 
-use super::{ConsumerPort, Driver, DriverConfig, DriverHandle};
+use crate::port::ConsumerPort;
+use crate::{Driver, DriverConfig, DriverHandle};
 
 /// Starts the driver of one handler type on a consumer of type `C`.
 type Launcher<S, C> = Box<dyn Fn(C, DriverConfig<S>) -> DriverHandle + Send + Sync>;
 
 /// A mounted handler: its name, and a launcher for each consumer type.
-pub(crate) struct Mount<S> {
+pub struct Mount<S> {
     name: &'static str,
     /// Each a [`Launcher<S, C>`] for a different `C`.
     launchers: Vec<Box<dyn Any + Send + Sync>>,
@@ -28,7 +29,7 @@ pub(crate) struct Mount<S> {
 
 impl<S: Send + Sync + 'static> Mount<S> {
     /// A handler with no launcher yet: add one per consumer type with [`Mount::add`].
-    pub(crate) fn new(name: &'static str) -> Self {
+    pub fn new(name: &'static str) -> Self {
         Mount {
             name,
             launchers: Vec::new(),
@@ -37,12 +38,12 @@ impl<S: Send + Sync + 'static> Mount<S> {
     }
 
     /// The handler's name (the function's).
-    pub(crate) fn name(&self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         self.name
     }
 
     /// Make `handler` runnable on consumers of type `C`.
-    pub(crate) fn add<C: ConsumerPort, H: Handler<S>>(&mut self, handler: &Arc<H>) {
+    pub fn add<C: ConsumerPort, H: Handler<S>>(&mut self, handler: &Arc<H>) {
         let handler = handler.clone();
         let launcher: Launcher<S, C> = Box::new(move |consumer, config| {
             let runtime = config.runtime.clone();
@@ -57,7 +58,7 @@ impl<S: Send + Sync + 'static> Mount<S> {
     ///
     /// If no launcher was added for `C`: `include` adds one for every consumer type the crate
     /// builds, so this is a bug in this crate, not in the app.
-    pub(crate) fn launch<C: ConsumerPort>(
+    pub fn launch<C: ConsumerPort>(
         &self,
         consumer: C,
         config: DriverConfig<S>,
@@ -68,8 +69,8 @@ impl<S: Send + Sync + 'static> Mount<S> {
             .find_map(|launcher| launcher.downcast_ref::<Launcher<S, C>>())
             .unwrap_or_else(|| {
                 panic!(
-                    "rstream-pulsar bug: handler `{}` has no driver for consumer type `{}`; \
-                     `PulsarBroker::include` must add one for every transport",
+                    "broker bug: handler `{}` has no driver for consumer type `{}`; the \
+                     broker's `include` must add one for every transport it has",
                     self.name,
                     std::any::type_name::<C>()
                 )

@@ -8,7 +8,7 @@ pin_project_lite::pin_project! {
     /// `call`, entered in `span` on each poll where there is a span: a delivery in none (at the
     /// default level, every one) pays one test per poll, and nothing to drop.
     /// (`tracing::Instrumented` enters even an empty span, on each poll and on drop.)
-    pub(super) struct InSpan<F> {
+    pub(crate) struct InSpan<F> {
         #[pin]
         call: F,
         span: Option<tracing::Span>,
@@ -18,7 +18,7 @@ pin_project_lite::pin_project! {
 impl<F> InSpan<F> {
     /// `call` in `span`, unless `span` is disabled.
     #[inline(always)]
-    pub(super) fn new(call: F, span: &tracing::Span) -> Self {
+    pub(crate) fn new(call: F, span: &tracing::Span) -> Self {
         InSpan {
             call,
             span: (!span.is_disabled()).then(|| span.clone()),

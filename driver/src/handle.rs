@@ -7,11 +7,12 @@ use futures::future::{abortable, AbortHandle};
 use ruststream::runtime::Runtime;
 use ruststream::Handler;
 
-use super::{ConsumerPort, Driver};
+use crate::port::ConsumerPort;
+use crate::Driver;
 
 /// A running driver: the signal that stops it, the handle that kills it, and the signal it
 /// gives when it has ended.
-pub(crate) struct DriverHandle {
+pub struct DriverHandle {
     stop: oneshot::Sender<()>,
     abort: AbortHandle,
     done: oneshot::Receiver<()>,
@@ -19,7 +20,7 @@ pub(crate) struct DriverHandle {
 
 impl DriverHandle {
     /// Run `driver` as a task on `runtime`.
-    pub(crate) fn spawn<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>>(
+    pub fn spawn<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>>(
         runtime: &Arc<dyn Runtime>,
         driver: Driver<C, S, H>,
     ) -> Self {
@@ -34,7 +35,7 @@ impl DriverHandle {
     }
 
     /// Tell every driver to stop at once, then wait until all have shut down gracefully.
-    pub(crate) async fn stop_all(handles: Vec<DriverHandle>) {
+    pub async fn stop_all(handles: Vec<DriverHandle>) {
         let mut done = Vec::with_capacity(handles.len());
         for handle in handles {
             let _ = handle.stop.send(());
@@ -48,7 +49,7 @@ impl DriverHandle {
     /// End every driver at once, as a process that dies does: running handlers and
     /// `retry_after` waits are dropped, nothing is flushed, and each consumer goes as a lost
     /// connection goes (its unacknowledged messages return to the subscription).
-    pub(crate) async fn kill_all(handles: Vec<DriverHandle>) {
+    pub async fn kill_all(handles: Vec<DriverHandle>) {
         let mut done = Vec::with_capacity(handles.len());
         for handle in handles {
             handle.abort.abort();

@@ -1,0 +1,124 @@
+//! A delivery arrives: whether it is handled, dead-lettered or let go, its attempt count, its
+//! key's turn, and where it starts (at once, in a batch, once its transaction is open).
+
+use alloc::borrow::ToOwned;
+
+use super::entries::Arrival;
+use super::{Call, Envelope, Invoke, Members, Plan, SubscriptionMachine, Txn};
+use crate::Instant;
+
+impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
+    /// [`SubscriptionMachine::receive`].
+    #[inline(always)]
+    pub(super) fn arrive(
+        &mut self,
+        mut delivery: D,
+        now: impl FnOnce() -> Instant,
+    ) -> Option<Invoke<D, T>> {
+        let plan = self.admit(&mut delivery)?;
+        if self.config.key_ordered {
+            if let Some(key) = delivery.key() {
+                if !self.keys.try_start(key, delivery.id()) {
+                    self.hold(delivery, plan);
+                    return None;
+                }
+            }
+        }
+        self.running += 1;
+        self.launch(delivery, plan, now)
+    }
+
+    /// What a delivery that arrived is due, with its one attempt count set; `None` lets it
+    /// go: a message of a batched entry whose index is in hand or settled here already (the
+    /// entry came back for a sibling), or a late copy of an entry finished here (acknowledged
+    /// again).
+    #[inline(always)]
+    fn admit(&mut self, delivery: &mut D) -> Option<Plan> {
+        if let Some(slot) = delivery.batch() {
+            match self.entries.arrive(slot) {
+                Arrival::Handle => {}
+                Arrival::Finished => {
+                    self.calls.push_back(Call::Ack(delivery.id().clone()));
+                    self.releases.push(delivery.id().clone());
+                    return None;
+                }
+                Arrival::Settled | Arrival::InHand => {
+                    self.releases.push(delivery.id().clone());
+                    return None;
+                }
+            }
+        }
+        if self.config.retry_topic {
+            // One attempt count: the copies it went through on the retry topic, plus the
+            // broker's count of this one.
+            let copies = delivery.republished();
+            if copies > 0 {
+                let broker = delivery.redelivery_count().unwrap_or(0);
+                delivery.set_redelivery_count(Some(broker.saturating_add(copies)));
+            }
+        }
+        match (self.config.max_attempts, delivery.redelivery_count()) {
+            // pulsar-rs's rule, `redelivery_count >= max_redeliver_count`: the handler sees a
+            // message exactly `max_attempts` times.
+            (Some(max), Some(count)) if count > 0 && count >= max => Some(Plan::OutOfAttempts),
+            _ => Some(Plan::Handle),
+        }
+    }
+
+    /// Hold `delivery` behind the running delivery of its key. A copy of a delivery held
+    /// already is let go (released like a skipped one); one held behind a key that waits for
+    /// a retried message is parked: released now (it waits for time, not for a handler), and
+    /// acquired again when it starts. A move to the dead-letter topic waits for its key as a
+    /// handler does, so that the key's messages keep their order whatever becomes of each;
+    /// with ordered retries a retried message that comes back takes back the key it kept
+    /// ([`super::key_order`]).
+    #[cold]
+    fn hold(&mut self, delivery: D, plan: Plan) {
+        let key = delivery.key().unwrap_or_default().to_owned();
+        let id = delivery.id().clone();
+        match self.keys.hold(&key, id.clone(), (delivery, plan)) {
+            Ok(false) => {}
+            Ok(true) | Err(_) => self.releases.push(id),
+        }
+    }
+
+    /// Start `delivery`, which runs from now (counted already): gathered for its batch, held
+    /// until its transaction opens, or the invocation to run now.
+    #[inline(always)]
+    pub(super) fn launch(
+        &mut self,
+        delivery: D,
+        plan: Plan,
+        now: impl FnOnce() -> Instant,
+    ) -> Option<Invoke<D, T>> {
+        if let Some(gathering) = &mut self.gathering {
+            // A batch is one transaction, which must not take a message twice (a copy the
+            // broker sent again while the first waited would publish its output twice): the
+            // copy goes, the first runs.
+            if self.config.transactional.is_some() && gathering.holds(delivery.id()) {
+                self.running -= 1;
+                self.releases.push(delivery.id().clone());
+                return None;
+            }
+            let bytes = delivery.bytes();
+            gathering.push(delivery, plan, bytes, now);
+            return None;
+        }
+        let token = self.token(1);
+        let txn = match self.config.transactional {
+            None => Txn::Outside,
+            Some(_) => match self.join(token, delivery.id(), now()) {
+                Some(txn) => txn,
+                None => {
+                    self.transactions.wait(token, delivery, plan);
+                    return None;
+                }
+            },
+        };
+        Some(Invoke {
+            token,
+            members: Members::One(delivery, plan),
+            txn,
+        })
+    }
+}

@@ -13,9 +13,9 @@
 //! | what a handler returns | [`outcome`] ([`HandlerOutcome`]) |
 //! | what that outcome becomes (ack, nack, nack at a deadline, nothing) | [`completion`] |
 //! | whether a retry / dead-letter declaration is valid | [`registration`] |
-//! | everything a subscription decides, as one sans-IO machine (admission, per-key order, the completion table, batched entries, waits, release) | [`machine`] |
+//! | everything a subscription decides, as one sans-IO machine (admission, per-key order, the completion table, batched entries, waits, transactions, release), and what a broker author needs besides | [`broker`] ([`broker::machine`]) |
 //! | the four subscription types and which of them count redeliveries | [`subscription`] |
-//! | publishing: the port, and who is told each publish's answer |  [`publish`] |
+//! | publishing: the port a broker offers, and who is told each publish's answer | [`publish`] |
 //! | handlers, payload decoding, parameters | [`handler`], [`state`], [`message`], [`params`] |
 //! | code around handlers and publishes (middleware) | [`middleware`] |
 //! | the app: startup, brokers | [`mod@app`] |
@@ -35,12 +35,12 @@ pub mod batch;
 mod batch_policy;
 mod batching;
 mod boxed;
+pub mod broker;
 pub mod codec;
 pub mod completion;
 mod compression;
 pub mod describe;
 pub mod handler;
-pub mod machine;
 pub mod message;
 mod message_id;
 pub mod middleware;

@@ -5,10 +5,10 @@
 //! driver opens it before the handler runs, every message the handler publishes through its
 //! `Publisher` goes in it, and so does a dead-letter or retry-topic copy the machine orders.
 //! An acknowledgement (`ack`, `drop`, a copy confirmed) becomes
-//! [`Call::Commit`](crate::machine::Call::Commit): the message is acknowledged in the
+//! [`Call::Commit`](crate::broker::machine::Call::Commit): the message is acknowledged in the
 //! transaction and the transaction committed, so the output appears exactly when the input is
 //! consumed. Any other end (`retry`, `retry_after`, an error, a panic, a timeout, a publish
-//! that failed) becomes [`Call::Abort`](crate::machine::Call::Abort) at once: nothing the
+//! that failed) becomes [`Call::Abort`](crate::broker::machine::Call::Abort) at once: nothing the
 //! handler published is ever seen, and the message comes back as the completion table says.
 
 use core::num::NonZeroU32;

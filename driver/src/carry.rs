@@ -6,10 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::app::BoxError;
-use ruststream::machine::{
+use ruststream::broker::machine::{
     BatchSlot, Command, Completed, Event, Finished, Members, Notice, Republishing, Txn, TxnId,
 };
-use ruststream::publish::{Answered, Origin, Receipt};
+use ruststream::broker::{Answered, Origin};
+use ruststream::publish::Receipt;
 use ruststream::{Handler, PublishError};
 
 use crate::instruments::SettlementCall;
@@ -20,7 +21,7 @@ use crate::run::Driver;
 use crate::slots::Slots;
 
 /// An invocation, as a driver's machine asks for it.
-pub(crate) type Invoke<Id> = ruststream::machine::Invoke<Received<Id>, Transaction>;
+pub(crate) type Invoke<Id> = ruststream::broker::machine::Invoke<Received<Id>, Transaction>;
 
 /// The consumer calls of the flush under way, made together, and the releases made after
 /// them.
@@ -257,12 +258,17 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             txn,
         } = copy;
         let receipt = Receipt::to(self.invocation.outbox.copy(token));
-        let topic = self.republisher.topic(&republish).unwrap_or_default().to_owned();
+        let topic = self
+            .republisher
+            .topic(&republish)
+            .unwrap_or_default()
+            .to_owned();
         let Some(received) = kept.received.get() else {
             let error = PublishError::broker(topic, "the delivery to copy was not kept");
             return receipt.tell(Err(error));
         };
-        let message = (self.republisher).copy(&republish, Copied::of(received, kept.error.as_deref()));
+        let message =
+            (self.republisher).copy(&republish, Copied::of(received, kept.error.as_deref()));
         let port = match txn {
             Txn::Outside => self.copies.clone(),
             Txn::In(txn) => txn.port.clone(),
@@ -320,7 +326,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             crate::report::republished(&republish, to, &result);
         }
         if let Some(kept) = kept {
-            kept.tell(&inv.stack, inv.handler.name(), &inv.subscription, completion, C::message_id);
+            kept.tell(
+                &inv.stack,
+                inv.handler.name(),
+                &inv.subscription,
+                completion,
+                C::message_id,
+            );
         }
     }
 
@@ -329,7 +341,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         match notice {
             Notice::NotBack(id) => tracing::warn!(
                 message_id = %id,
-                grace = ?ruststream::machine::RETRY_RETURN_GRACE,
+                grace = ?ruststream::broker::machine::RETRY_RETURN_GRACE,
                 "a retried message did not come back to this consumer in time (another \
                  consumer may have its key now): the messages held behind it go on without it"
             ),
@@ -343,7 +355,9 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 "stopping: deliveries no longer wait for their publishes' answers; they stay \
                  unacknowledged and come back"
             ),
-            _ => tracing::debug!(?notice, "the subscription machine says"),
+            _ => {
+                tracing::debug!("the subscription machine told something this driver does not know")
+            }
         }
     }
 
@@ -382,9 +396,12 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// Count `messages` settled by one call of `call` that ended as `result`, and say so where
     /// it failed.
     fn counted(&self, call: SettlementCall, messages: usize, result: Result<(), BoxError>) {
-        if let Err(error) = &result {
+        match &result {
+            Ok(()) => tracing::debug!(call = call.label(), messages, "settled"),
             // The messages stay unacknowledged and come back: nothing is lost.
-            tracing::warn!(%error, call = call.label(), messages, "settlement call failed; the broker will redeliver");
+            Err(error) => {
+                tracing::warn!(%error, call = call.label(), messages, "settlement call failed; the broker will redeliver")
+            }
         }
         self.count_call(call, messages, result.map_err(|_| ()));
     }

@@ -11,11 +11,13 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
+use ruststream::batch::Spare;
+use ruststream::broker::machine::{Delivered, Finished, Gathered, Plan, Step, Tail, Txn};
+use ruststream::broker::{HandlerPort, Outbox, Token};
 use ruststream::completion::Completion;
-use ruststream::handler::{Incoming, Spare};
-use ruststream::machine::{Delivered, Finished, Gathered, Plan, Step, Tail, Txn};
+use ruststream::handler::Incoming;
 use ruststream::middleware::{Delivery, End, Entered, Stack};
-use ruststream::publish::{HandlerPort, Outbox, Publish, Token};
+use ruststream::publish::Publish;
 use ruststream::runtime::Runtime;
 use ruststream::{Answer, Handler, Instant, Rejection};
 
@@ -60,11 +62,18 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
     /// deliveries `counted` (outside a transaction); the transaction's, uncounted (its commit
     /// waits for them); none where the transaction did not open.
     #[inline(always)]
-    fn port<'p>(&'p self, txn: &'p Txn<Transaction>, over: &'p mut Option<Arc<dyn Publish>>) -> Option<&'p Arc<dyn Publish>> {
+    fn port<'p>(
+        &'p self,
+        txn: &'p Txn<Transaction>,
+        over: &'p mut Option<Arc<dyn Publish>>,
+    ) -> Option<&'p Arc<dyn Publish>> {
         match txn {
             Txn::Outside => self.publisher.as_ref(),
             Txn::In(txn) => {
-                let wrap = self.wrap.as_ref().expect("a transactional registration wraps");
+                let wrap = self
+                    .wrap
+                    .as_ref()
+                    .expect("a transactional registration wraps");
                 Some(&*over.insert(wrap(txn.port.clone())))
             }
             Txn::NotOpened(_) => None,
@@ -116,9 +125,14 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
         let skipped_error;
         let mut end = match (called, one.step.completion()) {
             // The common end first, in one test: an answer without an error.
-            (Some(Ok(Ok(Answer { outcome, error: None, .. }))), _) => {
-                End::new(Completion::Returned(*outcome), None, ended, true)
-            }
+            (
+                Some(Ok(Ok(Answer {
+                    outcome,
+                    error: None,
+                    ..
+                }))),
+                _,
+            ) => End::new(Completion::Returned(*outcome), None, ended, true),
             (Some(Ok(Ok(answer))), _) => End::new(
                 Completion::Returned(answer.outcome),
                 answer.error.as_deref().map(|e| e as &dyn Display),
@@ -139,7 +153,9 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
         let (delivery, entered) = (&one.delivery, one.entered);
         let told = match delivery.span().is_disabled() {
             true => self.stack.end(entered, delivery, &mut end),
-            false => (delivery.span().clone()).in_scope(|| self.stack.end(entered, delivery, &mut end)),
+            false => {
+                (delivery.span().clone()).in_scope(|| self.stack.end(entered, delivery, &mut end))
+            }
         };
         let span = one.delivery.take_span();
         let key = received.key.as_ref().filter(|_| self.key_ordered).cloned();
@@ -272,10 +288,18 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
                     &spilled[..]
                 }
             };
-            let views = views.iter().map(|view| view.as_ref().expect("one view a member"));
+            let views = views
+                .iter()
+                .map(|view| view.as_ref().expect("one view a member"));
             let mut entered: Vec<Entering<'_>> = recycle(lists.members);
             entered.extend((members.iter().zip(views)).map(|(gathered, view)| {
-                inv.enter(view, &gathered.delivery, gathered.plan, txn.not_opened(), started)
+                inv.enter(
+                    view,
+                    &gathered.delivery,
+                    gathered.plan,
+                    txn.not_opened(),
+                    started,
+                )
             }));
             let due = entered.iter().filter(|one| one.step == Step::Call).count();
             // What the call publishes: counted for the messages it was due, outside a
@@ -302,16 +326,21 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
                     (members.iter().zip(&entered))
                         .filter(|(_, one)| one.step == Step::Call)
                         .map(|(gathered, _)| {
-                            gathered.delivery.incoming(message_id).with_publisher(lent.as_ref())
+                            gathered
+                                .delivery
+                                .incoming(message_id)
+                                .with_publisher(lent.as_ref())
                         }),
                 );
                 let span = tracing::debug_span!("batch", handler = name, messages = messages.len());
-                let call = AssertUnwindSafe(inv.handler.call_batch(&messages, &inv.state, &mut spare));
+                let call =
+                    AssertUnwindSafe(inv.handler.call_batch(&messages, &inv.state, &mut spare));
                 answered = Some(InSpan::new(call.catch_unwind(), &span).await);
             }
             let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
             // The answers, one per message the handler was due, in order.
-            let mut answers = (answered.as_mut()).map(|answered| answered.as_mut().map(|list| list.drain(..)));
+            let mut answers =
+                (answered.as_mut()).map(|answered| answered.as_mut().map(|list| list.drain(..)));
             for (i, (one, gathered)) in entered.drain(..).zip(&members).enumerate() {
                 let called: Option<Called> = match one.step {
                     Step::Call => Some(match &mut answers {
@@ -325,7 +354,8 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
                 };
                 let publishes = if called.is_some() { publishes } else { 0 };
                 let token = Token(first.0.wrapping_add(i as u32));
-                let finished = inv.leave(one, called.as_ref(), &gathered.delivery, token, publishes);
+                let finished =
+                    inv.leave(one, called.as_ref(), &gathered.delivery, token, publishes);
                 if let Some(k) = finished.tail.as_ref().and_then(|tail| tail.kept.as_ref()) {
                     kept.push((i, k.clone()));
                 }

@@ -9,7 +9,7 @@ use ruststream::Instant;
 
 use crate::port::Received;
 
-/// A delivery the machine holds on to ([`ruststream::machine::Tail::kept`]).
+/// A delivery the machine holds on to ([`ruststream::broker::machine::Tail::kept`]).
 #[derive(Debug)]
 pub(crate) struct Kept<Id> {
     /// Its message, once the invocation is done with it.
@@ -33,7 +33,7 @@ pub(crate) struct Kept<Id> {
 /// answered.
 pub(crate) type KeptRef<Id> = Arc<Kept<Id>>;
 
-impl<Id> Kept<Id> {
+impl<Id: Sync> Kept<Id> {
     /// Keep its message.
     pub(crate) fn keep(&self, received: Received<Id>) {
         let _ = self.received.set(received);

@@ -2,7 +2,7 @@
 //!
 //! One task per subscription, the same for every broker: it takes deliveries from the
 //! broker's consumer, runs the handler and its layers, and carries the core's settlement
-//! decisions ([`ruststream::machine`]) to the broker's ports. It decides nothing: what to take,
+//! decisions ([`ruststream::broker::machine`]) to the broker's ports. It decides nothing: what to take,
 //! what runs, what an outcome becomes, when to acknowledge, copy, commit or abort are the
 //! machine's. A broker crate implements the ports ([`port`]) and starts a [`Driver`] per
 //! subscription; `docs/broker-authors.md` in the repository walks through it.

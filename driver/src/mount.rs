@@ -58,11 +58,7 @@ impl<S: Send + Sync + 'static> Mount<S> {
     ///
     /// If no launcher was added for `C`: `include` adds one for every consumer type the crate
     /// builds, so this is a bug in this crate, not in the app.
-    pub fn launch<C: ConsumerPort>(
-        &self,
-        consumer: C,
-        config: DriverConfig<S>,
-    ) -> DriverHandle {
+    pub fn launch<C: ConsumerPort>(&self, consumer: C, config: DriverConfig<S>) -> DriverHandle {
         let launcher = self
             .launchers
             .iter()

@@ -17,10 +17,11 @@ use futures::channel::oneshot;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use ruststream::batch::BatchPolicy;
+use ruststream::broker::machine::{Event, MachineConfig, SubscriptionMachine};
+use ruststream::broker::{Answered, Outbox};
 use ruststream::handler::BoxFuture;
-use ruststream::machine::{Event, MachineConfig, SubscriptionMachine};
 use ruststream::middleware::Stack;
-use ruststream::publish::{Answered, Outbox, Publish};
+use ruststream::publish::Publish;
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::transaction::TransactionPolicy;
 use ruststream::{Handler, Instant, SubscriptionRules};
@@ -262,7 +263,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                             let runtime = &self.runtime;
                             let invoke = self.machine.receive(received, || runtime.now());
                             if let Some(invoke) = invoke {
-                                self.start(invoke, &mut running, &mut batches, Self::one, Self::batch);
+                                self.start(
+                                    invoke,
+                                    &mut running,
+                                    &mut batches,
+                                    Self::one,
+                                    Self::batch,
+                                );
                             }
                             let now = self.now_read();
                             self.carry(&mut running, &mut batches, now, Self::one, Self::batch);
@@ -291,7 +298,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 Turn::Timer | Turn::Idle => flush_now = true,
             }
         }
-        self.shutdown(running, batches, Self::one, Self::batch).await;
+        self.shutdown(running, batches, Self::one, Self::batch)
+            .await;
     }
 
     /// The time to take commands at between flushes: the latest read, or now.
@@ -352,7 +360,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         one: impl Fn(&mut Self, Invoke<C::Id>) -> F + Copy,
         batch: impl Fn(&mut Self, Invoke<C::Id>) -> B + Copy,
     ) where
-        F: Future<Output = ruststream::machine::Finished<C::Id, KeptRef<C::Id>>>,
+        F: Future<Output = ruststream::broker::machine::Finished<C::Id, KeptRef<C::Id>>>,
         B: Future<Output = BatchEnd<C::Id>>,
     {
         let now = self.runtime.now();
@@ -425,13 +433,15 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         self.timer = None;
         self.consumer.close().await;
     }
-
 }
 
 /// The next batch that ended, if one did. Not inlined: the driver's loop, where the handler
 /// of one message runs, stays as small as without batch handlers.
 #[inline(never)]
-fn poll_batches<B: Future>(batches: &mut Slots<B>, cx: &mut Context<'_>) -> Poll<Option<B::Output>> {
+fn poll_batches<B: Future>(
+    batches: &mut Slots<B>,
+    cx: &mut Context<'_>,
+) -> Poll<Option<B::Output>> {
     batches.poll_next(cx)
 }
 

@@ -8,10 +8,11 @@
 //! use ruststream_pulsar::prelude::*;
 //! ```
 //!
-//! Where an outcome becomes a consumer call: `src/driver/run.rs`, which feeds each handler's
-//! outcome to the core's subscription machine (`ruststream::machine::SubscriptionMachine`) and
-//! makes the calls it yields on the consumer.
-//! `docs/architecture.md` walks the layers.
+//! This crate holds Pulsar's ports (pulsar-rs's and the in-process Pulsar's consumers,
+//! publishers and transactions), its configuration and its registration checks. What an
+//! outcome becomes is decided by the core's subscription machine
+//! (`ruststream::broker::machine::SubscriptionMachine`), and carried to the consumer by the
+//! broker-neutral driver (`ruststream_driver`). `docs/architecture.md` walks the layers.
 //!
 //! Features: `tokio` (default) runs pulsar-rs's tokio transport; `async-std` runs its async-std
 //! transport (async-io sockets, which work under smol as well), and `smol` is an alias of
@@ -29,27 +30,27 @@ compile_error!(
 mod broker;
 mod chunked;
 mod credentials;
-mod driver;
 mod inprocess;
 pub mod layers;
 mod message_id;
-pub mod metric;
 pub mod prelude;
 mod registration;
 mod remote;
 pub mod replay;
 mod replay_loop;
-mod report;
+mod republish;
 mod schema;
 mod subscription;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod topic;
-mod trace_context;
-mod transaction;
 mod translate;
 mod transport;
 mod url;
+
+/// The names of the metrics the drivers and the built-in `Metrics` layer record (the
+/// driver's, the same for every broker).
+pub use ruststream_driver::metric;
 
 pub use broker::{
     PulsarBroker, PulsarOverrides, DEFAULT_CONNECT_TIMEOUT, DEFAULT_SHUTDOWN_GRACE,
@@ -67,6 +68,3 @@ pub use subscription::{
 };
 pub(crate) use translate::sub_type;
 pub use url::BadUrl;
-
-/// pulsar-rs, re-exported so that a service uses the exact version this crate was built with.
-pub use pulsar;

@@ -184,7 +184,7 @@ impl PulsarSubscription {
     /// `retry_after` or `backoff`, or left to the ack timeout, the later messages of K that
     /// this consumer receives are held, and handed over only once it came back and settled;
     /// other keys flow. If it does not come back within
-    /// `ruststream::machine::RETRY_RETURN_GRACE` of when it was due (the broker gave its key
+    /// `ruststream::broker::machine::RETRY_RETURN_GRACE` of when it was due (the broker gave its key
     /// to another consumer, or this one reconnected), the held ones go on without it. A
     /// `retry_later` copy is a new message: it does not keep the key.
     pub fn ordered_retries(mut self) -> Self {

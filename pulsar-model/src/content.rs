@@ -16,6 +16,18 @@ pub struct Content {
     unreadable: Option<String>,
 }
 
+/// A stored message's body and properties, shared with each delivery of it: the in-process
+/// Pulsar hands a delivery over without copying either.
+impl ruststream::broker::SharedMessage for Content {
+    fn payload(&self) -> &[u8] {
+        Content::payload(self)
+    }
+
+    fn properties(&self) -> &[(String, String)] {
+        Content::properties(self).as_slice()
+    }
+}
+
 impl Content {
     /// The content of a message with this body and these properties.
     pub fn new(payload: Vec<u8>, properties: Properties) -> Self {

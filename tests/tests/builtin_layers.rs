@@ -81,7 +81,7 @@ async fn the_metrics_layer_is_replaced_and_the_tracing_one_dropped() {
         .install()
         .expect("the only recorder of this binary");
     let captured = CapturedLog::default();
-    captured.install("ruststream_pulsar=debug");
+    captured.install("ruststream_driver=debug,ruststream_pulsar=debug");
 
     // The built-ins as they come: the deliveries counted, each call in its span, logged.
     two_deliveries(|broker| broker).await;

@@ -557,7 +557,7 @@ fn main() -> std::process::ExitCode {
     LOG.set(Arc::new(Mutex::new(Vec::new()))).expect("once");
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(
-            "info,ruststream_pulsar=debug,pulsar=debug",
+            "info,ruststream_driver=debug,ruststream_pulsar=debug,pulsar=debug",
         ))
         .with_writer(|| Capture)
         .with_ansi(false)

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::*;
-use crate::machine::{Call, Settler};
+use crate::broker::machine::{Call, Settler};
 use crate::{HandlerOutcome, Instant, SubscriptionType};
 
 const SUB: &str = "refunds";

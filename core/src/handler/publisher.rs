@@ -4,8 +4,9 @@ use alloc::sync::Arc;
 
 use super::Incoming;
 use super::{Extract, Rejection};
+use crate::broker::{HandlerPort, Tracker};
 use crate::message::{IntoMessage, Message, MessageId};
-use crate::publish::{HandlerPort, Publish, PublishError, Publishing, Receipt, Tracker};
+use crate::publish::{Publish, PublishError, Publishing, Receipt};
 
 /// A handler parameter that publishes through the broker the handler runs on.
 ///

@@ -15,7 +15,8 @@ use alloc::vec::Vec;
 
 use spin::Mutex;
 
-use super::{Outbox, PublishError, Tell, Token};
+use super::outbox::{Outbox, Token};
+use super::{PublishError, Tell};
 use crate::MessageId;
 
 /// The publishes of one batch handler's call, and the messages that wait for them (made by
@@ -92,7 +93,8 @@ impl Tell for BatchTally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::publish::{Confirm, Origin};
+    use crate::broker::Origin;
+    use crate::publish::Confirm;
     use alloc::vec;
 
     fn answers(outbox: &Outbox) -> Vec<(Token, Origin, bool)> {

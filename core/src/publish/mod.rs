@@ -9,13 +9,13 @@
 //! | who | told through | for |
 //! |---|---|---|
 //! | a caller that needs the message id | [`Reply`] | `publish(..).await` |
-//! | the delivery whose handler published it | [`Outbox`], counted by a [`Tracker`] | acknowledging the delivery only once its publishes are confirmed |
-//! | the messages of a batch handler's call | the call's tally, then the [`Outbox`] | acknowledging each only once all the call's publishes are confirmed |
+//! | the delivery whose handler published it | the driver's [`Outbox`](crate::broker::Outbox), counted by a [`Tracker`](crate::broker::Tracker) | acknowledging the delivery only once its publishes are confirmed |
+//! | the messages of a batch handler's call | the call's tally, then the outbox | acknowledging each only once all the call's publishes are confirmed |
 //! | a file or a tool publishing many messages | [`Pipeline`] | the first failure, and the end |
 
 mod batch_tally;
 mod error;
-mod outbox;
+pub(crate) mod outbox;
 mod pipeline;
 mod port;
 mod publishing;
@@ -24,7 +24,6 @@ mod reply;
 
 pub use crate::batching::Batching;
 pub use error::PublishError;
-pub use outbox::{Answered, HandlerPort, Origin, Outbox, Token, Tracker};
 pub use pipeline::Pipeline;
 pub use port::Publish;
 pub use publishing::Publishing;

@@ -9,7 +9,7 @@
 //!
 //! Both traits take boxed futures so that they stay object-safe (`Arc<dyn Runtime>`). A driver
 //! asks for one sleep at a time (until its subscription machine's next deadline,
-//! [`SubscriptionMachine::poll_timeout`](crate::machine::SubscriptionMachine::poll_timeout)), not one
+//! [`SubscriptionMachine::poll_timeout`](crate::broker::machine::SubscriptionMachine::poll_timeout)), not one
 //! per waiting message, and moves it with [`Timer::reset`] when that deadline changes: one
 //! allocation per subscription while anything waits, none per delivery.
 

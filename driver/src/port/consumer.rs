@@ -4,8 +4,8 @@ use std::future::Future;
 use std::task::{Context, Poll};
 
 use ruststream::app::BoxError;
+use ruststream::broker::machine::{BatchSlot, EntryPosition};
 use ruststream::handler::BoxFuture;
-use ruststream::machine::{BatchSlot, EntryPosition};
 use ruststream::MessageId;
 
 use super::{CommitError, Received, Transaction};
@@ -84,7 +84,11 @@ pub trait ConsumerPort: Send + 'static {
         acks: Vec<(Self::Id, Option<BatchSlot>)>,
     ) -> BoxFuture<'static, Result<(), CommitError>> {
         let _ = (txn, acks);
-        Box::pin(async { Err(CommitError::failed("this transport has no transactions".into())) })
+        Box::pin(async {
+            Err(CommitError::failed(
+                "this transport has no transactions".into(),
+            ))
+        })
     }
 
     /// The delivery `id` left the driver's hands: it no longer counts as in flight. Called

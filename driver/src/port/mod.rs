@@ -8,6 +8,6 @@ mod republish;
 mod transaction;
 
 pub use consumer::ConsumerPort;
-pub use received::{Payload, Properties, Received, SharedMessage, Unusual};
+pub use received::{Payload, Properties, Received, Unusual};
 pub use republish::{Copied, Republisher};
 pub use transaction::{CommitError, Transaction, TransactionHandle, TransactionPort};

@@ -4,17 +4,9 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ruststream::broker::machine::{BatchSlot, Envelope};
+use ruststream::broker::SharedMessage;
 use ruststream::handler::Incoming;
-use ruststream::machine::{BatchSlot, Envelope};
-
-/// A message's body and properties that the transport keeps and shares with each delivery of
-/// it (an in-process broker's stored message): handing a delivery over copies neither.
-pub trait SharedMessage: std::fmt::Debug + Send + Sync {
-    /// The body.
-    fn payload(&self) -> &[u8];
-    /// The properties.
-    fn properties(&self) -> &[(String, String)];
-}
 
 /// A delivery's payload as the transport holds it: moved from the client's buffer, or shared
 /// with an in-process broker's stored message. Either way no copy is made to hand it over.

@@ -22,7 +22,7 @@ pub trait Republisher: Send + Sync + 'static {
 }
 
 /// What a copy is made from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Copied<'a> {
     /// The body.
     pub payload: &'a [u8],

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::app::BoxError;
+use ruststream::broker::machine::CommitFailure;
 use ruststream::handler::BoxFuture;
-use ruststream::machine::CommitFailure;
 use ruststream::publish::Publish;
 
 /// Where a broker opens transactions (Pulsar: its transaction coordinator).

@@ -26,7 +26,10 @@ fn the_embedded_run_handles_each_sample_refund_as_the_guide_says() {
         .arg(format!("refunds={samples}"))
         .arg("--publish-source")
         // Each delivery's outcome is logged at DEBUG by the driver.
-        .env("RUST_LOG", "info,ruststream_pulsar=debug")
+        .env(
+            "RUST_LOG",
+            "info,ruststream_driver=debug,ruststream_pulsar=debug",
+        )
         .output()
         .expect("the example runs");
     let log = String::from_utf8_lossy(&output.stderr);

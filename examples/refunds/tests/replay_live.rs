@@ -11,9 +11,9 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use ruststream_pulsar::pulsar::consumer::{ConsumerOptions, InitialPosition};
-use ruststream_pulsar::pulsar::producer::ProducerOptions;
-use ruststream_pulsar::pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
+use pulsar::consumer::{ConsumerOptions, InitialPosition};
+use pulsar::producer::ProducerOptions;
+use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use ruststream_pulsar::replay::{
     DEAD_LETTER_REASON, DEFAULT_REPLAY_SUBSCRIPTION, ORIGIN_MESSAGE_ID, REAL_TOPIC, REDRIVEN_FROM,
 };

@@ -15,11 +15,11 @@ use ruststream::Handler;
 pub use overrides::PulsarOverrides;
 pub(crate) use replay::replay;
 
-use crate::driver::Mount;
 use crate::registration::{Mounted, Registration};
 use crate::remote::Connection;
 use crate::subscription::PulsarDescriptor;
 use crate::HashingScheme;
+use ruststream_driver::Mount;
 
 /// The Pulsar broker of an app, with the handlers mounted on it.
 ///

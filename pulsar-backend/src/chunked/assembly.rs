@@ -8,7 +8,9 @@ use std::time::Duration;
 use ruststream::Instant;
 
 use super::ChunkedId;
-use crate::driver::{Compressed, Payload, Received};
+use ruststream_driver::port::{Payload, Received};
+
+use super::{Chunks, Compressed};
 
 /// The chunked messages a consumer is joining, oldest first.
 pub(super) struct Assembly<Id> {
@@ -230,7 +232,7 @@ fn decompress(compressed: Compressed, joined: Vec<u8>) -> Result<Vec<u8>, (Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::{Properties, Unusual};
+    use ruststream_driver::port::Properties;
     use ruststream_pulsar_model::Chunk;
 
     /// Every chunk id a joined message's id stands for, in order.
@@ -248,10 +250,11 @@ mod tests {
             topic: "persistent://public/default/refunds".into(),
             key: Some("card-1".into()),
             redelivery_count: Some(id),
+            republished: 0,
             batch: None,
             publish_time: None,
             event_time: None,
-            unusual: Unusual::of(
+            unusual: super::super::unusual(
                 Some(Chunk {
                     uuid: uuid.into(),
                     chunk_id: index,
@@ -270,7 +273,7 @@ mod tests {
     fn compressed_chunk(id: u32, index: u32, of: u32, bytes: &[u8], whole: usize) -> Received<u32> {
         let mut stored = chunk(id, "z", index, of, "");
         stored.payload = Payload::Owned(bytes.to_vec());
-        stored.unusual.as_mut().expect("a chunk").compressed = Some(Compressed {
+        stored.set_compressed(Compressed {
             codec: pulsar::message::proto::CompressionType::Snappy as i32,
             uncompressed_size: u32::try_from(whole).ok(),
         });
@@ -294,7 +297,8 @@ mod tests {
             .expect("complete");
         assert_eq!(&*whole.payload, text.as_bytes());
         assert_eq!(whole.unreadable(), None);
-        assert_eq!(whole.unusual.and_then(|u| u.compressed), None);
+        let mut whole = whole;
+        assert_eq!(whole.take_compressed(), None);
     }
 
     #[cfg(feature = "compression")]

@@ -2,7 +2,7 @@
 //!
 //! A producer with chunking enabled splits a message larger than the broker's
 //! `maxMessageSize` into chunks, each stored and dispatched as a message of its own. Every
-//! transport's consumer is wrapped in [`Chunked`], a [`ConsumerPort`](crate::driver::ConsumerPort)
+//! transport's consumer is wrapped in [`Chunked`], a [`ConsumerPort`](ruststream_driver::port::ConsumerPort)
 //! of whole messages: it keeps the chunks of each message until the last arrives
 //! ([`assembly`]), then hands the driver one delivery with the whole payload, whose id
 //! ([`ChunkedId`]) stands for all its chunks: acknowledging, redelivering, releasing it does
@@ -22,10 +22,12 @@
 //! producer's resend), not when it is the same message redelivered.
 
 mod assembly;
+mod extension;
 mod id;
 mod port;
 mod split;
 
+pub(crate) use extension::{unusual, Chunks, Compressed};
 pub(crate) use id::ChunkedId;
 pub(crate) use port::Chunked;
 pub(crate) use split::{chunk_payload_size, needs_chunks, next_uuid};

@@ -4,11 +4,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use ruststream::app::BoxError;
+use ruststream::broker::machine::{BatchSlot, EntryPosition};
+use ruststream::handler::BoxFuture;
 use ruststream::runtime::Runtime;
+use ruststream_driver::port::{CommitError, ConsumerPort, Received, Transaction};
 
 use super::assembly::Assembly;
-use super::{ChunkedId, INCOMPLETE_CHUNKED_MESSAGE_EXPIRY, MAX_PENDING_CHUNKED_MESSAGES};
-use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Received};
+use super::{ChunkedId, Chunks, INCOMPLETE_CHUNKED_MESSAGE_EXPIRY, MAX_PENDING_CHUNKED_MESSAGES};
 
 /// `P` with its chunked messages joined: a message that was not chunked passes as it is, the
 /// chunks of one that was are kept until the last arrives and then handed over as one
@@ -23,12 +25,16 @@ pub(crate) struct Chunked<P: ConsumerPort> {
     runtime: Arc<dyn Runtime>,
     /// Reused for the flattened ids of each settlement call.
     scratch: Vec<P::Id>,
+    /// Whether the subscription reads a retry topic: each delivery then says how many times
+    /// it went through it (`RECONSUMETIMES`).
+    retry_topic: bool,
 }
 
 impl<P: ConsumerPort> Chunked<P> {
     /// `inner` joined with the bounds of [`MAX_PENDING_CHUNKED_MESSAGES`] and
-    /// [`INCOMPLETE_CHUNKED_MESSAGE_EXPIRY`], on `runtime`'s clock.
-    pub(crate) fn new(inner: P, runtime: Arc<dyn Runtime>) -> Self {
+    /// [`INCOMPLETE_CHUNKED_MESSAGE_EXPIRY`], on `runtime`'s clock; for a subscription that
+    /// reads a retry topic where `retry_topic`.
+    pub(crate) fn new(inner: P, runtime: Arc<dyn Runtime>, retry_topic: bool) -> Self {
         Chunked {
             inner,
             assembly: Assembly::new(
@@ -37,7 +43,17 @@ impl<P: ConsumerPort> Chunked<P> {
             ),
             runtime,
             scratch: Vec::new(),
+            retry_topic,
         }
+    }
+
+    /// `received` as the driver takes it: with how many times it went through the retry topic.
+    #[inline(always)]
+    fn counted(&self, mut received: Received<ChunkedId<P::Id>>) -> Received<ChunkedId<P::Id>> {
+        if self.retry_topic {
+            received.republished = crate::republish::republished(&received.properties);
+        }
+        received
     }
 
     /// The chunk ids `ids` stand for, after the dropped chunks due for acknowledgement if
@@ -98,7 +114,7 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
             if received.chunk().is_none_or(|c| c.num_chunks <= 1) {
                 let mut received = received.with_id(ChunkedId::single);
                 received.take_chunk();
-                return Poll::Ready(Some(received));
+                return Poll::Ready(Some(self.counted(received)));
             }
             let id = received.id.clone();
             let now = self.runtime.now();
@@ -108,7 +124,7 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
                     for chunk in whole.id.earlier.iter().flat_map(|earlier| earlier.iter()) {
                         self.inner.acquire(chunk);
                     }
-                    return Poll::Ready(Some(whole));
+                    return Poll::Ready(Some(self.counted(whole)));
                 }
                 None => self.inner.release(&id),
             }
@@ -148,9 +164,9 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
 
     fn commit(
         &mut self,
-        txn: &crate::transaction::Transaction,
+        txn: &Transaction,
         acks: Vec<(Self::Id, Option<BatchSlot>)>,
-    ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
+    ) -> BoxFuture<'static, Result<(), CommitError>> {
         // A chunked message is acknowledged chunk by chunk, all in the transaction (a chunk
         // is never batched: only a message that is not one has a slot).
         let all = (acks.iter())

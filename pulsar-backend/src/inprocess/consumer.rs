@@ -6,15 +6,16 @@ use std::task::{Context, Poll};
 use ruststream::app::BoxError;
 use ruststream::runtime::{Runtime, Sleep};
 use ruststream::Instant;
-use ruststream_pulsar_model::{
-    Cluster, ConsumerId, Content, MessageId, ModelError, TopicsConsumer,
+use ruststream_pulsar_model::{Cluster, ConsumerId, MessageId, ModelError, TopicsConsumer};
+
+use ruststream::broker::machine::{BatchSlot, EntryPosition};
+use ruststream::handler::BoxFuture;
+use ruststream_driver::port::{
+    CommitError, ConsumerPort, Payload, Properties, Received, Transaction,
 };
 
 use super::transactions::InProcessTransaction;
 use super::{InProcessPulsar, Inner};
-use crate::driver::{
-    BatchSlot, ConsumerPort, EntryPosition, Payload, Properties, Received, SharedMessage, Unusual,
-};
 
 /// One subscription's consumer on the in-process Pulsar: one model consumer per topic it
 /// reads (a partitioned topic's partitions, several topics, a pattern's matches), as pulsar-rs
@@ -206,7 +207,7 @@ impl ConsumerPort for InProcessConsumer {
                 Poll::Ready(Some(Received {
                     // Before `content` moves below. The model stores payloads as they are:
                     // nothing is compressed.
-                    unusual: Unusual::of(
+                    unusual: crate::chunked::unusual(
                         d.content.chunk().cloned(),
                         d.content.unreadable_reason().map(str::to_owned),
                         None,
@@ -217,6 +218,7 @@ impl ConsumerPort for InProcessConsumer {
                     topic: d.topic.shared(),
                     key: d.key,
                     redelivery_count: Some(d.redelivery_count),
+                    republished: 0,
                     batch: batch_slot(&d.message_id, d.batch_size),
                     publish_time: Some(d.publish_time.elapsed_since_origin()),
                     event_time: d.event_time,
@@ -252,9 +254,9 @@ impl ConsumerPort for InProcessConsumer {
 
     fn commit(
         &mut self,
-        txn: &crate::transaction::Transaction,
+        txn: &Transaction,
         acks: Vec<(MessageId, Option<BatchSlot>)>,
-    ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
+    ) -> BoxFuture<'static, Result<(), CommitError>> {
         // The model acknowledges a message of a batched entry at its index by its id; an
         // acknowledgement without a slot is of the whole entry (the machine commits an entry
         // whole when the transaction acknowledges all of it).
@@ -264,25 +266,27 @@ impl ConsumerPort for InProcessConsumer {
                 None => id.entry(),
             })
             .collect();
-        let committed = InProcessTransaction::of(txn).and_then(|txn| {
-            if let Some(error) = txn.failed() {
-                let _ = txn.abort_now();
-                return Err(crate::transaction::failed_send(&error));
-            }
-            let acked = self.settle(&ids, |cluster, consumer, id, now| {
-                cluster.ack_in(txn.txn, consumer, id, now)
-            });
-            if let Err(error) = acked {
-                // As the Java client does: an acknowledgement refused aborts the transaction.
-                let _ = txn.abort_now();
-                return Err(error);
-            }
-            let mut inner = self.pulsar.lock();
-            let now = self.runtime.now();
-            let committed = inner.cluster.commit(txn.txn, now);
-            inner.notify();
-            committed.map_err(Into::into)
-        });
+        let committed = match InProcessTransaction::of(txn) {
+            Err(error) => Err(CommitError::failed(error)),
+            Ok(txn) => match txn.failed() {
+                Some(error) => Err(CommitError::not_sent(&error)),
+                None => {
+                    let acked = self.settle(&ids, |cluster, consumer, id, now| {
+                        cluster.ack_in(txn.txn, consumer, id, now)
+                    });
+                    match acked {
+                        Err(error) => Err(CommitError::ack_refused(error)),
+                        Ok(()) => {
+                            let mut inner = self.pulsar.lock();
+                            let now = self.runtime.now();
+                            let committed = inner.cluster.commit(txn.txn, now);
+                            inner.notify();
+                            committed.map_err(|error| CommitError::failed(error.into()))
+                        }
+                    }
+                }
+            },
+        };
         Box::pin(std::future::ready(committed))
     }
 
@@ -365,14 +369,4 @@ fn batch_slot(id: &MessageId, batch_size: Option<u32>) -> Option<BatchSlot> {
         index: u32::try_from(id.batch_index?).ok()?,
         size: std::num::NonZeroU32::new(batch_size?)?,
     })
-}
-
-impl SharedMessage for Content {
-    fn payload(&self) -> &[u8] {
-        Content::payload(self)
-    }
-
-    fn properties(&self) -> &[(String, String)] {
-        self.properties().as_slice()
-    }
 }

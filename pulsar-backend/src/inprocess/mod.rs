@@ -29,8 +29,8 @@ pub(crate) use consumer::InProcessConsumer;
 pub(crate) use replay::replay;
 pub(crate) use transport::InProcessTransport;
 
-use crate::driver::Mount;
 use crate::registration::CheckedSubscription;
+use ruststream_driver::Mount;
 
 /// Make `handler` runnable on the in-process Pulsar's consumers.
 pub(crate) fn add_driver<S: Send + Sync + 'static, H: ruststream::Handler<S>>(

@@ -14,14 +14,14 @@ use ruststream_pulsar_model::TxnId;
 
 use super::transport::InProcessPublisher;
 use super::InProcessPulsar;
-use crate::transaction::{Transaction, TransactionHandle, Transactions};
+use ruststream_driver::port::{Transaction, TransactionHandle, TransactionPort};
 
 /// Where a broker on the in-process Pulsar opens its transactions.
 pub(super) struct InProcessTransactions {
     pub(super) publisher: Arc<InProcessPublisher>,
 }
 
-impl Transactions for InProcessTransactions {
+impl TransactionPort for InProcessTransactions {
     fn begin(&self, timeout: Duration) -> BoxFuture<'static, Result<Transaction, BoxError>> {
         let pulsar = self.publisher.pulsar.clone();
         let txn = {

@@ -109,7 +109,10 @@ impl Transport for InProcessTransport {
     ) -> Result<Chunked<InProcessConsumer>, StartError> {
         self.pulsar()
             .subscribe(subscription, self.runtime.clone())
-            .map(|consumer| Chunked::new(consumer, self.runtime.clone()))
+            .map(|consumer| {
+                let retry_topic = subscription.retry_topic.is_some();
+                Chunked::new(consumer, self.runtime.clone(), retry_topic)
+            })
             .map_err(|source| {
                 let reason = source.to_string();
                 match &subscription.schema {
@@ -139,7 +142,7 @@ impl Transport for InProcessTransport {
         self.publisher.clone()
     }
 
-    fn transactions(&self) -> Option<Arc<dyn crate::transaction::Transactions>> {
+    fn transactions(&self) -> Option<Arc<dyn ruststream_driver::port::TransactionPort>> {
         Some(Arc::new(super::transactions::InProcessTransactions {
             publisher: self.publisher.clone(),
         }))

@@ -8,8 +8,8 @@ use ruststream::completion::SubscriptionRules;
 use ruststream::SubscriptionType;
 use ruststream_pulsar_model::{InitialPosition, TopicName, TopicSelection};
 
-use crate::driver::Mount;
 use crate::url::BrokerUrl;
+use ruststream_driver::Mount;
 
 /// One subscription that passed every check, with its names resolved.
 pub(crate) struct CheckedSubscription<S> {

@@ -3,8 +3,8 @@
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use crate::driver::Mount;
 use crate::subscription::PulsarSubscription;
+use ruststream_driver::Mount;
 
 /// A handler mounted on the broker, as declared.
 pub(crate) struct Registration<S> {

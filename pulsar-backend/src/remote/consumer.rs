@@ -7,9 +7,14 @@ use futures::{FutureExt, StreamExt};
 use pulsar::message::proto::MessageIdData;
 use pulsar::{Consumer, Executor};
 use ruststream::app::BoxError;
+use ruststream::broker::machine::{BatchSlot, EntryPosition};
+use ruststream::handler::BoxFuture;
+use ruststream_driver::port::{
+    CommitError, ConsumerPort, Payload, Properties, Received, Transaction,
+};
 
 use super::in_flight::InFlight;
-use crate::driver::{BatchSlot, ConsumerPort, EntryPosition, Received};
+use crate::chunked::Compressed;
 
 /// The id a settlement call needs: pulsar-rs's `ack_with_id(topic, id)` takes both.
 #[derive(Clone, Debug)]
@@ -106,11 +111,9 @@ fn entry_of(id: &MessageIdData) -> EntryPosition {
 }
 
 /// How a message is compressed, if it is (Pulsar's `CompressionType` `NONE` is 0).
-fn compressed_of(
-    metadata: &pulsar::message::proto::MessageMetadata,
-) -> Option<crate::driver::Compressed> {
+fn compressed_of(metadata: &pulsar::message::proto::MessageMetadata) -> Option<Compressed> {
     let codec = metadata.compression.filter(|codec| *codec != 0)?;
-    Some(crate::driver::Compressed {
+    Some(Compressed {
         codec,
         uncompressed_size: metadata.uncompressed_size,
     })
@@ -178,7 +181,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                     let chunk = chunk_of(message.metadata());
                     // The patched pulsar-rs hands a chunk over as stored (see patches/README.md).
                     let compressed = chunk.as_ref().and(compressed_of(message.metadata()));
-                    let properties = crate::driver::Properties::Owned(
+                    let properties = Properties::Owned(
                         message
                             .metadata()
                             .properties
@@ -192,21 +195,18 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                             id,
                         },
                         topic,
-                        payload: crate::driver::Payload::Owned(message.payload.data),
+                        payload: Payload::Owned(message.payload.data),
                         properties,
                         key,
                         // Exposed by the patched pulsar-rs (see patches/README.md).
                         redelivery_count: Some(message.redelivery_count),
+                        republished: 0,
                         batch,
                         publish_time,
                         event_time,
                         // The decode failure is set by the patched pulsar-rs (see
                         // patches/README.md).
-                        unusual: crate::driver::Unusual::of(
-                            chunk,
-                            message.decode_failure,
-                            compressed,
-                        ),
+                        unusual: crate::chunked::unusual(chunk, message.decode_failure, compressed),
                     }));
                 }
                 Poll::Ready(Some(Err(error))) => {
@@ -258,9 +258,9 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
 
     fn commit(
         &mut self,
-        txn: &crate::transaction::Transaction,
+        txn: &Transaction,
         acks: Vec<(RemoteId, Option<BatchSlot>)>,
-    ) -> ruststream::handler::BoxFuture<'static, Result<(), BoxError>> {
+    ) -> BoxFuture<'static, Result<(), CommitError>> {
         let Some(remote) =
             (txn.handle.as_any()).downcast_ref::<super::transactions::RemoteTransaction<Exe>>()
         else {
@@ -268,7 +268,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                 "transaction {} was not opened on this broker's connection",
                 txn.handle.id()
             );
-            return Box::pin(std::future::ready(Err(error.into())));
+            return Box::pin(std::future::ready(Err(CommitError::failed(error.into()))));
         };
         let (txn, sends) = (remote.txn.clone(), remote.sends.clone());
         // A message of a batched entry is acknowledged at its index alone, so that its
@@ -288,7 +288,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
         Box::pin(async move {
             // What the transaction's entries still hold goes out while the acknowledgements do
             // (each registers its partition or subscription first, a round trip): the commit
-            // waits for both. A refused acknowledgement makes the commit abort; its own error
+            // waits for both. A refused acknowledgement makes the commit fail; its own error
             // says why.
             let acked = async {
                 let mut refused = None;
@@ -301,16 +301,18 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
             };
             let (flushed, refused) = futures::join!(sends.flush(), acked);
             if let Err(error) = flushed {
-                let _ = txn.abort().await;
-                return Err(crate::transaction::failed_send(&error));
+                // Nothing is committed: the machine aborts it.
+                return Err(CommitError::not_sent(&error));
             }
             txn.commit().await.map_err(|error| match refused {
-                Some(ack) => format!(
-                    "an acknowledgement in the transaction was refused ({ack}), so the commit \
-                     failed: {error}"
-                )
-                .into(),
-                None => error.into(),
+                Some(ack) => CommitError::failed(
+                    format!(
+                        "an acknowledgement in the transaction was refused ({ack}), so the \
+                         commit failed: {error}"
+                    )
+                    .into(),
+                ),
+                None => CommitError::failed(error.into()),
             })
         })
     }

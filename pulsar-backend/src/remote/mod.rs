@@ -34,9 +34,9 @@ use publish::Publisher;
 pub(crate) use publish::{MAX_PENDING_BYTES, MAX_PENDING_MESSAGES};
 pub(crate) use replay::replay;
 
-use crate::driver::Mount;
 use crate::registration::{Checked, CheckedSubscription};
 use crate::transport::{start_on, LaunchSettings, Transport};
+use ruststream_driver::Mount;
 
 /// Make `handler` runnable on pulsar-rs's consumers, for every executor this build connects
 /// with.
@@ -358,10 +358,11 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
                 self.settings.batch_index_acks,
             ),
             self.runtime.clone(),
+            planned.retry_topic.is_some(),
         ))
     }
 
-    fn transactions(&self) -> Option<Arc<dyn crate::transaction::Transactions>> {
+    fn transactions(&self) -> Option<Arc<dyn ruststream_driver::port::TransactionPort>> {
         Some(Arc::new(transactions::RemoteTransactions {
             pulsar: self.pulsar.clone(),
             publisher: self.publisher.clone(),

@@ -10,7 +10,7 @@ use ruststream::app::BoxError;
 use ruststream::handler::BoxFuture;
 
 use super::publish::{InTransaction, Publisher};
-use crate::transaction::{Transaction, TransactionHandle, Transactions};
+use ruststream_driver::port::{Transaction, TransactionHandle, TransactionPort};
 
 /// Where a broker connected to a Pulsar server opens its transactions.
 pub(super) struct RemoteTransactions<Exe: Executor> {
@@ -18,7 +18,7 @@ pub(super) struct RemoteTransactions<Exe: Executor> {
     pub(super) publisher: Arc<Publisher<Exe>>,
 }
 
-impl<Exe: Executor> Transactions for RemoteTransactions<Exe> {
+impl<Exe: Executor> TransactionPort for RemoteTransactions<Exe> {
     fn begin(&self, timeout: Duration) -> BoxFuture<'static, Result<Transaction, BoxError>> {
         let (pulsar, publisher) = (self.pulsar.clone(), self.publisher.clone());
         Box::pin(async move {

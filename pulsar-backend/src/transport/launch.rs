@@ -7,10 +7,13 @@ use ruststream::middleware::{LayeredPort, Mounting, Stack};
 use ruststream::publish::Publish;
 use ruststream::runtime::Runtime;
 
+use ruststream::broker::machine::MachineConfig;
+use ruststream_driver::{DriverConfig, DriverHandle, Handled, Wrap};
+
 use super::compressing::Compressing;
 use super::{RunningPulsar, Transport};
-use crate::driver::{DeadLetter, DriverConfig, DriverHandle, Handled, RetryLetter};
 use crate::registration::{Checked, CheckedSubscription};
+use crate::republish::PulsarCopies;
 
 /// What every driver of a broker shares.
 pub(crate) struct LaunchSettings {
@@ -112,23 +115,17 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
         "subscribed"
     );
     let publisher = transport.publisher();
-    let dead_letter = subscription
-        .dead_letter
-        .as_ref()
-        .map(|(max_attempts, topic)| DeadLetter {
-            max_attempts: max_attempts.map(|n| n.get()),
-            topic: topic.as_str().into(),
-        });
-    let retry = subscription.retry_topic.as_ref().map(|topic| RetryLetter {
-        topic: topic.as_str().into(),
-    });
+    let copies = PulsarCopies {
+        dead_letter: (subscription.dead_letter.as_ref()).map(|(_, topic)| topic.as_str().into()),
+        retry: (subscription.retry_topic.as_ref()).map(|topic| topic.as_str().into()),
+    };
     let topics = subscription.topics.to_string();
     let mounting = Mounting::new(
         subscription.handler.name(),
         &subscription.subscription,
         &topics,
     )
-    .with_dead_letter(dead_letter.as_ref().map(|d| &*d.topic));
+    .with_dead_letter(copies.dead_letter.as_deref());
     let stack = settings
         .layers
         .around(&subscription.layers)
@@ -141,12 +138,27 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
     // as it is over the broker's.
     let compression = subscription.compression;
     let txn_stack = stack.clone();
-    let wrap = move |port: Arc<dyn Publish>| {
+    let wrap: Wrap = Arc::new(move |port: Arc<dyn Publish>| {
         let port = match compression {
             Some(codec) => Arc::new(Compressing::new(port, codec)) as Arc<dyn Publish>,
             None => port,
         };
         LayeredPort::wrap(&txn_stack, port)
+    });
+    let machine = MachineConfig {
+        key_ordered: subscription.key_ordered,
+        ordered_retries: subscription.ordered_retries,
+        max_attempts: (subscription.dead_letter.as_ref())
+            .and_then(|(max_attempts, _)| max_attempts.map(|n| n.get())),
+        dead_letter_topic: copies.dead_letter.is_some(),
+        retry_topic: copies.retry.is_some(),
+        batch: subscription.batch,
+        transactional: subscription.transaction,
+        ..MachineConfig::new(subscription.concurrency)
+    };
+    let transactions = match subscription.transaction {
+        Some(_) => transport.transactions().map(|opener| (opener, wrap)),
+        None => None,
     };
     subscription.handler.launch(
         consumer,
@@ -154,26 +166,15 @@ fn launch<T: Transport, S: Send + Sync + 'static>(
             state: state.clone(),
             runtime: settings.runtime.clone(),
             rules: subscription.rules,
-            concurrency: subscription.concurrency,
+            machine,
             handled: handled.clone(),
             shutdown_grace: settings.shutdown_grace,
             publisher: Some(LayeredPort::wrap(&stack, handler_port)),
             stack,
             copies: publisher,
-            dead_letter,
-            retry,
+            republisher: Arc::new(copies),
             topic: topics.into(),
-            key_ordered: subscription.key_ordered,
-            ordered_retries: subscription.ordered_retries,
-            batch: subscription.batch,
-            transactions: subscription.transaction.and_then(|policy| {
-                let opener = transport.transactions()?;
-                Some(crate::transaction::TransactionSettings {
-                    opener,
-                    policy,
-                    wrap: Arc::new(wrap),
-                })
-            }),
+            transactions,
         },
     )
 }

@@ -9,8 +9,8 @@ use ruststream::message::{Message, MessageId};
 use ruststream::publish::Receipt;
 use ruststream::PublishError;
 
-use crate::driver::ConsumerPort;
 use crate::registration::CheckedSubscription;
+use ruststream_driver::port::ConsumerPort;
 
 /// Where a broker's consumers and producers live: a Pulsar server through pulsar-rs, or the
 /// in-process Pulsar.
@@ -49,7 +49,7 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Where transactional registrations open their transactions; `None` where the
     /// transport has none.
-    fn transactions(&self) -> Option<Arc<dyn crate::transaction::Transactions>> {
+    fn transactions(&self) -> Option<Arc<dyn ruststream_driver::port::TransactionPort>> {
         None
     }
 

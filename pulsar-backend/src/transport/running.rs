@@ -11,7 +11,7 @@ use ruststream::publish::Receipt;
 use ruststream::PublishError;
 
 use super::Transport;
-use crate::driver::{DriverHandle, Handled};
+use ruststream_driver::{DriverHandle, Handled};
 
 /// The drivers of a started broker and the transport they run on.
 pub(crate) struct RunningPulsar<T: Transport> {

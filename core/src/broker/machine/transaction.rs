@@ -44,8 +44,8 @@ use super::{
     Command, CommitFailure, Delivered, Envelope, Finished, Gathered, Invoke, Members, Plan,
     Republishing, SubscriptionMachine, Txn, TxnId,
 };
+use crate::broker::Token;
 use crate::completion::{Republish, Settlement};
-use crate::publish::Token;
 use crate::transaction::TransactionPolicy;
 use crate::Instant;
 

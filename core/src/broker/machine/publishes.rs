@@ -23,8 +23,8 @@ use foldhash::fast::FixedState;
 use hashbrown::HashMap;
 
 use super::Delivered;
+use crate::broker::{Origin, Token};
 use crate::completion::Republish;
-use crate::publish::{Origin, Token};
 
 /// A delivery held for its publishes' answers.
 #[derive(Debug)]

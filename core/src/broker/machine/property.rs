@@ -21,8 +21,9 @@ use proptest::prelude::*;
 
 use super::tests::{entry_of, slot, Handle, Id, Kept, Machine, Msg};
 use super::*;
+use crate::broker::{Origin, Token};
 use crate::completion::Completion;
-use crate::publish::{Origin, PublishError, Token};
+use crate::publish::PublishError;
 use crate::transaction::TransactionPolicy;
 use crate::{HandlerOutcome, MessageId};
 

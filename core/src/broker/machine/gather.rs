@@ -105,7 +105,9 @@ impl<D> Gathering<D> {
     where
         D: super::Envelope<Id = Id>,
     {
-        self.queue.iter().any(|gathered| gathered.delivery.id() == id)
+        self.queue
+            .iter()
+            .any(|gathered| gathered.delivery.id() == id)
     }
 
     /// Whether a batch is due at `now`: one may run, and the queue is full, or its first

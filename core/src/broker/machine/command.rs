@@ -5,9 +5,10 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::{BatchSlot, Gathered};
+use crate::broker::Token;
 use crate::completion::{Completion, Republish, SettlementError};
 use crate::outcome::HandlerOutcome;
-use crate::publish::{PublishError, Token};
+use crate::publish::PublishError;
 use crate::MessageId;
 
 /// One thing for the driver to do, from [`SubscriptionMachine::poll`]
@@ -41,7 +42,7 @@ pub enum Command<Id, D, K, T> {
     /// Ask for the message again (Pulsar: `nack_with_id`). Groupable as acknowledgements are.
     Nack(Id),
     /// Publish the copy of a delivery to another topic; its answer comes back as
-    /// [`Event::Answered`](super::Event::Answered) with [`Origin::Republish`](crate::publish::Origin::Republish).
+    /// [`Event::Answered`](super::Event::Answered) with [`Origin::Republish`](crate::broker::Origin::Republish).
     Republish(Republishing<K, T>),
     /// How a delivery ended, once the machine knows (a copy answered, a backoff resolved, an
     /// outcome refused): for the layers' `completed` hooks and the lines about it.

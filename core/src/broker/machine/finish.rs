@@ -8,10 +8,11 @@ use super::{
     Command, Completed, Delivered, Envelope, Finished, Republishing, SubscriptionMachine, Txn,
     RETRY_RETURN_GRACE,
 };
+use crate::broker::{Origin, Token};
 use crate::completion::{
     Completion, Republish, Settlement, SettlementError, OUT_OF_ATTEMPTS, UNDECODABLE,
 };
-use crate::publish::{Origin, PublishError, Token};
+use crate::publish::PublishError;
 use crate::{HandlerOutcome, Instant, MessageId};
 
 impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {

@@ -19,44 +19,30 @@
 //!   `RECONSUMETIMES` added to the broker's redelivery count: one attempt count, which
 //!   `max_attempts` limits and the handler's `RedeliveryCount` shows.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::message::Message;
+use ruststream_driver::port::Copied;
 use ruststream_pulsar_model::{reconsume_times, DELAY_TIME, RECONSUMETIMES};
 
-use super::Received;
-
-/// A subscription's retry topic.
-#[derive(Clone)]
-pub(crate) struct RetryLetter {
-    /// Fully qualified.
-    pub(crate) topic: Arc<str>,
+/// The copy of `of` for the retry topic `topic`, to be delivered after `delay`, counting
+/// `count` deliveries before it (the machine's `Republish::RetryTopic`).
+pub(super) fn copy(topic: &str, of: Copied<'_>, delay: Duration, count: u32) -> Message {
+    let mut copy = Message::new(topic.to_owned(), of.payload.to_vec()).deliver_after(delay);
+    copy.properties = copy_properties(&of, delay, count);
+    copy.key = of.key.map(str::to_owned);
+    copy.event_time = of.event_time;
+    copy
 }
 
-impl RetryLetter {
-    /// The copy of `received` for the retry topic, to be delivered after `delay`, counting
-    /// `count` deliveries before it (the machine's `Republish::RetryTopic`).
-    pub(crate) fn copy<Id: std::fmt::Display>(
-        &self,
-        received: &Received<Id>,
-        delay: Duration,
-        count: u32,
-    ) -> Message {
-        let mut copy =
-            Message::new(self.topic.to_string(), received.payload.to_vec()).deliver_after(delay);
-        copy.properties = copy_properties(received, delay, count);
-        copy.key = received.key.clone();
-        copy.event_time = received.event_time;
-        copy
-    }
-}
-
-/// How many times `received` was republished to a retry topic before (its `RECONSUMETIMES`).
-pub(crate) fn republished<Id>(received: &Received<Id>) -> u32 {
+/// How many times a message with `properties` was republished to a retry topic before (its
+/// `RECONSUMETIMES`): what a consumer port tells the machine ([`Received::republished`]),
+/// where the registration has a retry topic.
+///
+/// [`Received::republished`]: ruststream_driver::port::Received::republished
+pub(crate) fn republished(properties: &[(String, String)]) -> u32 {
     reconsume_times(
-        received
-            .properties
+        properties
             .iter()
             .map(|(name, value)| (name.as_str(), value.as_str())),
     )
@@ -65,12 +51,8 @@ pub(crate) fn republished<Id>(received: &Received<Id>) -> u32 {
 /// The original properties with `REAL_TOPIC` and `ORIGIN_MESSAGE_ID` added unless present,
 /// and this copy's `RECONSUMETIMES` (`count`: the deliveries before it, the machine's one
 /// attempt count plus this one) and `DELAY_TIME` in place of earlier ones.
-fn copy_properties<Id: std::fmt::Display>(
-    received: &Received<Id>,
-    delay: Duration,
-    count: u32,
-) -> Vec<(String, String)> {
-    let mut properties = received.copy_properties(&[RECONSUMETIMES, DELAY_TIME]);
+fn copy_properties(of: &Copied<'_>, delay: Duration, count: u32) -> Vec<(String, String)> {
+    let mut properties = super::copy_properties(of, &[RECONSUMETIMES, DELAY_TIME]);
     properties.push((RECONSUMETIMES.to_owned(), count.to_string()));
     properties.push((DELAY_TIME.to_owned(), delay.as_millis().to_string()));
     properties
@@ -81,18 +63,15 @@ mod tests {
     use super::*;
     use ruststream_pulsar_model::{ORIGIN_MESSAGE_ID, REAL_TOPIC};
 
-    fn received(properties: Vec<(String, String)>, count: u32) -> Received<&'static str> {
-        Received {
-            id: "7:3:-1",
-            payload: super::super::Payload::Owned(b"{}".to_vec()),
-            properties: crate::driver::Properties::Owned(properties),
-            topic: "persistent://public/default/refunds".into(),
-            key: Some("card-1".into()),
-            redelivery_count: Some(count),
-            batch: None,
-            publish_time: None,
+    fn of(properties: &[(String, String)]) -> Copied<'_> {
+        Copied {
+            payload: b"{}",
+            properties,
+            topic: "persistent://public/default/refunds",
+            id: &"7:3:-1",
+            key: Some("card-1"),
             event_time: None,
-            unusual: None,
+            error: None,
         }
     }
 
@@ -104,10 +83,10 @@ mod tests {
 
     #[test]
     fn the_first_copy_says_where_it_came_from_and_counts_one() {
-        let original = received(pairs(&[("trace", "t1")]), 0);
+        let original = pairs(&[("trace", "t1")]);
         assert_eq!(republished(&original), 0);
         assert_eq!(
-            copy_properties(&original, Duration::from_secs(3600), 1),
+            copy_properties(&of(&original), Duration::from_secs(3600), 1),
             pairs(&[
                 ("trace", "t1"),
                 (REAL_TOPIC, "persistent://public/default/refunds"),
@@ -120,19 +99,15 @@ mod tests {
 
     #[test]
     fn a_copy_of_a_copy_keeps_its_origin_and_counts_on() {
-        // Its third delivery: the driver counted the 2 copies, the broker none.
-        let copy = received(
-            pairs(&[
-                (REAL_TOPIC, "persistent://public/default/first"),
-                (ORIGIN_MESSAGE_ID, "1:2:-1"),
-                (RECONSUMETIMES, "2"),
-                (DELAY_TIME, "500"),
-            ]),
-            2,
-        );
+        let copy = pairs(&[
+            (REAL_TOPIC, "persistent://public/default/first"),
+            (ORIGIN_MESSAGE_ID, "1:2:-1"),
+            (RECONSUMETIMES, "2"),
+            (DELAY_TIME, "500"),
+        ]);
         assert_eq!(republished(&copy), 2);
         assert_eq!(
-            copy_properties(&copy, Duration::from_millis(1500), 3),
+            copy_properties(&of(&copy), Duration::from_millis(1500), 3),
             pairs(&[
                 (REAL_TOPIC, "persistent://public/default/first"),
                 (ORIGIN_MESSAGE_ID, "1:2:-1"),
@@ -140,12 +115,5 @@ mod tests {
                 (DELAY_TIME, "1500"),
             ])
         );
-    }
-
-    #[test]
-    fn nacks_and_ack_timeouts_before_the_copy_count_too() {
-        let nacked_twice = received(Vec::new(), 2);
-        let properties = copy_properties(&nacked_twice, Duration::from_secs(1), 3);
-        assert_eq!(properties[2], (RECONSUMETIMES.to_owned(), "3".to_owned()));
     }
 }

@@ -362,8 +362,8 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
 
     /// The next delivery's token.
     #[inline(always)]
-    fn token(&mut self, count: u32) -> crate::publish::Token {
-        let token = crate::publish::Token(self.next_token);
+    fn token(&mut self, count: u32) -> crate::broker::Token {
+        let token = crate::broker::Token(self.next_token);
         self.next_token = self.next_token.wrapping_add(count);
         token
     }

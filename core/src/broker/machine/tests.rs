@@ -11,8 +11,9 @@ use core::num::NonZeroU32;
 use core::time::Duration;
 
 use super::*;
+use crate::broker::{Origin, Token};
 use crate::completion::{Completion, Republish, OUT_OF_ATTEMPTS};
-use crate::publish::{Origin, PublishError, Token};
+use crate::publish::PublishError;
 use crate::transaction::TransactionPolicy;
 use crate::{HandlerOutcome, MessageId};
 

@@ -5,8 +5,9 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::{CommitFailure, Delivered, Gathered, TxnId};
+use crate::broker::{Origin, Token};
 use crate::completion::Completion;
-use crate::publish::{Origin, PublishError, Token};
+use crate::publish::PublishError;
 use crate::{Instant, MessageId};
 
 /// Something that happened to a subscription, for [`SubscriptionMachine::handle`]

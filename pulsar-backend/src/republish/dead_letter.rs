@@ -7,7 +7,7 @@
 //! same rule and the same copy, and settles the message like any other acknowledgement (a
 //! batched one through the entry ledger, so the entry is acknowledged only once all of it is
 //! settled). The subscription machine decides when (`Settlement::Republish`); the driver
-//! publishes the copy built here, and the machine acknowledges the original once the broker
+//! publishes the copy written here, and the machine acknowledges the original once the broker
 //! confirmed the copy, or leaves it unsettled (it comes back) if publishing failed:
 //!
 //! - a delivery whose redelivery count is at least `max_attempts` is not handed to the handler
@@ -23,55 +23,26 @@
 //!   `DEAD_LETTER_REASON` (the handler's reason, or `out-of-attempts`, `undecodable`) with
 //!   `DEAD_LETTER_ERROR` (the error that came with it, if any), replacing earlier ones.
 
-use std::sync::Arc;
-
 use ruststream::message::Message;
+use ruststream_driver::port::Copied;
 use ruststream_pulsar_model::{DEAD_LETTER_ERROR, DEAD_LETTER_REASON};
 
-use super::Received;
-
-/// Why a message is dead-lettered, as its copy says.
-pub(crate) struct Why<'a> {
-    /// `DEAD_LETTER_REASON`.
-    pub(crate) reason: &'static str,
-    /// `DEAD_LETTER_ERROR`, when an error came with it.
-    pub(crate) error: Option<&'a str>,
-}
-
-/// A subscription's dead-letter step: where to, and after how many attempts, if a limit was
-/// declared.
-#[derive(Clone)]
-pub(crate) struct DeadLetter {
-    pub(crate) max_attempts: Option<u32>,
-    /// Fully qualified.
-    pub(crate) topic: Arc<str>,
-}
-
-impl DeadLetter {
-    /// The copy of `received` for the dead-letter topic.
-    pub(crate) fn copy<Id: std::fmt::Display>(
-        &self,
-        received: &Received<Id>,
-        why: &Why<'_>,
-    ) -> Message {
-        let mut copy = Message::new(self.topic.to_string(), received.payload.to_vec());
-        copy.properties = copy_properties(received, why);
-        copy.key = received.key.clone();
-        copy.event_time = received.event_time;
-        copy
-    }
+/// The copy of `of` for the dead-letter topic `topic`, saying why (`reason`).
+pub(super) fn copy(topic: &str, of: Copied<'_>, reason: &'static str) -> Message {
+    let mut copy = Message::new(topic.to_owned(), of.payload.to_vec());
+    copy.properties = copy_properties(&of, reason);
+    copy.key = of.key.map(str::to_owned);
+    copy.event_time = of.event_time;
+    copy
 }
 
 /// The original properties plus `REAL_TOPIC` and `ORIGIN_MESSAGE_ID`, unless already present
 /// (a message dead-lettered twice keeps where it first came from), and this time's
 /// `DEAD_LETTER_REASON` and `DEAD_LETTER_ERROR` in place of earlier ones.
-fn copy_properties<Id: std::fmt::Display>(
-    received: &Received<Id>,
-    why: &Why<'_>,
-) -> Vec<(String, String)> {
-    let mut properties = received.copy_properties(&[DEAD_LETTER_REASON, DEAD_LETTER_ERROR]);
-    properties.push((DEAD_LETTER_REASON.to_owned(), why.reason.to_owned()));
-    if let Some(error) = why.error {
+fn copy_properties(of: &Copied<'_>, reason: &str) -> Vec<(String, String)> {
+    let mut properties = super::copy_properties(of, &[DEAD_LETTER_REASON, DEAD_LETTER_ERROR]);
+    properties.push((DEAD_LETTER_REASON.to_owned(), reason.to_owned()));
+    if let Some(error) = of.error {
         properties.push((DEAD_LETTER_ERROR.to_owned(), error.to_owned()));
     }
     properties
@@ -82,29 +53,24 @@ mod tests {
     use super::*;
     use ruststream_pulsar_model::{ORIGIN_MESSAGE_ID, REAL_TOPIC};
 
-    fn received(properties: Vec<(String, String)>) -> Received<&'static str> {
-        Received {
-            id: "7:3:-1:2",
-            payload: super::super::Payload::Owned(b"{}".to_vec()),
-            properties: crate::driver::Properties::Owned(properties),
-            topic: "persistent://public/default/refunds".into(),
-            key: Some("card-1".into()),
-            redelivery_count: Some(5),
-            batch: None,
-            publish_time: None,
+    fn of<'a>(properties: &'a [(String, String)], error: Option<&'a str>) -> Copied<'a> {
+        Copied {
+            payload: b"{}",
+            properties,
+            topic: "persistent://public/default/refunds",
+            id: &"7:3:-1:2",
+            key: Some("card-1"),
             event_time: None,
-            unusual: None,
+            error,
         }
     }
 
-    const OUT: Why<'static> = Why {
-        reason: ruststream::completion::OUT_OF_ATTEMPTS,
-        error: None,
-    };
+    const OUT: &str = ruststream::completion::OUT_OF_ATTEMPTS;
 
     #[test]
     fn the_copy_adds_where_it_came_from_and_why() {
-        let properties = copy_properties(&received(vec![("trace".into(), "t1".into())]), &OUT);
+        let given = vec![("trace".into(), "t1".into())];
+        let properties = copy_properties(&of(&given, None), OUT);
         assert_eq!(
             properties,
             [
@@ -125,11 +91,8 @@ mod tests {
             (DEAD_LETTER_REASON.to_owned(), "undecodable".to_owned()),
             (DEAD_LETTER_ERROR.to_owned(), "expected `,`".to_owned()),
         ];
-        let why = Why {
-            reason: "card-declined",
-            error: Some("card 4111 declined"),
-        };
-        let properties = copy_properties(&received(earlier), &why);
+        let properties =
+            copy_properties(&of(&earlier, Some("card 4111 declined")), "card-declined");
         assert_eq!(
             properties[2..],
             [
@@ -145,8 +108,8 @@ mod tests {
 
     #[test]
     fn the_copy_keeps_existing_system_properties() {
-        let properties =
-            copy_properties(&received(vec![(REAL_TOPIC.into(), "first".into())]), &OUT);
+        let given = vec![(REAL_TOPIC.into(), "first".into())];
+        let properties = copy_properties(&of(&given, None), OUT);
         assert_eq!(properties[0], (REAL_TOPIC.to_owned(), "first".to_owned()));
         assert_eq!(properties.len(), 3);
     }

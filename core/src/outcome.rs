@@ -6,12 +6,12 @@
 
 use core::time::Duration;
 
-/// A handler's verdict on one delivery.
+/// A handler's answer on one delivery: what becomes of its message.
 ///
 /// Build it with the constructors, which read like the guide: [`HandlerOutcome::ack`],
 /// [`HandlerOutcome::retry`], [`HandlerOutcome::retry_after`] and [`HandlerOutcome::drop`],
 /// and [`HandlerOutcome::dead_letter`] for a message no retry can help.
-/// The enum is `#[non_exhaustive]` so that new verdicts can be added without breaking services
+/// The enum is `#[non_exhaustive]` so that new outcomes can be added without breaking services
 /// that match on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

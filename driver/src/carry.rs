@@ -2,12 +2,13 @@
 //! made as it says, nothing is decided here.
 
 use std::future::Future;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ruststream::app::BoxError;
 use ruststream::broker::machine::{
-    BatchSlot, Command, Completed, Event, Finished, Members, Notice, Republishing, Txn, TxnId,
+    Command, Commit, Completed, Event, Finished, Members, Notice, Republishing, Start, Txn, TxnId,
 };
 use ruststream::broker::{Answered, Origin};
 use ruststream::publish::Receipt;
@@ -16,7 +17,7 @@ use ruststream::{Handler, PublishError};
 use crate::instruments::SettlementCall;
 use crate::invoke::BatchEnd;
 use crate::kept::KeptRef;
-use crate::port::{CommitError, ConsumerPort, Copied, Received, Transaction};
+use crate::port::{CommitError, ConsumerPort, Original, Received, Transaction};
 use crate::run::Driver;
 use crate::slots::Slots;
 
@@ -28,7 +29,7 @@ pub(crate) type Invoke<Id> = ruststream::broker::machine::Invoke<Received<Id>, T
 pub(crate) struct Calls<Id> {
     acks: Vec<Id>,
     nacks: Vec<Id>,
-    index: Vec<(Id, BatchSlot, Vec<i64>)>,
+    index: Vec<(Id, NonZeroU32, Vec<i64>)>,
     releases: Vec<Id>,
 }
 
@@ -64,8 +65,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         running: &mut Slots<F>,
         batches: &mut Slots<B>,
         now: ruststream::Instant,
-        one: impl Fn(&mut Self, Invoke<C::Id>) -> F + Copy,
-        batch: impl Fn(&mut Self, Invoke<C::Id>) -> B + Copy,
+        one: impl Fn(&mut Self, Box<Invoke<C::Id>>) -> F + Copy,
+        batch: impl Fn(&mut Self, Box<Invoke<C::Id>>) -> B + Copy,
     ) where
         F: Future<Output = Finished<C::Id, KeptRef<C::Id>>>,
         B: Future<Output = BatchEnd<C::Id>>,
@@ -75,20 +76,21 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 Command::Invoke(invoke) => self.start(invoke, running, batches, one, batch),
                 Command::Ack(id) => self.calls.acks.push(id),
                 Command::Nack(id) => self.calls.nacks.push(id),
-                Command::AckIndex { id, slot, ack_set } => {
-                    self.calls.index.push((id, slot, ack_set))
+                Command::AckIndex { id, size, ack_set } => {
+                    self.calls.index.push((id, size, ack_set))
                 }
                 Command::Release(id) => self.calls.releases.push(id),
                 Command::Acquire(id) => self.consumer.acquire(&id),
-                Command::Republish(copy) => self.republish(copy),
-                Command::Completed(completed) => self.completed(completed),
+                Command::Republish(copy) => self.republish(*copy),
+                Command::Completed(completed) => self.completed(*completed),
                 Command::Open { txn, timeout } => self.open(txn, timeout),
-                Command::Commit {
-                    txn,
-                    handle,
-                    acks,
-                    messages,
-                } => {
+                Command::Commit(commit) => {
+                    let Commit {
+                        txn,
+                        handle,
+                        acks,
+                        messages,
+                    } = *commit;
                     let committing = self.consumer.commit(&handle, acks);
                     self.io.push(Box::pin(async move {
                         Io::Committed(txn, messages, committing.await)
@@ -104,17 +106,36 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         }
     }
 
+    /// After an event: carry out what should not wait for the next flush, where anything
+    /// should ([`Status::ready`](ruststream::broker::machine::Status::ready)); the consumer
+    /// calls and releases wait for the flush, so that those due together go together.
+    #[inline(always)]
+    pub(crate) fn carry_ready<F, B>(
+        &mut self,
+        running: &mut Slots<F>,
+        batches: &mut Slots<B>,
+        one: impl Fn(&mut Self, Box<Invoke<C::Id>>) -> F + Copy,
+        batch: impl Fn(&mut Self, Box<Invoke<C::Id>>) -> B + Copy,
+    ) where
+        F: Future<Output = Finished<C::Id, KeptRef<C::Id>>>,
+        B: Future<Output = BatchEnd<C::Id>>,
+    {
+        if self.machine.status().ready {
+            let now = self.now_read();
+            self.carry(running, batches, now, one, batch);
+        }
+    }
+
     /// Start `invoke`: a delivery's invocation in `running`, a batch's in `batches` (its ack
     /// timeouts start again: it goes to the handler now). One that ends as it starts is fed
     /// back at once.
-    #[inline(always)]
-    pub(crate) fn start<F, B>(
+    fn start<F, B>(
         &mut self,
-        invoke: Invoke<C::Id>,
+        invoke: Box<Invoke<C::Id>>,
         running: &mut Slots<F>,
         batches: &mut Slots<B>,
-        one: impl Fn(&mut Self, Invoke<C::Id>) -> F,
-        batch: impl Fn(&mut Self, Invoke<C::Id>) -> B,
+        one: impl Fn(&mut Self, Box<Invoke<C::Id>>) -> F,
+        batch: impl Fn(&mut Self, Box<Invoke<C::Id>>) -> B,
     ) where
         F: Future<Output = Finished<C::Id, KeptRef<C::Id>>>,
         B: Future<Output = BatchEnd<C::Id>>,
@@ -136,30 +157,47 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         }
     }
 
-    /// The invocation of one delivery.
+    /// The invocation of `received`, which runs now as `start` says.
     #[inline(always)]
-    pub(crate) fn one(
+    pub(crate) fn invoke(
         &mut self,
-        invoke: Invoke<C::Id>,
+        received: Received<C::Id>,
+        start: Start<Transaction>,
     ) -> impl Future<Output = Finished<C::Id, KeptRef<C::Id>>> + Send + 'static {
         self.handled.bump();
-        let Members::One(received, plan) = invoke.members else {
+        let Start { token, plan, txn } = start;
+        (self.invocation.clone()).one(token, received, plan, txn, C::message_id)
+    }
+
+    /// One delivery the machine held, and how it runs (see [`Driver::invoke`]).
+    pub(crate) fn unpack(invoke: Box<Invoke<C::Id>>) -> (Received<C::Id>, Start<Transaction>) {
+        let Invoke {
+            token,
+            members,
+            txn,
+        } = *invoke;
+        let Members::One(received, plan) = members else {
             unreachable!("a batch starts in `batch`")
         };
-        (self.invocation.clone()).one(invoke.token, received, plan, invoke.txn, C::message_id)
+        (received, Start { token, plan, txn })
     }
 
     /// The invocation of a batch.
     pub(crate) fn batch(
         &mut self,
-        invoke: Invoke<C::Id>,
+        invoke: Box<Invoke<C::Id>>,
     ) -> impl Future<Output = BatchEnd<C::Id>> + Send + 'static {
-        let Members::Batch(members) = invoke.members else {
+        let Invoke {
+            token,
+            members,
+            txn,
+        } = *invoke;
+        let Members::Batch(members) = members else {
             unreachable!("one delivery starts in `one`")
         };
         self.handled.bump_by(members.len() as u64);
         let lists = std::mem::take(&mut self.lists);
-        (self.invocation.clone()).batch(invoke.token, members, invoke.txn, lists, C::message_id)
+        (self.invocation.clone()).batch(token, members, txn, lists, C::message_id)
     }
 
     /// A delivery's handling finished: the machine is told, with the answers that came while
@@ -257,7 +295,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             kept,
             txn,
         } = copy;
-        let receipt = Receipt::to(self.invocation.outbox.copy(token));
+        let receipt = Receipt::to(self.invocation.outbox.republished(token));
         let topic = self
             .republisher
             .topic(&republish)
@@ -267,8 +305,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             let error = PublishError::broker(topic, "the delivery to copy was not kept");
             return receipt.tell(Err(error));
         };
-        let message =
-            (self.republisher).copy(&republish, Copied::of(received, kept.error.as_deref()));
+        let original = Original::of(received, kept.error.as_deref());
+        let message = self.republisher.message(&republish, original);
         let port = match txn {
             Txn::Outside => self.copies.clone(),
             Txn::In(txn) => txn.port.clone(),
@@ -365,8 +403,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// together, so that the consumer sends each kind as one command.
     pub(crate) async fn flush(&mut self) {
         let mut index = std::mem::take(&mut self.calls.index);
-        for (id, slot, ack_set) in index.drain(..) {
-            let result = self.consumer.ack_batch_index(&id, slot, ack_set).await;
+        for (id, size, ack_set) in index.drain(..) {
+            let result = self.consumer.ack_batch_index(&id, size, ack_set).await;
             self.counted(SettlementCall::AckIndex, 1, result);
         }
         self.calls.index = index;

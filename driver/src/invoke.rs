@@ -7,6 +7,7 @@
 
 use std::any::Any;
 use std::fmt::Display;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
@@ -80,18 +81,26 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
         }
     }
 
-    /// A delivery of `received` (due `plan`) enters its layers at `started`: its `before`
-    /// hooks, then what runs ([`Plan::step`]).
+    /// The delivery `view` reads, handed to the handler at `started`, as its layers see it.
     #[inline(always)]
-    fn enter<'a, Id>(
+    fn delivery<'a>(
         &'a self,
         view: &'a (dyn Fn() -> Incoming<'a> + Sync + 'a),
+        started: Instant,
+    ) -> Delivery<'a> {
+        Delivery::new(view, self.handler.name(), &self.subscription, started)
+    }
+
+    /// `delivery`, of `received` (due `plan`), enters its layers: their `before` hooks, then
+    /// what runs ([`Plan::step`]).
+    #[inline(always)]
+    fn enter<'a, Id>(
+        &self,
+        delivery: &mut Delivery<'a>,
         received: &'a Received<Id>,
         plan: Plan,
         not_opened: Option<&'a str>,
-        started: Instant,
-    ) -> Entering<'a> {
-        let mut delivery = Delivery::new(view, self.handler.name(), &self.subscription, started);
+    ) -> (Entered, Step<'a>) {
         let unreadable = received.unreadable();
         if let Some(why) = unreadable {
             delivery.set_unreadable(why);
@@ -99,23 +108,21 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
         if plan == Plan::OutOfAttempts {
             delivery.set_out_of_attempts();
         }
-        let entered = self.stack.before(&mut delivery);
+        let entered = self.stack.before(delivery);
         let step = plan.step(not_opened, entered.answer(), unreadable.is_some());
-        Entering {
-            delivery,
-            entered,
-            step,
-        }
+        (entered, step)
     }
 
     /// A delivery leaves its layers: its end (`called`, where the handler ran), their
     /// `after` hooks, their `completed` hooks where the end is final, and what the machine is
     /// told. What it ended as is kept where the machine decides its end, or to log in its
     /// span; its message goes with it once the caller is done with it ([`Kept::keep`]).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn leave<Id: Clone>(
         &self,
-        mut one: Entering<'_>,
+        delivery: &mut Delivery<'_>,
+        (entered, step): (Entered, Step<'_>),
         called: Option<&Called>,
         received: &Received<Id>,
         token: Token,
@@ -123,7 +130,7 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
     ) -> Finished<Id, KeptRef<Id>> {
         let ended = self.runtime.now();
         let skipped_error;
-        let mut end = match (called, one.step.completion()) {
+        let mut end = match (called, step.completion()) {
             // The common end first, in one test: an answer without an error.
             (
                 Some(Ok(Ok(Answer {
@@ -144,26 +151,25 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
             }
             (Some(Err(_panic)), _) => End::new(Completion::Panicked, None, ended, true),
             (None, completion) => {
-                skipped_error = self.skipped(&one.step, received);
+                skipped_error = self.skipped(&step, received);
                 let error = skipped_error.as_deref().map(|e| e as &dyn Display);
                 let completion = completion.expect("a step that calls nothing has an end");
-                End::new(completion, error, ended, one.step.by_handler())
+                End::new(completion, error, ended, step.by_handler())
             }
         };
-        let (delivery, entered) = (&one.delivery, one.entered);
         let told = match delivery.span().is_disabled() {
             true => self.stack.end(entered, delivery, &mut end),
             false => {
                 (delivery.span().clone()).in_scope(|| self.stack.end(entered, delivery, &mut end))
             }
         };
-        let span = one.delivery.take_span();
+        let span = delivery.take_span();
         let key = received.key.as_ref().filter(|_| self.key_ordered).cloned();
         let kept = match (told, span.is_disabled()) {
             (true, true) => None,
             _ => Some(Arc::new(Kept {
                 error: end.error().map(|error| error.to_string()),
-                started: one.delivery.started(),
+                started: delivery.started(),
                 ended: end.ended(),
                 entered,
                 by_handler: end.by_handler(),
@@ -210,41 +216,52 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
         }
     }
 
-    /// The invocation of one delivery, `token`, in `txn`.
+    /// The invocation of one delivery, `token`, in `txn`. (An `async` block rather than an
+    /// `async fn`: an `async fn` moves its arguments once more, into its body, as it starts.)
     #[inline(always)]
-    pub(crate) async fn one<Id: Clone + Send + Sync + 'static>(
+    pub(crate) fn one<Id: Clone + Send + Sync + 'static>(
         self: Arc<Self>,
         token: Token,
         received: Received<Id>,
         plan: Plan,
         txn: Txn<Transaction>,
-        message_id: fn(&Id) -> ruststream::MessageId,
-    ) -> Finished<Id, KeptRef<Id>> {
-        let inv = &*self;
-        let mut over = None;
-        let lent = inv.port(&txn, &mut over).map(|port| match txn {
-            Txn::Outside => HandlerPort::new(port).counted(&inv.outbox, token),
-            _ => HandlerPort::new(port),
-        });
-        let view = || received.incoming(message_id);
-        let started = inv.runtime.now();
-        let one = inv.enter(&view, &received, plan, txn.not_opened(), started);
-        let called = match one.step {
-            Step::Call => {
-                let incoming = received.incoming(message_id).with_publisher(lent.as_ref());
-                let call = AssertUnwindSafe(inv.handler.call(incoming, &inv.state));
-                Some(InSpan::new(call.catch_unwind(), one.delivery.span()).await)
+        message_id: impl Fn(&Id) -> ruststream::MessageId + Copy + Send + Sync + 'static,
+    ) -> impl Future<Output = Finished<Id, KeptRef<Id>>> + Send + 'static {
+        async move {
+            let inv = &*self;
+            let mut over = None;
+            let lent = inv.port(&txn, &mut over).map(|port| match txn {
+                Txn::Outside => HandlerPort::new(port).counted(&inv.outbox, token),
+                _ => HandlerPort::new(port),
+            });
+            let view = || received.incoming(message_id);
+            let mut delivery = inv.delivery(&view, inv.runtime.now());
+            let (entered, step) = inv.enter(&mut delivery, &received, plan, txn.not_opened());
+            let called = match step {
+                Step::Call => {
+                    let incoming = received.incoming(message_id).with_publisher(lent.as_ref());
+                    let call = AssertUnwindSafe(inv.handler.call(incoming, &inv.state));
+                    Some(InSpan::new(call.catch_unwind(), delivery.span()).await)
+                }
+                _ => None,
+            };
+            let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
+            let ends = (entered, step);
+            let finished = inv.leave(
+                &mut delivery,
+                ends,
+                called.as_ref(),
+                &received,
+                token,
+                publishes,
+            );
+            drop(delivery);
+            if let Some(kept) = finished.tail.as_ref().and_then(|tail| tail.kept.as_ref()) {
+                // The message goes with what is kept: the machine may copy it.
+                kept.keep(received);
             }
-            _ => None,
-        };
-        let publishes = lent.as_ref().map_or(0, HandlerPort::seal);
-        let finished = inv.leave(one, called.as_ref(), &received, token, publishes);
-        match finished.tail.as_ref().and_then(|tail| tail.kept.as_ref()) {
-            // The message goes with what is kept: the machine may copy it.
-            Some(kept) => kept.keep(received),
-            None => drop(received),
+            finished
         }
-        finished
     }
 
     /// The invocation of a batch handler's batch, its deliveries numbered on from `first`, in
@@ -258,7 +275,7 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
         mut members: Vec<Gathered<Received<Id>>>,
         txn: Txn<Transaction>,
         mut lists: Lists<Id>,
-        message_id: fn(&Id) -> ruststream::MessageId,
+        message_id: impl Fn(&Id) -> ruststream::MessageId + Copy + Send + Sync + 'static,
     ) -> BatchEnd<Id> {
         let inv = &*self;
         let name = inv.handler.name();
@@ -293,13 +310,15 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
                 .map(|view| view.as_ref().expect("one view a member"));
             let mut entered: Vec<Entering<'_>> = recycle(lists.members);
             entered.extend((members.iter().zip(views)).map(|(gathered, view)| {
-                inv.enter(
-                    view,
-                    &gathered.delivery,
-                    gathered.plan,
-                    txn.not_opened(),
-                    started,
-                )
+                let mut delivery = inv.delivery(view, started);
+                let not_opened = txn.not_opened();
+                let (entered, step) =
+                    inv.enter(&mut delivery, &gathered.delivery, gathered.plan, not_opened);
+                Entering {
+                    delivery,
+                    entered,
+                    step,
+                }
             }));
             let due = entered.iter().filter(|one| one.step == Step::Call).count();
             // What the call publishes: counted for the messages it was due, outside a
@@ -341,7 +360,7 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
             // The answers, one per message the handler was due, in order.
             let mut answers =
                 (answered.as_mut()).map(|answered| answered.as_mut().map(|list| list.drain(..)));
-            for (i, (one, gathered)) in entered.drain(..).zip(&members).enumerate() {
+            for (i, (one, gathered)) in entered.iter_mut().zip(&members).enumerate() {
                 let called: Option<Called> = match one.step {
                     Step::Call => Some(match &mut answers {
                         Some(Ok(answers)) => answers.next().ok_or_else(|| {
@@ -354,8 +373,10 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
                 };
                 let publishes = if called.is_some() { publishes } else { 0 };
                 let token = Token(first.0.wrapping_add(i as u32));
+                let ends = (one.entered, one.step);
+                let (delivery, received) = (&mut one.delivery, &gathered.delivery);
                 let finished =
-                    inv.leave(one, called.as_ref(), &gathered.delivery, token, publishes);
+                    inv.leave(delivery, ends, called.as_ref(), received, token, publishes);
                 if let Some(k) = finished.tail.as_ref().and_then(|tail| tail.kept.as_ref()) {
                     kept.push((i, k.clone()));
                 }

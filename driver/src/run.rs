@@ -17,7 +17,7 @@ use futures::channel::oneshot;
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, StreamExt};
 use ruststream::batch::BatchPolicy;
-use ruststream::broker::machine::{Event, MachineConfig, SubscriptionMachine};
+use ruststream::broker::machine::{Admit, Event, MachineConfig, SubscriptionMachine};
 use ruststream::broker::{Answered, Outbox};
 use ruststream::handler::BoxFuture;
 use ruststream::middleware::Stack;
@@ -179,7 +179,12 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             Idle,
         }
         // The running invocations, and a batch handler's batches; locals, as their futures'
-        // types have no name.
+        // types have no name. `one` starts a delivery the machine held, as a delivery that
+        // starts as it arrives is (`Driver::invoke`): their futures are of one type.
+        let one = |this: &mut Self, invoke| {
+            let (received, start) = Self::unpack(invoke);
+            this.invoke(received, start)
+        };
         let mut running = Slots::new();
         let mut batches = Slots::new();
         let mut events: u32 = 0;
@@ -200,7 +205,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
             }
             if flush_now || (burst_ended && unflushed) {
                 let now = self.read_at.take().unwrap_or_else(|| self.runtime.now());
-                self.carry(&mut running, &mut batches, now, Self::one, Self::batch);
+                self.carry(&mut running, &mut batches, now, one, Self::batch);
                 self.flush().await;
                 self.show_gauges(running.len());
                 self.arm_timer();
@@ -211,7 +216,7 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 let waits = flush_now;
                 if waits {
                     self.machine.handle(Event::Idle, now);
-                    self.carry(&mut running, &mut batches, now, Self::one, Self::batch);
+                    self.carry(&mut running, &mut batches, now, one, Self::batch);
                     // The last batch's decoded values, kept to be dropped at the next
                     // decode, go now: a quiet subscription holds none.
                     self.lists.spare.drop_values();
@@ -226,23 +231,20 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 }
                 if let Poll::Ready(Some(done)) = running.poll_next(cx) {
                     self.finished(done);
-                    let now = self.now_read();
-                    self.carry(&mut running, &mut batches, now, Self::one, Self::batch);
+                    self.carry_ready(&mut running, &mut batches, one, Self::batch);
                     return Poll::Ready(Turn::Fed);
                 }
                 if batches.len() > 0 {
                     if let Poll::Ready(Some(end)) = poll_batches(&mut batches, cx) {
                         self.batch_ended(end);
-                        let now = self.now_read();
-                        self.carry(&mut running, &mut batches, now, Self::one, Self::batch);
+                        self.carry_ready(&mut running, &mut batches, one, Self::batch);
                         return Poll::Ready(Turn::Fed);
                     }
                 }
                 if !self.io.is_empty() {
                     if let Poll::Ready(Some(io)) = self.io.poll_next_unpin(cx) {
                         self.io_done(io);
-                        let now = self.now_read();
-                        self.carry(&mut running, &mut batches, now, Self::one, Self::batch);
+                        self.carry_ready(&mut running, &mut batches, one, Self::batch);
                         return Poll::Ready(Turn::Fed);
                     }
                 }
@@ -253,26 +255,27 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                     && self.invocation.outbox.poll_answers(cx).is_ready()
                 {
                     self.take_answers();
-                    let now = self.now_read();
-                    self.carry(&mut running, &mut batches, now, Self::one, Self::batch);
+                    self.carry_ready(&mut running, &mut batches, one, Self::batch);
                     return Poll::Ready(Turn::Fed);
                 }
                 if self.machine.wants_delivery() {
                     match self.consumer.poll_receive(cx) {
-                        Poll::Ready(Some(received)) => {
+                        Poll::Ready(Some(mut received)) => {
                             let runtime = &self.runtime;
-                            let invoke = self.machine.receive(received, || runtime.now());
-                            if let Some(invoke) = invoke {
-                                self.start(
-                                    invoke,
-                                    &mut running,
-                                    &mut batches,
-                                    Self::one,
-                                    Self::batch,
-                                );
+                            match self.machine.receive(&mut received, || runtime.now()) {
+                                // Most deliveries: the delivery goes straight into its
+                                // invocation, moved once.
+                                Admit::Start(start) => {
+                                    let (index, mut slot) = running.free_slot();
+                                    slot.set(Some(self.invoke(received, start)));
+                                    if let Some(done) = running.started(index) {
+                                        self.finished(done);
+                                    }
+                                }
+                                Admit::Keep => self.machine.keep(received),
+                                Admit::Drop => drop(received),
                             }
-                            let now = self.now_read();
-                            self.carry(&mut running, &mut batches, now, Self::one, Self::batch);
+                            self.carry_ready(&mut running, &mut batches, one, Self::batch);
                             return Poll::Ready(Turn::Fed);
                         }
                         Poll::Ready(None) => return Poll::Ready(Turn::Closed),
@@ -298,13 +301,12 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 Turn::Timer | Turn::Idle => flush_now = true,
             }
         }
-        self.shutdown(running, batches, Self::one, Self::batch)
-            .await;
+        self.shutdown(running, batches, one, Self::batch).await;
     }
 
     /// The time to take commands at between flushes: the latest read, or now.
     #[inline]
-    fn now_read(&mut self) -> Instant {
+    pub(crate) fn now_read(&mut self) -> Instant {
         match self.read_at {
             Some(read) => read,
             None => {
@@ -357,8 +359,8 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
         mut self,
         mut running: Slots<F>,
         mut batches: Slots<B>,
-        one: impl Fn(&mut Self, Invoke<C::Id>) -> F + Copy,
-        batch: impl Fn(&mut Self, Invoke<C::Id>) -> B + Copy,
+        one: impl Fn(&mut Self, Box<Invoke<C::Id>>) -> F + Copy,
+        batch: impl Fn(&mut Self, Box<Invoke<C::Id>>) -> B + Copy,
     ) where
         F: Future<Output = ruststream::broker::machine::Finished<C::Id, KeptRef<C::Id>>>,
         B: Future<Output = BatchEnd<C::Id>>,

@@ -14,8 +14,8 @@ use crate::subscription::Subscription;
 use crate::topic::Topic;
 use crate::transaction::Coordinator;
 use crate::{
-    Acknowledgement, ConsumerId, ConsumerOptions, Delivery, MessageId, ModelError, OutgoingMessage,
-    Redelivery, Retention, StoredMessage, TopicName,
+    Acknowledgement, ConsumerId, ConsumerOptions, Dispatched, MessageId, ModelError,
+    OutgoingMessage, Redelivery, Retention, StoredMessage, TopicName,
 };
 
 /// A Pulsar cluster with its pulsar-rs consumers, run by hand.
@@ -361,7 +361,7 @@ impl Cluster {
     ///
     /// The dead-letter check already happened when the client received the message: a
     /// delivery at the limit never reaches this queue.
-    pub fn receive(&mut self, consumer: ConsumerId, now: Instant) -> Option<Delivery> {
+    pub fn receive(&mut self, consumer: ConsumerId, now: Instant) -> Option<Dispatched> {
         self.handle_timeouts(now);
         let state = self.consumers.get_mut(&consumer)?;
         let id = state.queue.front()?.message_id;

@@ -7,7 +7,7 @@ use foldhash::fast::FixedState;
 use ruststream::Instant;
 
 use crate::ack_timeout::UnackedTracker;
-use crate::{ConsumerOptions, Delivery, TopicName};
+use crate::{ConsumerOptions, Dispatched, TopicName};
 
 /// Names one consumer of the in-process broker, as returned by
 /// [`Cluster::subscribe`](crate::Cluster::subscribe). Ids are never reused.
@@ -48,7 +48,7 @@ pub(crate) struct Consumer {
 
     // Client side (pulsar-rs's consumer engine and its channel to the application).
     /// Deliveries the engine handed over that the application has not taken yet.
-    pub(crate) queue: VecDeque<Delivery>,
+    pub(crate) queue: VecDeque<Dispatched>,
     /// The ack-timeout records, when an ack timeout is set.
     pub(crate) unacked: Option<UnackedTracker>,
 }

@@ -34,8 +34,10 @@ pub const DEAD_LETTER_ERROR: &str = "DEAD_LETTER_ERROR";
 
 /// The property a replayed message carries: the dead-letter topic and the id it had there,
 /// `topic@ledger:entry:partition[:index]`, so that a message replayed twice can be told.
-/// (Named before `dead-letter replay` had its name; the property keeps it, since messages on
-/// brokers carry it and services read it.)
+pub const REPLAYED_FROM: &str = "REPLAYED_FROM";
+
+/// [`REPLAYED_FROM`]'s name before `dead-letter replay` had its name: messages replayed then
+/// carry it. A replay drops it as it drops [`REPLAYED_FROM`], and writes the new name.
 pub const REDRIVEN_FROM: &str = "REDRIVEN_FROM";
 
 /// A consumer's dead-letter policy, as pulsar-rs's `DeadLetterPolicy` (`src/consumer/data.rs`)

@@ -45,7 +45,7 @@ use crate::roster::Member;
 use crate::sticky_key::{sticky_key_hash, HashRing};
 use crate::subscription::Subscription;
 use crate::topic::Store;
-use crate::{ConsumerId, Delivery, OutgoingMessage, TopicName};
+use crate::{ConsumerId, Dispatched, OutgoingMessage, TopicName};
 use ruststream::SubscriptionType;
 
 /// `dispatcherMaxReadBatchSize`, Pulsar's default.
@@ -386,7 +386,7 @@ impl Dispatch<'_> {
                 if deleted.is_some() && is_deleted(message) {
                     continue;
                 }
-                consumer.queue.push_back(Delivery {
+                consumer.queue.push_back(Dispatched {
                     consumer: to,
                     message_id: message.id,
                     topic: self.topic.clone(),

@@ -112,10 +112,10 @@ pub use consumer_options::{ConsumerOptions, InitialPosition};
 pub use content::Content;
 pub use dead_letter::{
     DeadLetterPolicy, DEAD_LETTER_ERROR, DEAD_LETTER_REASON, ORIGIN_MESSAGE_ID, REAL_TOPIC,
-    REDRIVEN_FROM,
+    REDRIVEN_FROM, REPLAYED_FROM,
 };
 pub use error::{ModelError, TopicNameError, TopicNameErrorKind, TopicNamePart, TopicPatternError};
-pub use message::{Delivery, OutgoingMessage, StoredMessage};
+pub use message::{Dispatched, OutgoingMessage, StoredMessage};
 pub use message_id::MessageId;
 pub use outcome::{Acknowledgement, Redelivery};
 pub use properties::Properties;

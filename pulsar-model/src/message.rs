@@ -91,7 +91,7 @@ pub struct StoredMessage {
 
 /// One delivery of a message to a consumer, as the application receives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Delivery {
+pub struct Dispatched {
     /// The consumer it was delivered to.
     pub consumer: ConsumerId,
     /// The message's position; pass it to [`Cluster::ack`](crate::Cluster::ack) or
@@ -129,7 +129,7 @@ impl StoredMessage {
     }
 }
 
-impl Delivery {
+impl Dispatched {
     /// The body.
     pub fn payload(&self) -> &[u8] {
         self.content.payload()
@@ -148,10 +148,10 @@ mod size {
     /// which `scripts/bench` showed on the consume->ack path.
     #[test]
     fn a_delivery_moves_without_memcpy() {
-        let size = std::mem::size_of::<super::Delivery>();
+        let size = std::mem::size_of::<super::Dispatched>();
         assert!(
             size <= 128,
-            "`Delivery` is {size} bytes, over 128: keep what it carries small"
+            "`Dispatched` is {size} bytes, over 128: keep what it carries small"
         );
     }
 }

@@ -8,12 +8,12 @@
 //! pulsar-rs write ([`REAL_TOPIC`], [`ORIGIN_MESSAGE_ID`], [`DEAD_LETTER_REASON`],
 //! [`DEAD_LETTER_ERROR`]) and those of the Java client's retry letter topic
 //! ([`RECONSUMETIMES`], [`DELAY_TIME`], [`REAL_SUBSCRIPTION`], [`ORIGIN_MESSAGE_IDY_TIME`]).
-//! [`REDRIVEN_FROM`] is added (replacing an older one): the dead-letter topic and the id the
-//! message had there.
+//! [`REPLAYED_FROM`] is added (replacing an older one, and the [`REDRIVEN_FROM`] of replays
+//! before it had its name): the dead-letter topic and the id the message had there.
 
 use crate::{
     DEAD_LETTER_ERROR, DEAD_LETTER_REASON, DELAY_TIME, ORIGIN_MESSAGE_ID, REAL_TOPIC,
-    RECONSUMETIMES, REDRIVEN_FROM,
+    RECONSUMETIMES, REDRIVEN_FROM, REPLAYED_FROM,
 };
 
 /// The subscription a message of the Java client's retry letter topic is meant for.
@@ -24,7 +24,7 @@ pub const REAL_SUBSCRIPTION: &str = "REAL_SUBSCRIPTION";
 pub const ORIGIN_MESSAGE_IDY_TIME: &str = "ORIGIN_MESSAGE_IDY_TIME";
 
 /// Every property a replayed copy leaves out: what the dead-letter step and the retry topic
-/// wrote. [`REDRIVEN_FROM`] is not among them; it is replaced.
+/// wrote. [`REPLAYED_FROM`] is not among them; it is replaced.
 pub const DEAD_LETTER_PROPERTIES: [&str; 8] = [
     REAL_TOPIC,
     ORIGIN_MESSAGE_ID,
@@ -36,7 +36,7 @@ pub const DEAD_LETTER_PROPERTIES: [&str; 8] = [
     ORIGIN_MESSAGE_IDY_TIME,
 ];
 
-/// The value of [`REDRIVEN_FROM`] for the message `id` (`ledger:entry:partition[:index]`) of
+/// The value of [`REPLAYED_FROM`] for the message `id` (`ledger:entry:partition[:index]`) of
 /// the dead-letter topic `topic`: `topic@id`.
 pub fn replayed_from(topic: &str, id: &str) -> String {
     let mut value = String::with_capacity(topic.len() + 1 + id.len());
@@ -48,14 +48,19 @@ pub fn replayed_from(topic: &str, id: &str) -> String {
 
 /// The properties of the replayed copy of a dead-lettered message with `properties`: the
 /// same, in the same order, without [`DEAD_LETTER_PROPERTIES`] and any older
-/// [`REDRIVEN_FROM`], then `REDRIVEN_FROM = from` (see [`replayed_from`]).
+/// [`REPLAYED_FROM`] (or [`REDRIVEN_FROM`]), then `REPLAYED_FROM = from` (see
+/// [`replayed_from`]).
 pub fn replayed_properties(properties: &[(String, String)], from: String) -> Vec<(String, String)> {
     let mut kept: Vec<(String, String)> = properties
         .iter()
-        .filter(|(name, _)| name != REDRIVEN_FROM && !DEAD_LETTER_PROPERTIES.contains(&&**name))
+        .filter(|(name, _)| {
+            name != REPLAYED_FROM
+                && name != REDRIVEN_FROM
+                && !DEAD_LETTER_PROPERTIES.contains(&&**name)
+        })
         .cloned()
         .collect();
-    kept.push((REDRIVEN_FROM.to_owned(), from));
+    kept.push((REPLAYED_FROM.to_owned(), from));
     kept
 }
 
@@ -91,7 +96,7 @@ mod tests {
                 ("trace", "t1"),
                 ("source", "samples.jsonl:4"),
                 (
-                    REDRIVEN_FROM,
+                    REPLAYED_FROM,
                     "persistent://public/default/refunds-dlq@9:41:-1"
                 ),
             ])
@@ -102,14 +107,21 @@ mod tests {
     fn a_message_replayed_again_names_only_its_latest_dead_letter_topic() {
         let dead = pairs(&[
             (
-                REDRIVEN_FROM,
+                REPLAYED_FROM,
                 "persistent://public/default/refunds-dlq@1:1:-1",
             ),
             ("k", "v"),
             (REAL_TOPIC, "persistent://public/default/refunds"),
         ]);
         let copy = replayed_properties(&dead, "dlq@2:5:-1".to_owned());
-        assert_eq!(copy, pairs(&[("k", "v"), (REDRIVEN_FROM, "dlq@2:5:-1")]));
+        assert_eq!(copy, pairs(&[("k", "v"), (REPLAYED_FROM, "dlq@2:5:-1")]));
+    }
+
+    #[test]
+    fn a_message_replayed_before_the_property_had_its_name_loses_the_old_one() {
+        let dead = pairs(&[(REDRIVEN_FROM, "dlq@1:1:-1"), ("k", "v")]);
+        let copy = replayed_properties(&dead, "dlq@2:5:-1".to_owned());
+        assert_eq!(copy, pairs(&[("k", "v"), (REPLAYED_FROM, "dlq@2:5:-1")]));
     }
 
     #[test]

@@ -93,7 +93,7 @@ mod tests {
 
     use super::*;
     use crate::{
-        Cluster, ConsumerId, ConsumerOptions, DeadLetterPolicy, Delivery, InitialPosition,
+        Cluster, ConsumerId, ConsumerOptions, DeadLetterPolicy, Dispatched, InitialPosition,
         OutgoingMessage, TopicName,
     };
 
@@ -133,11 +133,11 @@ mod tests {
         }
     }
 
-    fn drain(cluster: &mut Cluster, c: ConsumerId, now: Instant) -> Vec<Delivery> {
+    fn drain(cluster: &mut Cluster, c: ConsumerId, now: Instant) -> Vec<Dispatched> {
         std::iter::from_fn(|| cluster.receive(c, now)).collect()
     }
 
-    fn bodies(deliveries: &[Delivery]) -> Vec<String> {
+    fn bodies(deliveries: &[Dispatched]) -> Vec<String> {
         deliveries
             .iter()
             .map(|d| String::from_utf8_lossy(d.payload()).into_owned())
@@ -153,7 +153,7 @@ mod tests {
             .collect()
     }
 
-    fn ack_all(cluster: &mut Cluster, c: ConsumerId, deliveries: &[Delivery], now: Instant) {
+    fn ack_all(cluster: &mut Cluster, c: ConsumerId, deliveries: &[Dispatched], now: Instant) {
         for d in deliveries {
             cluster.ack(c, &d.message_id, now).expect("acknowledged");
         }

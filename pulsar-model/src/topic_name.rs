@@ -64,7 +64,7 @@ impl fmt::Display for TopicDomain {
 ///
 /// The value itself is one pointer: a delivery carries its topic's name, and each delivery is
 /// moved several times on its way to a consumer; at 8 bytes rather than 64, the model's
-/// `Delivery` is small enough to move without a `memcpy` call.
+/// `Dispatched` is small enough to move without a `memcpy` call.
 #[derive(Clone)]
 pub struct TopicName(Arc<Parts>);
 

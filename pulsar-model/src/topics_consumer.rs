@@ -28,7 +28,7 @@ use std::time::Duration;
 use ruststream::{Instant, SubscriptionType};
 
 use crate::TopicPattern;
-use crate::{Cluster, ConsumerId, ConsumerOptions, Delivery, MessageId, ModelError, TopicName};
+use crate::{Cluster, ConsumerId, ConsumerOptions, Dispatched, MessageId, ModelError, TopicName};
 
 /// The topics a consumer reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +187,7 @@ impl TopicsConsumer {
 
     /// The next delivery ready for the application, taking the topics in turn.
     #[inline]
-    pub fn receive(&mut self, cluster: &mut Cluster, now: Instant) -> Option<Delivery> {
+    pub fn receive(&mut self, cluster: &mut Cluster, now: Instant) -> Option<Dispatched> {
         if let [only] = self.members.as_slice() {
             return cluster.receive(only.consumer, now);
         }

@@ -446,7 +446,7 @@ pub async fn sender(
     };
     let forwarded = ruststream::message::Message::json(to, &Forwarded { id: job.id })
         .expect("a Forwarded encodes");
-    let _ = publisher.send(forwarded).await;
+    let _ = publisher.publish(forwarded).await;
     HandlerOutcome::ack()
 }
 
@@ -468,7 +468,7 @@ pub async fn forward_jobs(
     if outcome == HandlerOutcome::ack() {
         let copy = ruststream::message::Message::json("jobs-forwarded", &Forwarded { id: job.id })?
             .key(job.id.to_string());
-        publisher.send(copy).await?;
+        publisher.publish(copy).await?;
     }
     Ok(outcome)
 }
@@ -501,7 +501,7 @@ pub async fn tx_forwarder(
     State(script): State<Arc<Script>>,
 ) -> HandlerOutcome {
     let out = ruststream::message::Message::json("tx-out", job).expect("a job encodes");
-    if publisher.send(out).await.is_err() {
+    if publisher.publish(out).await.is_err() {
         return HandlerOutcome::retry();
     }
     script.hold_job_one(job).await;
@@ -526,7 +526,7 @@ pub async fn batch_forwarder(
             _ => "tx-out",
         };
         let out = ruststream::message::Message::json(to, job).expect("a job encodes");
-        let _ = publisher.send(out).await;
+        let _ = publisher.publish(out).await;
     }
     script.batch(jobs, batch).await
 }
@@ -558,7 +558,7 @@ pub async fn exactly_once_forward(
     let out = ruststream::message::Message::json(EXACTLY_ONCE_OUT, job)
         .expect("a job encodes")
         .key(job.id.to_string());
-    if publisher.send(out).await.is_err() {
+    if publisher.publish(out).await.is_err() {
         return HandlerOutcome::retry();
     }
     script.for_job(job)

@@ -155,7 +155,7 @@ async fn forward_share(
         amount_cents: order.amount_cents,
     };
     publisher
-        .send(Message::json(tally.to, &shipment)?.key(order.id.to_string()))
+        .publish(Message::json(tally.to, &shipment)?.key(order.id.to_string()))
         .await?;
     Ok(HandlerOutcome::ack())
 }

@@ -93,7 +93,7 @@ async fn forward(
         amount_cents: order.amount_cents,
     };
     publisher
-        .send(Message::json(state.to, &shipment)?.key(order.id.to_string()))
+        .publish(Message::json(state.to, &shipment)?.key(order.id.to_string()))
         .await?;
     if state.forwarded.fetch_add(1, Ordering::AcqRel) + 1 == state.expected {
         state.done.wake();

@@ -97,7 +97,7 @@ async fn relay(
 ) -> Result<HandlerOutcome, PublishError> {
     state.first_call.get_or_init(Instant::now);
     publisher
-        .send(Message::json(state.to.clone(), record)?)
+        .publish(Message::json(state.to.clone(), record)?)
         .await?;
     if state.forwarded.fetch_add(1, Ordering::AcqRel) + 1 >= state.expected {
         state.done.wake();

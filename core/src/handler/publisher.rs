@@ -13,11 +13,13 @@ use crate::publish::{Publish, PublishError, Publishing, Receipt};
 /// The delivery is acknowledged only once every message its handler published is confirmed
 /// by the broker; if one fails, the delivery is not acknowledged and comes back as `retry()`
 /// does. So a handler that forwards need not wait for its publishes:
-/// `publisher.send(&shipment).await?` hands the message to the producer (waiting only while
-/// the producer holds as many unanswered messages as it may), and the handler returns at
-/// once. `publisher.publish(&shipment).await` also waits for the broker's answer, for the
-/// message id. Options go with [`Message`](crate::message::Message):
-/// `publisher.send(Message::of(&refund)?.key("card-7")).await`.
+/// `publisher.publish(&shipment).await?` hands the message to the producer (waiting only
+/// while the producer holds as many unanswered messages as it may), and the handler returns
+/// at once; the subscription settles the delivery once the broker answered.
+/// `publisher.publish_for_id(&shipment).await` also waits for the broker's answer, for the
+/// message id: a round trip per message, for the handlers that need the id. Options go with
+/// [`Message`](crate::message::Message):
+/// `publisher.publish(Message::of(&refund)?.key("card-7")).await`.
 #[derive(Clone)]
 pub struct Publisher {
     port: Arc<dyn Publish>,
@@ -42,22 +44,27 @@ impl Publisher {
     }
 
     /// Publish `message` (a [`Message`](crate::message::Message), or `&value` of an
-    /// `#[outgoing]` type, to its topic) and wait for the broker's answer; the message id.
-    pub async fn publish(&self, message: impl IntoMessage) -> Result<MessageId, PublishError> {
+    /// `#[outgoing]` type, to its topic): hand it to the producer and return. The delivery is
+    /// acknowledged once the broker confirmed it (and every other publish of the handler), and
+    /// comes back if it failed. Waits only while the producer holds as many unanswered
+    /// messages as it may.
+    pub async fn publish(&self, message: impl IntoMessage) -> Result<(), PublishError> {
         let receipt = self.receipt();
         match message.into_message() {
-            Ok(message) => self.port.publish(message, receipt).await,
+            Ok(message) => self.port.send(message, receipt).await,
             Err(error) => Err(refuse(receipt, error.into())),
         }
     }
 
-    /// Hand `message` to the producer and return: the delivery is acknowledged once the
-    /// broker confirmed it (and every other publish of the handler), and comes back if it
-    /// failed. Waits only while the producer holds as many unanswered messages as it may.
-    pub async fn send(&self, message: impl IntoMessage) -> Result<(), PublishError> {
+    /// Publish `message` and wait for the broker's answer: the message id. A round trip per
+    /// message, where [`Publisher::publish`] leaves the waiting to the subscription.
+    pub async fn publish_for_id(
+        &self,
+        message: impl IntoMessage,
+    ) -> Result<MessageId, PublishError> {
         let receipt = self.receipt();
         match message.into_message() {
-            Ok(message) => self.port.send(message, receipt).await,
+            Ok(message) => self.port.publish(message, receipt).await,
             Err(error) => Err(refuse(receipt, error.into())),
         }
     }
@@ -173,7 +180,7 @@ mod tests {
             .event_time(Duration::from_secs(5))
             .deliver_after(Duration::from_secs(30))
             .to("refunds-eu");
-        let id = block_on(publisher.publish(message)).expect("published");
+        let id = block_on(publisher.publish_for_id(message)).expect("published");
         assert_eq!(id.to_string(), "1:0:-1");
         let kept = keep.0.lock();
         let message = &kept[0];

@@ -11,18 +11,28 @@ use crate::publish::PublishError;
 /// Layers in order, outermost first: what one scope adds, or what a registration runs.
 ///
 /// Cloning one is a reference count. Editing one (a broker's built-ins: reorder, replace,
-/// remove) makes its own copy of the list, so stacks already handed out do not change.
+/// remove) makes its own copy of the list, so stacks already handed out do not change. Which
+/// layers have which hook is resolved once, as the stack is built: a delivery calls only the
+/// hooks there are, the built-in layers' as any other's.
 #[derive(Clone, Default)]
 pub struct Stack {
-    layers: Arc<[(Arc<dyn Layer>, Hooks)]>,
-    /// Whether a layer has a `publish` hook.
-    publishes: bool,
+    inner: Arc<Resolved>,
+}
+
+/// A stack's layers, and for each hook the layers that have it, with their place.
+#[derive(Default)]
+struct Resolved {
+    layers: Vec<(Arc<dyn Layer>, Hooks)>,
+    before: Vec<(u16, Arc<dyn Layer>)>,
+    after: Vec<(u16, Arc<dyn Layer>)>,
+    completed: Vec<(u16, Arc<dyn Layer>)>,
+    publish: Vec<Arc<dyn Layer>>,
 }
 
 impl core::fmt::Debug for Stack {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Stack")
-            .field("layers", &self.layers.len())
+            .field("layers", &self.inner.layers.len())
             .finish()
     }
 }
@@ -52,25 +62,25 @@ impl Stack {
 
     /// How many layers it has.
     pub fn len(&self) -> usize {
-        self.layers.len()
+        self.inner.layers.len()
     }
 
     /// Whether it has none.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.layers.is_empty()
+        self.inner.layers.is_empty()
     }
 
     /// Whether a layer of it changes or refuses what is published: without one, a port
     /// behind it is the port as it is.
     #[inline]
     pub fn publishes(&self) -> bool {
-        self.publishes
+        !self.inner.publish.is_empty()
     }
 
     /// The same stack with `layer` innermost.
     pub fn push(self, layer: impl Layer) -> Self {
-        let len = self.layers.len();
+        let len = self.inner.layers.len();
         self.insert(len, layer)
     }
 
@@ -89,7 +99,10 @@ impl Stack {
 
     /// Where the layer of type `L` is, if there is one (0 is outermost).
     pub fn position<L: Layer>(&self) -> Option<usize> {
-        self.layers.iter().position(|(layer, _)| is::<L>(layer))
+        self.inner
+            .layers
+            .iter()
+            .position(|(layer, _)| is::<L>(layer))
     }
 
     /// Whether it has a layer of type `L`.
@@ -111,28 +124,24 @@ impl Stack {
         }
     }
 
-    /// Its outermost layer, where that is an `L`, and the stack of the others: for a driver
-    /// that calls a layer it knows directly (no dynamic call), and the rest through the stack.
-    pub fn split_outermost<L: Layer>(&self) -> Option<(Arc<L>, Stack)> {
-        let ((first, _), rest) = self.layers.split_first()?;
-        let first: Arc<dyn Any + Send + Sync> = first.clone();
-        let first = first.downcast::<L>().ok()?;
-        Some((first, Stack::of(rest.iter().cloned())))
-    }
-
     /// This stack around `inner`: this one's layers first (further out).
     pub fn around(&self, inner: &Stack) -> Stack {
         match (self.is_empty(), inner.is_empty()) {
             (_, true) => self.clone(),
             (true, false) => inner.clone(),
-            (false, false) => Stack::of(self.layers.iter().chain(inner.layers.iter()).cloned()),
+            (false, false) => Stack::of(
+                (self.inner.layers.iter())
+                    .chain(inner.inner.layers.iter())
+                    .cloned(),
+            ),
         }
     }
 
     /// The stack one registration runs: each layer as [`Layer::mount`] makes it for it.
     pub fn mount(&self, registration: &Mounting<'_>) -> Stack {
         Stack::of(
-            self.layers
+            self.inner
+                .layers
                 .iter()
                 .map(|(layer, hooks)| match layer.mount(registration) {
                     Some(mounted) => entry(mounted),
@@ -144,28 +153,20 @@ impl Stack {
     /// Run the `before` hooks, outermost first, until one answers.
     #[inline]
     pub fn before(&self, delivery: &mut Delivery<'_>) -> Entered {
-        if self.layers.is_empty() {
-            return Entered {
-                passed: 0,
-                answer: None,
-            };
-        }
+        let inner = &*self.inner;
         let out_of_attempts = delivery.is_out_of_attempts();
-        for (index, (layer, hooks)) in self.layers.iter().enumerate() {
-            if !hooks.has(Hooks::BEFORE) {
-                continue;
-            }
+        for (index, layer) in &inner.before {
             if let Flow::Return(outcome) = layer.before(delivery) {
                 if !out_of_attempts {
                     return Entered {
-                        passed: index as u16,
+                        passed: *index,
                         answer: Some(outcome),
                     };
                 }
             }
         }
         Entered {
-            passed: self.layers.len() as u16,
+            passed: inner.layers.len() as u16,
             answer: None,
         }
     }
@@ -173,11 +174,8 @@ impl Stack {
     /// Run the `after` hooks of the layers `entered` passed, innermost first.
     #[inline]
     pub fn after(&self, entered: Entered, delivery: &Delivery<'_>, end: &mut End<'_>) {
-        if self.layers.is_empty() {
-            return;
-        }
-        for (layer, hooks) in self.passed(entered).iter().rev() {
-            if hooks.has(Hooks::AFTER) {
+        for (index, layer) in self.inner.after.iter().rev() {
+            if *index < entered.passed {
                 layer.after(delivery, end);
             }
         }
@@ -200,11 +198,8 @@ impl Stack {
     /// Run the `completed` hooks of the layers `entered` passed, innermost first.
     #[inline]
     pub fn completed(&self, entered: Entered, delivery: &Delivery<'_>, end: &End<'_>) {
-        if self.layers.is_empty() {
-            return;
-        }
-        for (layer, hooks) in self.passed(entered).iter().rev() {
-            if hooks.has(Hooks::COMPLETED) {
+        for (index, layer) in self.inner.completed.iter().rev() {
+            if *index < entered.passed {
                 layer.completed(delivery, end);
             }
         }
@@ -213,31 +208,37 @@ impl Stack {
     /// Run the `publish` hooks, innermost first, until one refuses.
     #[inline]
     pub fn publish(&self, message: &mut Message) -> Result<(), PublishError> {
-        if !self.publishes {
-            return Ok(());
-        }
-        self.layers
-            .iter()
-            .rev()
-            .filter(|(_, hooks)| hooks.has(Hooks::PUBLISH))
-            .try_for_each(|(layer, _)| layer.publish(message))
-    }
-
-    #[inline]
-    fn passed(&self, entered: Entered) -> &[(Arc<dyn Layer>, Hooks)] {
-        &self.layers[..usize::from(entered.passed).min(self.layers.len())]
+        (self.inner.publish.iter().rev()).try_for_each(|layer| layer.publish(message))
     }
 
     fn edit(self, change: impl FnOnce(&mut Vec<(Arc<dyn Layer>, Hooks)>)) -> Self {
-        let mut layers: Vec<_> = self.layers.iter().cloned().collect();
+        let mut layers: Vec<_> = self.inner.layers.to_vec();
         change(&mut layers);
         Stack::of(layers)
     }
 
+    /// The stack of `layers`, each hook's layers resolved.
     fn of(layers: impl IntoIterator<Item = (Arc<dyn Layer>, Hooks)>) -> Self {
-        let layers: Arc<[_]> = layers.into_iter().collect();
-        let publishes = layers.iter().any(|(_, hooks)| hooks.has(Hooks::PUBLISH));
-        Stack { layers, publishes }
+        let layers: Vec<_> = layers.into_iter().collect();
+        let with = |hook: Hooks| -> Vec<(u16, Arc<dyn Layer>)> {
+            (layers.iter().enumerate())
+                .filter(|(_, (_, hooks))| hooks.has(hook))
+                .map(|(index, (layer, _))| (index as u16, layer.clone()))
+                .collect()
+        };
+        let resolved = Resolved {
+            before: with(Hooks::BEFORE),
+            after: with(Hooks::AFTER),
+            completed: with(Hooks::COMPLETED),
+            publish: with(Hooks::PUBLISH)
+                .into_iter()
+                .map(|(_, layer)| layer)
+                .collect(),
+            layers,
+        };
+        Stack {
+            inner: Arc::new(resolved),
+        }
     }
 }
 

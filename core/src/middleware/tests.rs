@@ -213,18 +213,54 @@ fn mount_makes_each_layer_for_its_registration() {
 }
 
 #[test]
-fn the_outermost_layer_is_split_off_only_where_it_is_of_the_type_asked() {
-    struct A(u8);
-    impl Layer for A {}
-    struct B;
-    impl Layer for B {}
-    let stack = Stack::new().push(A(7)).push(B);
-    let (a, rest) = stack.split_outermost::<A>().expect("A is outermost");
-    assert_eq!(a.0, 7, "the very layer, not a copy of another");
-    assert_eq!((rest.len(), rest.position::<B>()), (1, Some(0)));
-    assert!(stack.split_outermost::<B>().is_none(), "B is not outermost");
-    assert!(Stack::new().split_outermost::<A>().is_none());
-    assert_eq!(stack.len(), 2, "the stack split is left as it was");
+fn each_hook_calls_only_the_layers_that_have_it_in_the_stack_s_order() {
+    /// Records which of its hooks ran, with its name.
+    struct Only(
+        &'static str,
+        Hooks,
+        Arc<Mutex<Vec<(&'static str, &'static str)>>>,
+    );
+    impl Layer for Only {
+        fn hooks(&self) -> Hooks {
+            self.1
+        }
+        fn before(&self, _: &mut Delivery<'_>) -> Flow {
+            self.2.lock().push((self.0, "before"));
+            Flow::Next
+        }
+        fn after(&self, _: &Delivery<'_>, _: &mut End<'_>) {
+            self.2.lock().push((self.0, "after"));
+        }
+        fn completed(&self, _: &Delivery<'_>, _: &End<'_>) {
+            self.2.lock().push((self.0, "completed"));
+        }
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let stack = Stack::new()
+        .push(Only("span", Hooks::BEFORE.and(Hooks::AFTER), seen.clone()))
+        .push(Only(
+            "count",
+            Hooks::BEFORE.and(Hooks::COMPLETED),
+            seen.clone(),
+        ))
+        .push(Only(
+            "audit",
+            Hooks::AFTER.and(Hooks::COMPLETED),
+            seen.clone(),
+        ));
+    deliver(&stack, false);
+    assert_eq!(
+        *seen.lock(),
+        [
+            ("span", "before"),
+            ("count", "before"),
+            ("audit", "after"),
+            ("span", "after"),
+            ("audit", "completed"),
+            ("count", "completed"),
+        ],
+        "hooks a layer says it has not are never called; the order is the stack's"
+    );
 }
 
 #[test]

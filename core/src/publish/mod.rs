@@ -8,7 +8,7 @@
 //!
 //! | who | told through | for |
 //! |---|---|---|
-//! | a caller that needs the message id | [`Reply`] | `publish(..).await` |
+//! | a caller that needs the message id | [`Reply`] | `Publisher::publish_for_id(..).await`, the app's `publish(..).await` |
 //! | the delivery whose handler published it | the driver's [`Outbox`](crate::broker::Outbox), counted by a [`Tracker`](crate::broker::Tracker) | acknowledging the delivery only once its publishes are confirmed |
 //! | the messages of a batch handler's call | the call's tally, then the outbox | acknowledging each only once all the call's publishes are confirmed |
 //! | a file or a tool publishing many messages | [`Pipeline`] | the first failure, and the end |

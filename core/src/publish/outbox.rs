@@ -97,8 +97,9 @@ impl Outbox {
         Arc::new(Outbox::default())
     }
 
-    /// The confirm of the copy the machine ordered for delivery `token`.
-    pub fn copy(self: &Arc<Self>, token: Token) -> Confirm {
+    /// The confirm of the copy the machine ordered for delivery `token`
+    /// ([`Origin::Republish`]).
+    pub fn republished(self: &Arc<Self>, token: Token) -> Confirm {
         Confirm::new(self.clone(), u64::from(token.0) | COPY)
     }
 
@@ -301,7 +302,9 @@ mod tests {
         assert!(!outbox.has_answers());
         first.tell(Ok(MessageId::new(&[1, 0, -1])));
         drop(second);
-        outbox.copy(Token(7)).tell(Ok(MessageId::new(&[2, 0, -1])));
+        outbox
+            .republished(Token(7))
+            .tell(Ok(MessageId::new(&[2, 0, -1])));
         let mut answers = Vec::new();
         outbox.take(&mut answers);
         let seen: Vec<_> = answers

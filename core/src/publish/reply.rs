@@ -1,4 +1,4 @@
-//! A publish's answer, awaited: what `publish(..).await` waits on.
+//! A publish's answer, awaited: what `publish_for_id(..).await` (and the app's `publish`) waits on.
 
 use alloc::sync::Arc;
 use core::future::Future;

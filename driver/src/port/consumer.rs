@@ -52,12 +52,12 @@ pub trait ConsumerPort: Send + 'static {
     }
 
     /// Acknowledge the message at batch-index level: `ack_set` has a bit set for every index
-    /// of its entry not settled yet (64 a word). Called only where
+    /// of its entry (of `size` messages) not settled yet (64 a word). Called only where
     /// [`ConsumerPort::acks_batch_index`] says so.
     fn ack_batch_index(
         &mut self,
         _id: &Self::Id,
-        _slot: BatchSlot,
+        _size: std::num::NonZeroU32,
         _ack_set: Vec<i64>,
     ) -> impl Future<Output = Result<(), BoxError>> + Send {
         async { Ok(()) }

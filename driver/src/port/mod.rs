@@ -9,5 +9,5 @@ mod transaction;
 
 pub use consumer::ConsumerPort;
 pub use received::{Payload, Properties, Received, Unusual};
-pub use republish::{Copied, Republisher};
+pub use republish::{Original, Republisher};
 pub use transaction::{CommitError, Transaction, TransactionHandle, TransactionPort};

@@ -155,7 +155,7 @@ impl<Id> Received<Id> {
 
     /// The message as handlers and layers see it, its id as `message_id` makes it.
     #[inline(always)]
-    pub fn incoming(&self, message_id: fn(&Id) -> ruststream::MessageId) -> Incoming<'_> {
+    pub fn incoming(&self, message_id: impl Fn(&Id) -> ruststream::MessageId) -> Incoming<'_> {
         Incoming::new(&self.payload, &self.properties, &self.topic)
             .with_key(self.key.as_deref())
             .with_redelivery_count(self.redelivery_count)

@@ -16,14 +16,14 @@ pub trait Republisher: Send + Sync + 'static {
     /// none (the machine orders no such copy then).
     fn topic(&self, republish: &Republish) -> Option<&str>;
 
-    /// The copy of `received` that `republish` asks for, `error` the error that came with its
-    /// end (a dead-letter copy carries it), `id` its id as the broker prints it.
-    fn copy(&self, republish: &Republish, of: Copied<'_>) -> Message;
+    /// The message `republish` asks for: a copy of `original`, with the properties that say
+    /// where it came from and why.
+    fn message(&self, republish: &Republish, original: Original<'_>) -> Message;
 }
 
-/// What a copy is made from.
+/// The delivery a republished message is a copy of.
 #[derive(Clone, Copy)]
-pub struct Copied<'a> {
+pub struct Original<'a> {
     /// The body.
     pub payload: &'a [u8],
     /// The properties.
@@ -40,10 +40,10 @@ pub struct Copied<'a> {
     pub error: Option<&'a str>,
 }
 
-impl<'a> Copied<'a> {
-    /// What a copy of `received` is made from, with `error`.
+impl<'a> Original<'a> {
+    /// `received` as a copy is made of it, with `error`.
     pub fn of<Id: Display>(received: &'a Received<Id>, error: Option<&'a str>) -> Self {
-        Copied {
+        Original {
             payload: &received.payload,
             properties: &received.properties,
             topic: &received.topic,

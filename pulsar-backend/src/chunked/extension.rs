@@ -24,6 +24,7 @@ pub(crate) struct Compressed {
 
 /// What a Pulsar consumer port writes in `Received::unusual`: `None` for a delivery that is
 /// no chunk and that the client could read.
+#[inline(always)]
 pub(crate) fn unusual(
     chunk: Option<Chunk>,
     unreadable: Option<String>,
@@ -58,6 +59,7 @@ impl<Id> Chunks for Received<Id> {
         chunking(self)?.chunk.as_ref()
     }
 
+    #[inline]
     fn take_chunk(&mut self) -> Option<Chunk> {
         chunking_mut(self)?.chunk.take()
     }

@@ -25,16 +25,12 @@ pub(crate) struct Chunked<P: ConsumerPort> {
     runtime: Arc<dyn Runtime>,
     /// Reused for the flattened ids of each settlement call.
     scratch: Vec<P::Id>,
-    /// Whether the subscription reads a retry topic: each delivery then says how many times
-    /// it went through it (`RECONSUMETIMES`).
-    retry_topic: bool,
 }
 
 impl<P: ConsumerPort> Chunked<P> {
     /// `inner` joined with the bounds of [`MAX_PENDING_CHUNKED_MESSAGES`] and
-    /// [`INCOMPLETE_CHUNKED_MESSAGE_EXPIRY`], on `runtime`'s clock; for a subscription that
-    /// reads a retry topic where `retry_topic`.
-    pub(crate) fn new(inner: P, runtime: Arc<dyn Runtime>, retry_topic: bool) -> Self {
+    /// [`INCOMPLETE_CHUNKED_MESSAGE_EXPIRY`], on `runtime`'s clock.
+    pub(crate) fn new(inner: P, runtime: Arc<dyn Runtime>) -> Self {
         Chunked {
             inner,
             assembly: Assembly::new(
@@ -43,17 +39,7 @@ impl<P: ConsumerPort> Chunked<P> {
             ),
             runtime,
             scratch: Vec::new(),
-            retry_topic,
         }
-    }
-
-    /// `received` as the driver takes it: with how many times it went through the retry topic.
-    #[inline(always)]
-    fn counted(&self, mut received: Received<ChunkedId<P::Id>>) -> Received<ChunkedId<P::Id>> {
-        if self.retry_topic {
-            received.republished = crate::republish::republished(&received.properties);
-        }
-        received
     }
 
     /// The chunk ids `ids` stand for, after the dropped chunks due for acknowledgement if
@@ -114,7 +100,7 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
             if received.chunk().is_none_or(|c| c.num_chunks <= 1) {
                 let mut received = received.with_id(ChunkedId::single);
                 received.take_chunk();
-                return Poll::Ready(Some(self.counted(received)));
+                return Poll::Ready(Some(received));
             }
             let id = received.id.clone();
             let now = self.runtime.now();
@@ -124,7 +110,7 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
                     for chunk in whole.id.earlier.iter().flat_map(|earlier| earlier.iter()) {
                         self.inner.acquire(chunk);
                     }
-                    return Poll::Ready(Some(self.counted(whole)));
+                    return Poll::Ready(Some(whole));
                 }
                 None => self.inner.release(&id),
             }
@@ -146,11 +132,11 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
     async fn ack_batch_index(
         &mut self,
         id: &Self::Id,
-        slot: BatchSlot,
+        size: std::num::NonZeroU32,
         ack_set: Vec<i64>,
     ) -> Result<(), BoxError> {
-        // Only a batched message has a slot, and a chunk is never batched.
-        self.inner.ack_batch_index(&id.last, slot, ack_set).await
+        // Only a batched message is acknowledged at its index, and a chunk is never batched.
+        self.inner.ack_batch_index(&id.last, size, ack_set).await
     }
 
     async fn nack(&mut self, ids: &[Self::Id]) -> Result<(), BoxError> {

@@ -34,6 +34,9 @@ pub(crate) struct InProcessConsumer {
     runtime: Arc<dyn Runtime>,
     closed: bool,
     prefetch: usize,
+    /// Whether the subscription reads a retry topic: each delivery then says how many times
+    /// it went through it (`RECONSUMETIMES`).
+    retry_topic: bool,
     /// Deliveries received and not yet released.
     held: usize,
 }
@@ -44,7 +47,7 @@ impl InProcessConsumer {
         topics: TopicsConsumer,
         pattern: Option<u64>,
         runtime: Arc<dyn Runtime>,
-        prefetch: usize,
+        (prefetch, retry_topic): (usize, bool),
     ) -> Self {
         InProcessConsumer {
             pulsar,
@@ -54,6 +57,7 @@ impl InProcessConsumer {
             runtime,
             closed: false,
             prefetch,
+            retry_topic,
             held: 0,
         }
     }
@@ -212,13 +216,16 @@ impl ConsumerPort for InProcessConsumer {
                         d.content.unreadable_reason().map(str::to_owned),
                         None,
                     ),
+                    republished: match self.retry_topic {
+                        true => crate::republish::republished(d.content.properties().as_slice()),
+                        false => 0,
+                    },
                     id: d.message_id,
                     payload: Payload::Shared(d.content.clone()),
                     properties: Properties::Shared(d.content),
                     topic: d.topic.shared(),
                     key: d.key,
                     redelivery_count: Some(d.redelivery_count),
-                    republished: 0,
                     batch: batch_slot(&d.message_id, d.batch_size),
                     publish_time: Some(d.publish_time.elapsed_since_origin()),
                     event_time: d.event_time,

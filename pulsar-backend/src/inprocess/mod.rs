@@ -599,7 +599,7 @@ impl InProcessPulsar {
             topics,
             pattern,
             runtime,
-            planned.receiver_queue,
+            (planned.receiver_queue, planned.retry_topic.is_some()),
         ))
     }
 

@@ -109,10 +109,7 @@ impl Transport for InProcessTransport {
     ) -> Result<Chunked<InProcessConsumer>, StartError> {
         self.pulsar()
             .subscribe(subscription, self.runtime.clone())
-            .map(|consumer| {
-                let retry_topic = subscription.retry_topic.is_some();
-                Chunked::new(consumer, self.runtime.clone(), retry_topic)
-            })
+            .map(|consumer| Chunked::new(consumer, self.runtime.clone()))
             .map_err(|source| {
                 let reason = source.to_string();
                 match &subscription.schema {

@@ -71,6 +71,9 @@ pub(crate) struct RemoteConsumer<Exe: Executor> {
     held: usize,
     /// The last message's topic, shared by the messages after it that have the same one.
     topic: Option<std::sync::Arc<str>>,
+    /// Whether the subscription reads a retry topic: each delivery then says how many times
+    /// it went through it (`RECONSUMETIMES`).
+    retry_topic: bool,
 }
 
 impl<Exe: Executor> RemoteConsumer<Exe> {
@@ -79,6 +82,7 @@ impl<Exe: Executor> RemoteConsumer<Exe> {
         in_flight: InFlight,
         runtime: std::sync::Arc<dyn ruststream::runtime::Runtime>,
         batch_index_acks: bool,
+        retry_topic: bool,
     ) -> Self {
         RemoteConsumer {
             consumer,
@@ -87,6 +91,7 @@ impl<Exe: Executor> RemoteConsumer<Exe> {
             batch_index_acks,
             held: 0,
             topic: None,
+            retry_topic,
         }
     }
 }
@@ -189,6 +194,10 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                             .map(|kv| (kv.key.clone(), kv.value.clone()))
                             .collect(),
                     );
+                    let republished = match self.retry_topic {
+                        true => crate::republish::republished(&properties),
+                        false => 0,
+                    };
                     return Poll::Ready(Some(Received {
                         id: RemoteId {
                             topic: topic.clone(),
@@ -200,7 +209,7 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
                         key,
                         // Exposed by the patched pulsar-rs (see patches/README.md).
                         redelivery_count: Some(message.redelivery_count),
-                        republished: 0,
+                        republished,
                         batch,
                         publish_time,
                         event_time,
@@ -233,14 +242,14 @@ impl<Exe: Executor> ConsumerPort for RemoteConsumer<Exe> {
     async fn ack_batch_index(
         &mut self,
         id: &RemoteId,
-        slot: BatchSlot,
+        size: std::num::NonZeroU32,
         ack_set: Vec<i64>,
     ) -> Result<(), BoxError> {
         // pulsar-rs passes the id through to `CommandAck` as it is; its ack-timeout record of
         // the message (keyed by the id without an ack set) stays until the entry's own ack.
         let index_ack = MessageIdData {
             ack_set,
-            batch_size: i32::try_from(slot.size.get()).ok(),
+            batch_size: i32::try_from(size.get()).ok(),
             ..id.id.clone()
         };
         self.consumer

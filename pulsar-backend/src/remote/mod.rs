@@ -356,9 +356,9 @@ impl<Exe: Executor> Transport for RemoteTransport<Exe> {
                 self.in_flight.clone(),
                 self.runtime.clone(),
                 self.settings.batch_index_acks,
+                planned.retry_topic.is_some(),
             ),
             self.runtime.clone(),
-            planned.retry_topic.is_some(),
         ))
     }
 

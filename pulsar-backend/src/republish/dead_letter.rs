@@ -24,11 +24,11 @@
 //!   `DEAD_LETTER_ERROR` (the error that came with it, if any), replacing earlier ones.
 
 use ruststream::message::Message;
-use ruststream_driver::port::Copied;
+use ruststream_driver::port::Original;
 use ruststream_pulsar_model::{DEAD_LETTER_ERROR, DEAD_LETTER_REASON};
 
 /// The copy of `of` for the dead-letter topic `topic`, saying why (`reason`).
-pub(super) fn copy(topic: &str, of: Copied<'_>, reason: &'static str) -> Message {
+pub(super) fn copy(topic: &str, of: Original<'_>, reason: &'static str) -> Message {
     let mut copy = Message::new(topic.to_owned(), of.payload.to_vec());
     copy.properties = copy_properties(&of, reason);
     copy.key = of.key.map(str::to_owned);
@@ -39,7 +39,7 @@ pub(super) fn copy(topic: &str, of: Copied<'_>, reason: &'static str) -> Message
 /// The original properties plus `REAL_TOPIC` and `ORIGIN_MESSAGE_ID`, unless already present
 /// (a message dead-lettered twice keeps where it first came from), and this time's
 /// `DEAD_LETTER_REASON` and `DEAD_LETTER_ERROR` in place of earlier ones.
-fn copy_properties(of: &Copied<'_>, reason: &str) -> Vec<(String, String)> {
+fn copy_properties(of: &Original<'_>, reason: &str) -> Vec<(String, String)> {
     let mut properties = super::copy_properties(of, &[DEAD_LETTER_REASON, DEAD_LETTER_ERROR]);
     properties.push((DEAD_LETTER_REASON.to_owned(), reason.to_owned()));
     if let Some(error) = of.error {
@@ -53,8 +53,8 @@ mod tests {
     use super::*;
     use ruststream_pulsar_model::{ORIGIN_MESSAGE_ID, REAL_TOPIC};
 
-    fn of<'a>(properties: &'a [(String, String)], error: Option<&'a str>) -> Copied<'a> {
-        Copied {
+    fn of<'a>(properties: &'a [(String, String)], error: Option<&'a str>) -> Original<'a> {
+        Original {
             payload: b"{}",
             properties,
             topic: "persistent://public/default/refunds",

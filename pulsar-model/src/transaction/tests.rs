@@ -6,7 +6,7 @@ use ruststream::{Instant, SubscriptionType};
 
 use super::*;
 use crate::{
-    ConsumerOptions, Delivery, InitialPosition, Redelivery, Retention, TopicSelection,
+    ConsumerOptions, Dispatched, InitialPosition, Redelivery, Retention, TopicSelection,
     TopicsConsumer,
 };
 
@@ -53,11 +53,11 @@ fn shared(cluster: &mut Cluster, t: &TopicName, permits: u32) -> ConsumerId {
     )
 }
 
-fn drain(cluster: &mut Cluster, c: ConsumerId, now: Instant) -> Vec<Delivery> {
+fn drain(cluster: &mut Cluster, c: ConsumerId, now: Instant) -> Vec<Dispatched> {
     std::iter::from_fn(|| cluster.receive(c, now)).collect()
 }
 
-fn bodies(deliveries: &[Delivery]) -> Vec<String> {
+fn bodies(deliveries: &[Dispatched]) -> Vec<String> {
     deliveries
         .iter()
         .map(|d| String::from_utf8_lossy(d.payload()).into_owned())
@@ -71,7 +71,7 @@ fn stored(messages: &[crate::StoredMessage]) -> Vec<String> {
         .collect()
 }
 
-fn counts(deliveries: &[Delivery]) -> Vec<(String, u32)> {
+fn counts(deliveries: &[Dispatched]) -> Vec<(String, u32)> {
     deliveries
         .iter()
         .map(|d| {
@@ -905,10 +905,12 @@ fn each_partition_has_its_own_transaction_buffer() {
     send_in(&mut cluster, txn, &p0, "p0 in txn", at(1));
     send(&mut cluster, &p0, "p0 plain", at(2));
     send(&mut cluster, &p1, "p1 plain", at(3));
-    let got: Vec<Delivery> = std::iter::from_fn(|| consumer.receive(&mut cluster, at(3))).collect();
+    let got: Vec<Dispatched> =
+        std::iter::from_fn(|| consumer.receive(&mut cluster, at(3))).collect();
     assert_eq!(bodies(&got), ["p1 plain"], "partition 1 holds nothing back");
     cluster.commit(txn, at(4)).unwrap();
-    let got: Vec<Delivery> = std::iter::from_fn(|| consumer.receive(&mut cluster, at(4))).collect();
+    let got: Vec<Dispatched> =
+        std::iter::from_fn(|| consumer.receive(&mut cluster, at(4))).collect();
     assert_eq!(bodies(&got), ["p0 in txn", "p0 plain"]);
     assert_eq!(
         send(&mut cluster, &p1, "p1 next", at(5)).entry_id,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use ruststream::{Instant, SubscriptionType};
 use ruststream_pulsar_model::{
-    Cluster, ConsumerId, ConsumerOptions, Delivery, InitialPosition, MessageId, OutgoingMessage,
+    Cluster, ConsumerId, ConsumerOptions, Dispatched, InitialPosition, MessageId, OutgoingMessage,
     TopicName,
 };
 
@@ -68,17 +68,17 @@ pub fn publish_keyed(
 }
 
 /// Everything queued for `c` at `now`.
-pub fn drain(cluster: &mut Cluster, c: ConsumerId, now: Instant) -> Vec<Delivery> {
+pub fn drain(cluster: &mut Cluster, c: ConsumerId, now: Instant) -> Vec<Dispatched> {
     std::iter::from_fn(|| cluster.receive(c, now)).collect()
 }
 
-pub fn bodies(deliveries: &[Delivery]) -> Vec<String> {
+pub fn bodies(deliveries: &[Dispatched]) -> Vec<String> {
     deliveries
         .iter()
         .map(|d| String::from_utf8(d.payload().to_vec()).unwrap())
         .collect()
 }
 
-pub fn counts(deliveries: &[Delivery]) -> Vec<u32> {
+pub fn counts(deliveries: &[Dispatched]) -> Vec<u32> {
     deliveries.iter().map(|d| d.redelivery_count).collect()
 }

@@ -23,8 +23,10 @@ use crate::MessageId;
 #[derive(Debug)]
 pub enum Command<Id, D, K, T> {
     /// Run the handler: its layers, then the handler on the deliveries its plan lets it have.
-    /// Each delivery's end comes back as [`Event::Finished`](super::Event::Finished).
-    Invoke(Invoke<D, T>),
+    /// Each delivery's end comes back as [`Event::Finished`](super::Event::Finished). (Boxed:
+    /// a delivery that starts as it arrives comes through [`Admit::Start`] instead, and the
+    /// commands stay small to move.)
+    Invoke(alloc::boxed::Box<Invoke<D, T>>),
     /// Acknowledge the message (Pulsar: `ack_with_id`). The driver may group the
     /// acknowledgements due together into one call.
     Ack(Id),
@@ -34,8 +36,8 @@ pub enum Command<Id, D, K, T> {
     AckIndex {
         /// The message.
         id: Id,
-        /// Its place in its entry.
-        slot: BatchSlot,
+        /// How many messages its entry holds.
+        size: core::num::NonZeroU32,
         /// The indexes still to acknowledge.
         ack_set: Vec<i64>,
     },
@@ -43,10 +45,10 @@ pub enum Command<Id, D, K, T> {
     Nack(Id),
     /// Publish the copy of a delivery to another topic; its answer comes back as
     /// [`Event::Answered`](super::Event::Answered) with [`Origin::Republish`](crate::broker::Origin::Republish).
-    Republish(Republishing<K, T>),
+    Republish(alloc::boxed::Box<Republishing<K, T>>),
     /// How a delivery ended, once the machine knows (a copy answered, a backoff resolved, an
     /// outcome refused): for the layers' `completed` hooks and the lines about it.
-    Completed(Completed<Id, K>),
+    Completed(alloc::boxed::Box<Completed<Id, K>>),
     /// Open a transaction; the answer comes back as [`Event::Opened`](super::Event::Opened).
     Open {
         /// How the machine names it.
@@ -58,17 +60,7 @@ pub enum Command<Id, D, K, T> {
     /// acknowledgements, become visible together. A message of a batched entry is acknowledged
     /// at its index alone where its slot is given ([`BatchSlot::only_this`]). The answer comes
     /// back as [`Event::Committed`](super::Event::Committed).
-    Commit {
-        /// How the machine names it.
-        txn: TxnId,
-        /// The transaction.
-        handle: T,
-        /// The messages, each with its place in a batched entry where it is acknowledged at its
-        /// index.
-        acks: Vec<(Id, Option<BatchSlot>)>,
-        /// How many messages the commit settles (an entry acknowledged whole counts each).
-        messages: usize,
-    },
+    Commit(alloc::boxed::Box<Commit<Id, T>>),
     /// Abort the transaction: nothing published in it becomes visible.
     Abort(T),
     /// The delivery counts as in flight again (a parked one starts, a commit is sent for it).
@@ -78,6 +70,31 @@ pub enum Command<Id, D, K, T> {
     Release(Id),
     /// Something to tell the operator about.
     Notice(Notice<Id>),
+}
+
+/// What becomes of a delivery that arrived, from
+/// [`SubscriptionMachine::receive`](super::SubscriptionMachine::receive).
+#[derive(Debug)]
+pub enum Admit<T> {
+    /// Run it now, as this says (the driver keeps the delivery).
+    Start(Start<T>),
+    /// Hand it to the machine ([`SubscriptionMachine::keep`](super::SubscriptionMachine::keep)),
+    /// which holds it and hands it back as an [`Invoke`] when it may run.
+    Keep,
+    /// Let it go: the machine made the call due for it, if one is, and releases it.
+    Drop,
+}
+
+/// How a delivery that runs now runs.
+#[derive(Debug, Clone)]
+pub struct Start<T> {
+    /// Its token: what the answers of its publishes name, and its
+    /// [`Event::Finished`](super::Event::Finished).
+    pub token: Token,
+    /// What it is due.
+    pub plan: Plan,
+    /// The transaction its handler publishes in.
+    pub txn: Txn<T>,
 }
 
 /// A handler invocation: one delivery, or a batch handler's batch.
@@ -205,6 +222,20 @@ impl Step<'_> {
     pub fn by_handler(&self) -> bool {
         matches!(self, Step::Call | Step::Unreadable | Step::NotOpened(_))
     }
+}
+
+/// A commit, as [`Command::Commit`] asks for it.
+#[derive(Debug)]
+pub struct Commit<Id, T> {
+    /// How the machine names the transaction.
+    pub txn: TxnId,
+    /// The transaction.
+    pub handle: T,
+    /// The messages, each with its place in a batched entry where it is acknowledged at its
+    /// index.
+    pub acks: Vec<(Id, Option<BatchSlot>)>,
+    /// How many messages the commit settles (an entry acknowledged whole counts each).
+    pub messages: usize,
 }
 
 /// A copy of a delivery to another topic, as [`Command::Republish`] asks for it.

@@ -3,7 +3,7 @@
 
 use alloc::string::String;
 
-use super::publishes::{AtEnd, Held, Verdict};
+use super::publishes::{AtEnd, Held};
 use super::{
     Command, Completed, Delivered, Envelope, Finished, Republishing, SubscriptionMachine, Txn,
     RETRY_RETURN_GRACE,
@@ -74,12 +74,13 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
         let keeps_key = self.config.ordered_retries && self.config.key_ordered;
         if let Some(copy) = republish {
             let kept = kept.expect("a driver keeps a delivery whose end is not final");
-            self.commands.push_back(Command::Republish(Republishing {
-                token,
-                republish: copy,
-                kept: kept.clone(),
-                txn: Txn::Outside,
-            }));
+            self.commands
+                .push_back(Command::Republish(alloc::boxed::Box::new(Republishing {
+                    token,
+                    republish: copy,
+                    kept: kept.clone(),
+                    txn: Txn::Outside,
+                })));
             let held = Held {
                 delivered,
                 key: key.as_deref().filter(|_| keeps_key).map(String::from),
@@ -121,13 +122,14 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
         if was_final && refused.is_none() {
             return;
         }
-        self.commands.push_back(Command::Completed(Completed {
-            id,
-            kept,
-            completion: shown(completion),
-            refused,
-            republished: None,
-        }));
+        self.commands
+            .push_back(Command::Completed(alloc::boxed::Box::new(Completed {
+                id,
+                kept,
+                completion: shown(completion),
+                refused,
+                republished: None,
+            })));
     }
 
     /// Settle `delivered`, which ended at `at`, by `settlement` now (nothing it waits for):
@@ -305,41 +307,37 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
                 (true, Republish::RetryTopic { .. }) => Completion::Rescheduled,
                 (false, _) => Completion::Rejected,
             };
-            self.commands.push_back(Command::Completed(Completed {
-                id,
-                kept: Some(kept),
-                completion,
-                refused: None,
-                republished: Some((copy, result)),
-            }));
+            self.commands
+                .push_back(Command::Completed(alloc::boxed::Box::new(Completed {
+                    id,
+                    kept: Some(kept),
+                    completion,
+                    refused: None,
+                    republished: Some((copy, result)),
+                })));
         }
-        let Some((held, verdict)) = settled.delivery else {
+        let Some((held, settlement)) = settled.delivery else {
             return;
         };
         if self.config.transactional.is_some() {
-            return self.answered_in_transaction(token, held, verdict, now);
+            return self.answered_in_transaction(token, held, settlement, now);
         }
         let Held { delivered, key } = held;
         let id = delivered.id.clone();
         let batch = delivered.batch;
-        let settlement = match verdict {
-            Verdict::Ack(_) => Settlement::Ack,
-            Verdict::Nack => Settlement::Nack,
-            Verdict::Leave => Settlement::Leave,
-        };
         self.settler.apply(delivered, settlement);
         if let Some(key) = key.as_deref() {
             // With ordered retries the key stayed with it: it keeps it until it comes back.
-            let due = match verdict {
-                Verdict::Ack(_) => None,
-                Verdict::Nack => Some(now),
-                Verdict::Leave => self.ack_timeout_from(now),
+            let due = match settlement {
+                Settlement::Nack => Some(now),
+                Settlement::Leave => self.ack_timeout_from(now),
+                _ => None,
             };
             if let Some(due) = due {
                 self.await_return(key, id.clone(), due);
             }
         }
-        if let (Some(place), Verdict::Leave) = (batch, verdict) {
+        if let (Some(place), Settlement::Leave) = (batch, settlement) {
             self.entries.put_back(place.in_entry((self.entry_of)(&id)));
         }
         self.releases.push(id);

@@ -100,6 +100,23 @@ impl<D> Gathering<D> {
         });
     }
 
+    /// When a delivery gathered now is gathered: a batch's max wait counts from its first
+    /// delivery, so the clock (`now`) is read for the first only.
+    #[inline]
+    pub(crate) fn gathered_at(&self, now: impl FnOnce() -> Instant) -> Instant {
+        match self.queue.first() {
+            Some(first) => first.at,
+            None => now(),
+        }
+    }
+
+    /// Whether a batch is due whatever the time: one may run, and the queue is full or the
+    /// subscription stops.
+    #[inline]
+    pub(crate) fn full_now(&self, concurrency: usize) -> bool {
+        !self.queue.is_empty() && self.running < concurrency && (!self.has_room() || self.draining)
+    }
+
     /// Whether a delivery of message `id` is gathered already.
     pub(crate) fn holds<Id: PartialEq>(&self, id: &Id) -> bool
     where

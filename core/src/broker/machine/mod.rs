@@ -8,7 +8,8 @@
 //! | method | the driver |
 //! |---|---|
 //! | [`SubscriptionMachine::wants_delivery`] | asks before it takes the next delivery from its consumer |
-//! | [`SubscriptionMachine::receive`] | hands over a delivery; one that starts at once comes back as the [`Invoke`] to run |
+//! | [`SubscriptionMachine::receive`] | shows it a delivery: run it now, hand it over to be held, or let it go ([`Admit`]) |
+//! | [`SubscriptionMachine::keep`] | hands over a delivery the machine holds (behind its key, for its batch, for its transaction) |
 //! | [`SubscriptionMachine::handle`] | tells an [`Event`]: a delivery's end, a publish answered, a transaction opened or committed, idle, stop |
 //! | [`SubscriptionMachine::poll`] | takes the next [`Command`] until none is left: invoke, ack, nack, republish, open, commit, abort, acquire, release |
 //! | [`SubscriptionMachine::poll_timeout`] | arms its one timer for the next deadline |
@@ -63,8 +64,8 @@ use core::time::Duration;
 
 pub(crate) use call::Call;
 pub use command::{
-    Command, CommitFailure, Completed, Invoke, Members, Notice, Plan, Republishing, Step, Txn,
-    TxnId,
+    Admit, Command, Commit, CommitFailure, Completed, Invoke, Members, Notice, Plan, Republishing,
+    Start, Step, Txn, TxnId,
 };
 pub use entries::{BatchPlace, BatchSlot, EntryPosition};
 pub use envelope::Envelope;
@@ -192,6 +193,8 @@ pub struct SubscriptionMachine<D: Envelope, K = (), T = ()> {
     gathering: Option<Gathering<D>>,
     /// The next delivery's token.
     next_token: u32,
+    /// Where the delivery `receive` kept goes when `keep` hands it over.
+    keeping: Option<receive::Keeping>,
     /// Where a message id's entry is, as the transport knows it.
     entry_of: fn(&D::Id) -> EntryPosition,
     /// A number drawn from a message id, the same for the same id: the backoff's jitter.
@@ -233,6 +236,7 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
             startable: VecDeque::new(),
             gathering: config.batch.map(Gathering::new),
             next_token: 0,
+            keeping: None,
             entry_of,
             seed_of: |_| 0,
         }
@@ -280,16 +284,25 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
                 && held < HELD_WHILE_AWAITING)
     }
 
-    /// A delivery arrived: the invocation to run now, if it starts at once. Otherwise the
-    /// machine holds it (behind its key, for its batch, for its transaction) and a later
-    /// [`SubscriptionMachine::poll`] hands it over, or lets it go (a batch sibling in hand or
-    /// settled; a late copy of a finished entry is acknowledged again).
+    /// A delivery arrived: what becomes of it ([`Admit`]). It sets the delivery's one attempt
+    /// count, and stays the driver's: the driver runs it ([`Admit::Start`]), hands it to the
+    /// machine with [`SubscriptionMachine::keep`] to hold (behind its key, for its batch, for
+    /// its transaction; a later [`SubscriptionMachine::poll`] hands it back as an
+    /// [`Invoke`]), or lets it go ([`Admit::Drop`]: a batch sibling in hand or settled, or a
+    /// late copy of a finished entry, acknowledged again). A delivery that starts at once is
+    /// never moved through the machine.
     ///
     /// `now` is asked only where the time matters (a batch's first delivery, a grouped
     /// transaction), so that most deliveries read no clock.
     #[inline(always)]
-    pub fn receive(&mut self, delivery: D, now: impl FnOnce() -> Instant) -> Option<Invoke<D, T>> {
+    pub fn receive(&mut self, delivery: &mut D, now: impl FnOnce() -> Instant) -> Admit<T> {
         self.arrive(delivery, now)
+    }
+
+    /// Hold the delivery [`SubscriptionMachine::receive`] just answered [`Admit::Keep`] for.
+    #[inline(always)]
+    pub fn keep(&mut self, delivery: D) {
+        self.place(delivery)
     }
 
     /// Something happened (see [`Event`]): decide what it means. What it calls for comes
@@ -314,7 +327,7 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
 
     /// The next thing to do at `now` (a time read a moment ago will do: nothing is due early),
     /// if any. Take commands until `None` after every event, and at every deadline.
-    #[inline]
+    #[inline(always)]
     pub fn poll(&mut self, now: Instant) -> Option<Command<D::Id, D, K, T>> {
         self.next_command(now)
     }
@@ -342,14 +355,17 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
         }
     }
 
-    /// What it holds now.
-    #[inline]
+    /// What it holds now, and whether commands are ready that should not wait for the next
+    /// flush ([`Status::ready`]).
+    #[inline(always)]
     pub fn status(&self) -> Status {
         let (batches, gathered) = self
             .gathering
             .as_ref()
             .map_or((0, 0), |g| (g.running(), g.gathered()));
+        let full = (self.gathering.as_ref()).is_some_and(|g| g.full_now(self.config.concurrency));
         Status {
+            ready: !self.commands.is_empty() || !self.startable.is_empty() || full,
             running: self.running,
             waiting: self.settler.waiting(),
             awaiting_publishes: self.publishes.held(),

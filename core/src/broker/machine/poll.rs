@@ -15,7 +15,31 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
     /// completion table's calls in completion order, then the waits that ended, earliest
     /// first; then the batches due; then keys whose retried message did not come back; and
     /// last, the deliveries that no longer count as in flight.
+    #[inline(always)]
     pub(super) fn next_command(&mut self, now: Instant) -> Option<Command<D::Id, D, K, T>> {
+        // The common turn, inlined where the driver takes commands: nothing decided but
+        // releases and the acknowledgements of whole messages.
+        let quiet = self.commands.is_empty()
+            && self.startable.is_empty()
+            && self.calls.is_empty()
+            && self.transactions.open_none()
+            && self.keys.awaiting() == 0;
+        if quiet {
+            // A release first: the driver makes it after the calls made with it all the same,
+            // and it is the cheapest to find.
+            if let Some(id) = self.releases.pop() {
+                return Some(Command::Release(id));
+            }
+            if let Some(id) = self.settler.pop_ack_of_whole() {
+                return Some(Command::Ack(id));
+            }
+        }
+        self.next_command_slow(now)
+    }
+
+    /// [`Self::next_command`] past the common turn.
+    #[inline(never)]
+    fn next_command_slow(&mut self, now: Instant) -> Option<Command<D::Id, D, K, T>> {
         loop {
             if let Some(command) = self.commands.pop_front() {
                 return Some(command);
@@ -27,7 +51,8 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
                         .push_back(Command::Acquire(delivery.id().clone()));
                 }
                 if let Some(invoke) = self.launch(delivery, plan, || now) {
-                    self.commands.push_back(Command::Invoke(invoke));
+                    self.commands
+                        .push_back(Command::Invoke(alloc::boxed::Box::new(invoke)));
                 }
                 continue;
             }
@@ -36,11 +61,7 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
                 continue;
             }
             if let Some(call) = self.next_call(now) {
-                return Some(match call {
-                    Call::Ack(id) => Command::Ack(id),
-                    Call::Nack(id) => Command::Nack(id),
-                    Call::AckIndex { id, slot, ack_set } => Command::AckIndex { id, slot, ack_set },
-                });
+                return Some(command_of(call));
             }
             if self.hand_over(now) {
                 continue;
@@ -55,7 +76,8 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
                         self.commands.push_back(Command::Acquire(id));
                     }
                     if let Some(invoke) = self.launch(delivery, plan, || now) {
-                        self.commands.push_back(Command::Invoke(invoke));
+                        self.commands
+                            .push_back(Command::Invoke(alloc::boxed::Box::new(invoke)));
                     }
                     continue;
                 }
@@ -130,11 +152,13 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
         let token = self.token(batch.len() as u32);
         match self.config.transactional {
             Some(_) => self.join_batch(token, batch, now),
-            None => self.commands.push_back(Command::Invoke(Invoke {
-                token,
-                members: Members::Batch(batch),
-                txn: Txn::Outside,
-            })),
+            None => self
+                .commands
+                .push_back(Command::Invoke(alloc::boxed::Box::new(Invoke {
+                    token,
+                    members: Members::Batch(batch),
+                    txn: Txn::Outside,
+                }))),
         }
         true
     }
@@ -207,5 +231,19 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
             self.commands
                 .push_back(Command::Notice(Notice::WaitsAbandoned(waits)));
         }
+    }
+}
+
+/// A call as the command of the same name.
+#[inline(always)]
+fn command_of<Id, D, K, T>(call: Call<Id>) -> Command<Id, D, K, T> {
+    match call {
+        Call::Ack(id) => Command::Ack(id),
+        Call::Nack(id) => Command::Nack(id),
+        Call::AckIndex { id, slot, ack_set } => Command::AckIndex {
+            id,
+            size: slot.size,
+            ack_set,
+        },
     }
 }

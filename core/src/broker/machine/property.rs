@@ -336,14 +336,14 @@ fn run(
                 break;
             };
             received += 1;
-            if let Some(invoke) = m.receive(delivery, || at(now)) {
+            if let Some(invoke) = super::tests::receive(&mut m, delivery, now) {
                 running.push(invoked(invoke));
             }
         }
         // Carry out what the machine asks.
         while let Some(command) = m.poll(at(now)) {
             match command {
-                Command::Invoke(invoke) => running.push(invoked(invoke)),
+                Command::Invoke(invoke) => running.push(invoked(*invoke)),
                 Command::Ack(id) => {
                     if setup.transactional {
                         prop_assert!(

@@ -24,7 +24,7 @@ use hashbrown::HashMap;
 
 use super::Delivered;
 use crate::broker::{Origin, Token};
-use crate::completion::Republish;
+use crate::completion::{Republish, Settlement};
 
 /// A delivery held for its publishes' answers.
 #[derive(Debug)]
@@ -37,19 +37,11 @@ pub(super) struct Held<Id> {
 /// What one answer settled: the delivery, if it was the last it waited for, and the copy it
 /// answered, with what the driver kept of the delivery, if it was the copy's.
 pub(super) struct Settled<Id, K> {
-    pub(super) delivery: Option<(Held<Id>, Verdict)>,
+    /// How it settles: acknowledged (everything confirmed; a copy, if one was ordered, is
+    /// where it went), asked for again (a publish of its handler failed), or left to come
+    /// back (its copy failed).
+    pub(super) delivery: Option<(Held<Id>, Settlement)>,
     pub(super) copied: Option<(Republish, K, Id)>,
-}
-
-/// How a held delivery is settled once everything it waited for is answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Verdict {
-    /// Everything confirmed: acknowledge (a copy, if one was ordered, is where it went).
-    Ack(Option<Republish>),
-    /// A publish of its handler failed: ask for it again.
-    Nack,
-    /// Its copy failed: leave it to come back.
-    Leave,
 }
 
 /// What a delivery still waits for.
@@ -81,17 +73,17 @@ impl<Id, K> Entry<Id, K> {
         }
     }
 
-    /// Its verdict, if nothing it waits for is unanswered.
-    fn verdict(&self) -> Option<Verdict> {
+    /// How it settles, if nothing it waits for is unanswered.
+    fn settles(&self) -> Option<Settlement> {
         if self.issued != Some(self.answered) {
             return None;
         }
         match self.copy {
             Some((_, None)) => None,
-            _ if self.failed => Some(Verdict::Nack),
-            Some((_, Some(false))) => Some(Verdict::Leave),
-            Some((copy, Some(true))) => Some(Verdict::Ack(Some(copy))),
-            None => Some(Verdict::Ack(None)),
+            _ if self.failed => Some(Settlement::Nack),
+            Some((_, Some(false))) => Some(Settlement::Leave),
+            Some((_, Some(true))) => Some(Settlement::Ack),
+            None => Some(Settlement::Ack),
         }
     }
 }
@@ -196,7 +188,7 @@ impl<Id: Clone, K> Ledger<Id, K> {
                 entry.failed |= !ok;
             }
         }
-        let Some(verdict) = entry.verdict() else {
+        let Some(settlement) = entry.settles() else {
             return Settled {
                 delivery: None,
                 copied,
@@ -217,7 +209,7 @@ impl<Id: Clone, K> Ledger<Id, K> {
             self.held -= 1;
         }
         Settled {
-            delivery: delivery.map(|held| (held, verdict)),
+            delivery: delivery.map(|held| (held, settlement)),
             copied,
         }
     }
@@ -277,11 +269,11 @@ mod tests {
             .answered(Token(3), Origin::Handler, true)
             .delivery
             .is_none());
-        let (settled, verdict) = ledger
+        let (settled, settlement) = ledger
             .answered(Token(3), Origin::Handler, true)
             .delivery
             .expect("the last answer");
-        assert_eq!((settled.delivered.id, verdict), (3, Verdict::Ack(None)));
+        assert_eq!((settled.delivered.id, settlement), (3, Settlement::Ack));
         assert_eq!(ledger.held(), 0);
     }
 
@@ -300,16 +292,16 @@ mod tests {
             Some((copy, (), 4)),
             "what was kept comes back"
         );
-        let (_, verdict) = answered.delivery.expect("settled");
-        assert_eq!(verdict, Verdict::Ack(Some(copy)));
+        let (_, settlement) = answered.delivery.expect("settled");
+        assert_eq!(settlement, Settlement::Ack);
 
         ledger.ended(Token(5), 0);
         ledger.hold(Token(5), held(5), Some((copy, None)));
-        let (_, verdict) = ledger
+        let (_, settlement) = ledger
             .answered(Token(5), Origin::Republish, false)
             .delivery
             .unwrap();
-        assert_eq!(verdict, Verdict::Leave);
+        assert_eq!(settlement, Settlement::Leave);
 
         assert!(ledger.ended(Token(6), 1).unanswered);
         ledger.hold(Token(6), held(6), Some((copy, None)));
@@ -317,10 +309,10 @@ mod tests {
             .answered(Token(6), Origin::Republish, true)
             .delivery
             .is_none());
-        let (_, verdict) = ledger
+        let (_, settlement) = ledger
             .answered(Token(6), Origin::Handler, false)
             .delivery
             .unwrap();
-        assert_eq!(verdict, Verdict::Nack);
+        assert_eq!(settlement, Settlement::Nack);
     }
 }

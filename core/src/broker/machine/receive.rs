@@ -4,28 +4,80 @@
 use alloc::borrow::ToOwned;
 
 use super::entries::Arrival;
-use super::{Call, Envelope, Invoke, Members, Plan, SubscriptionMachine, Txn};
+use super::{Admit, Call, Envelope, Invoke, Members, Plan, Start, SubscriptionMachine, Txn};
+use crate::broker::Token;
 use crate::Instant;
+
+/// Where a delivery [`SubscriptionMachine::receive`] kept goes, once
+/// [`SubscriptionMachine::keep`] hands it over.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Keeping {
+    /// Behind the running delivery of its key.
+    Held(Plan),
+    /// Into the batch being gathered, gathered at that time.
+    Gathered(Plan, Instant),
+    /// With its transaction, until it is open.
+    Waiting(Token, Plan),
+}
 
 impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
     /// [`SubscriptionMachine::receive`].
     #[inline(always)]
-    pub(super) fn arrive(
-        &mut self,
-        mut delivery: D,
-        now: impl FnOnce() -> Instant,
-    ) -> Option<Invoke<D, T>> {
-        let plan = self.admit(&mut delivery)?;
+    pub(super) fn arrive(&mut self, delivery: &mut D, now: impl FnOnce() -> Instant) -> Admit<T> {
+        let Some(plan) = self.admit(delivery) else {
+            return Admit::Drop;
+        };
         if self.config.key_ordered {
             if let Some(key) = delivery.key() {
                 if !self.keys.try_start(key, delivery.id()) {
-                    self.hold(delivery, plan);
-                    return None;
+                    self.keeping = Some(Keeping::Held(plan));
+                    return Admit::Keep;
                 }
             }
         }
         self.running += 1;
-        self.launch(delivery, plan, now)
+        if let Some(gathering) = &self.gathering {
+            // A batch is one transaction, which must not take a message twice (a copy the
+            // broker sent again while the first waited would publish its output twice): the
+            // copy goes, the first runs.
+            if self.config.transactional.is_some() && gathering.holds(delivery.id()) {
+                self.running -= 1;
+                self.releases.push(delivery.id().clone());
+                return Admit::Drop;
+            }
+            let at = gathering.gathered_at(now);
+            self.keeping = Some(Keeping::Gathered(plan, at));
+            return Admit::Keep;
+        }
+        let token = self.token(1);
+        let txn = match self.config.transactional {
+            None => Txn::Outside,
+            Some(_) => match self.join(token, delivery.id(), now()) {
+                Some(txn) => txn,
+                None => {
+                    self.keeping = Some(Keeping::Waiting(token, plan));
+                    return Admit::Keep;
+                }
+            },
+        };
+        Admit::Start(Start { token, plan, txn })
+    }
+
+    /// [`SubscriptionMachine::keep`].
+    #[inline(always)]
+    pub(super) fn place(&mut self, delivery: D) {
+        match self.keeping.take() {
+            Some(Keeping::Held(plan)) => self.hold(delivery, plan),
+            Some(Keeping::Gathered(plan, at)) => {
+                let bytes = delivery.bytes();
+                if let Some(gathering) = &mut self.gathering {
+                    gathering.push(delivery, plan, bytes, || at);
+                }
+            }
+            Some(Keeping::Waiting(token, plan)) => self.transactions.wait(token, delivery, plan),
+            // `receive` did not say to keep it: it is let go as a skipped one is.
+            None => self.releases.push(delivery.id().clone()),
+        }
     }
 
     /// What a delivery that arrived is due, with its one attempt count set; `None` lets it
@@ -82,8 +134,8 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
         }
     }
 
-    /// Start `delivery`, which runs from now (counted already): gathered for its batch, held
-    /// until its transaction opens, or the invocation to run now.
+    /// Start `delivery`, let go by its key, which runs from now (counted already): gathered
+    /// for its batch, held until its transaction opens, or the invocation to run now.
     #[inline(always)]
     pub(super) fn launch(
         &mut self,

@@ -72,7 +72,7 @@ impl<Id> Settler<Id> {
     /// acknowledgement or a negative one now, one at a deadline, or none
     /// ([`Settlement::Leave`]; a [`Settlement::Republish`] settles later, once its copy is
     /// answered, and queues none now either).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn apply(&mut self, id: Id, settlement: Settlement) {
         match settlement {
             Settlement::Ack => self.ready.push_back((id, true)),
@@ -122,6 +122,20 @@ impl<Id> Settler<Id> {
     /// flushes them.
     pub(crate) fn abandon_waits(&mut self) -> impl Iterator<Item = Id> + '_ {
         self.waits.drain().map(|w| w.id)
+    }
+}
+
+impl<Id> Settler<super::Delivered<Id>> {
+    /// The next immediate call, where it acknowledges a whole message (not one of a batched
+    /// entry, whose acknowledgement the entry ledger holds): the common one, taken first.
+    #[inline(always)]
+    pub(crate) fn pop_ack_of_whole(&mut self) -> Option<Id> {
+        match self.ready.front() {
+            Some((delivered, true)) if delivered.batch.is_none() => {
+                self.ready.pop_front().map(|(delivered, _)| delivered.id)
+            }
+            _ => None,
+        }
     }
 }
 

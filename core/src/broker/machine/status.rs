@@ -19,6 +19,11 @@ pub struct Status {
     pub gathered: usize,
     /// Deliveries held behind a running delivery of their key.
     pub held: usize,
+    /// Whether commands wait that the driver should carry out before it takes its next event:
+    /// an invocation to start, a transaction to open, a copy to publish, a commit, a full
+    /// batch. The consumer calls and releases may wait for the driver's next flush, so that
+    /// those due together go together.
+    pub ready: bool,
 }
 
 impl Status {

@@ -114,9 +114,26 @@ pub(super) fn msg(id: Id, size: u32, key: Option<&str>) -> Msg {
     }
 }
 
+/// Receive `delivery` at `now` as a driver does: the invocation it starts, if it starts at
+/// once (kept by the machine otherwise).
+pub(super) fn receive(m: &mut Machine, mut delivery: Msg, now: u64) -> Option<Invoke<Msg, Handle>> {
+    match m.receive(&mut delivery, || at(now)) {
+        Admit::Start(start) => Some(Invoke {
+            token: start.token,
+            members: Members::One(delivery, start.plan),
+            txn: start.txn,
+        }),
+        Admit::Keep => {
+            m.keep(delivery);
+            None
+        }
+        Admit::Drop => None,
+    }
+}
+
 /// Receive `delivery`; the token it started under, if it started at once.
 fn start(m: &mut Machine, delivery: Msg) -> Option<Token> {
-    m.receive(delivery, || at(0)).map(|invoke| invoke.token)
+    receive(m, delivery, 0).map(|invoke| invoke.token)
 }
 
 /// How `id` (of an entry of `size`), delivery `token`, ended at `now`.
@@ -182,10 +199,10 @@ fn started(commands: &[Cmd]) -> Vec<Id> {
     commands
         .iter()
         .filter_map(|c| match c {
-            Command::Invoke(Invoke {
-                members: Members::One(delivery, _),
-                ..
-            }) => Some(delivery.id),
+            Command::Invoke(invoke) => match &invoke.members {
+                Members::One(delivery, _) => Some(delivery.id),
+                Members::Batch(_) => None,
+            },
             _ => None,
         })
         .collect()
@@ -234,7 +251,7 @@ fn out_of_attempts_is_dead_lettered_and_a_first_delivery_never_is() {
             count,
             ..msg(one(entry), 1, None)
         };
-        let invoke = m.receive(delivery, || at(0)).expect("starts");
+        let invoke = receive(&mut m, delivery, 0).expect("starts");
         assert!(
             matches!(invoke.members, Members::One(_, p) if p == plan),
             "count {count:?}"
@@ -255,7 +272,7 @@ fn the_copies_through_the_retry_topic_count_as_attempts() {
         republished: 2,
         ..msg(one(1), 1, None)
     };
-    let invoke = m.receive(delivery, || at(0)).expect("starts");
+    let invoke = receive(&mut m, delivery, 0).expect("starts");
     let Members::One(delivery, plan) = invoke.members else {
         panic!("one")
     };
@@ -354,7 +371,7 @@ fn a_batched_entry_is_acknowledged_with_its_last_message_and_siblings_are_not_ha
             count: Some(1),
             ..msg(*id, 3, None)
         };
-        match m.receive(delivery, || at(0)) {
+        match receive(&mut m, delivery, 0) {
             Some(invoke) => again = Some((id.index, invoke.token)),
             None => assert_ne!(id.index, 1, "{id:?}"),
         }
@@ -438,7 +455,9 @@ fn a_refused_retry_after_is_told_leaves_the_delivery_and_puts_its_index_back_out
     let now = drain(&mut m, 0);
     assert_eq!(calls(&now), []);
     assert!(
-        now.iter().any(|c| matches!(c, Command::Completed(Completed { refused: Some(_), id: i, .. }) if *i == id)),
+        now.iter().any(
+            |c| matches!(c, Command::Completed(done) if done.refused.is_some() && done.id == id)
+        ),
         "the refusal is told: {now:?}"
     );
     // The sibling's retry brings the entry back; the refused one is handled again.
@@ -451,7 +470,7 @@ fn a_refused_retry_after_is_told_leaves_the_delivery_and_puts_its_index_back_out
         count: Some(1),
         ..msg(id, 2, None)
     };
-    assert!(m.receive(again, || at(0)).is_some());
+    assert!(receive(&mut m, again, 0).is_some());
 }
 
 #[test]
@@ -860,7 +879,7 @@ fn open(m: &mut Machine, txn: TxnId, handle: Handle) -> Vec<Invoke<Msg, Handle>>
     drain(m, 0)
         .into_iter()
         .filter_map(|c| match c {
-            Command::Invoke(invoke) => Some(invoke),
+            Command::Invoke(invoke) => Some(*invoke),
             _ => None,
         })
         .collect()
@@ -926,7 +945,7 @@ fn a_transaction_that_does_not_open_runs_none_of_its_deliveries() {
     );
     let invoked: Vec<_> = drain(&mut m, 0);
     assert!(
-        matches!(&invoked[..], [Command::Invoke(Invoke { txn: Txn::NotOpened(why), .. })] if why.contains("down")),
+        matches!(&invoked[..], [Command::Invoke(invoke)] if matches!(&invoke.txn, Txn::NotOpened(why) if why.contains("down"))),
         "{invoked:?}"
     );
 }
@@ -1228,7 +1247,7 @@ fn a_transaction_acknowledging_a_whole_entry_acknowledges_it_once_without_an_ind
         Id { entry: 3, index: 0 },
     );
     for delivery in [msg(a, 2, None), msg(b, 2, None), msg(c, 2, None)] {
-        assert!(m.receive(delivery, || at(0)).is_none(), "gathered");
+        assert!(receive(&mut m, delivery, 0).is_none(), "gathered");
     }
     let (opens, _, _) = txn_commands(&drain(&mut m, 0));
     let invoked = open(&mut m, opens[0], 40);

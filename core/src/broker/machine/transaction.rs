@@ -39,9 +39,9 @@ use foldhash::fast::FixedState;
 use hashbrown::HashMap;
 
 use super::entries::EntryPosition;
-use super::publishes::{AtEnd, Held, Verdict};
+use super::publishes::{AtEnd, Held};
 use super::{
-    Command, CommitFailure, Delivered, Envelope, Finished, Gathered, Invoke, Members, Plan,
+    Command, Commit, CommitFailure, Delivered, Envelope, Finished, Gathered, Invoke, Members, Plan,
     Republishing, SubscriptionMachine, Txn, TxnId,
 };
 use crate::broker::Token;
@@ -175,6 +175,12 @@ impl<D: Envelope, K, T> Transactions<D, K, T> {
         self.groups.get(&open).map(|group| group.closes_at)
     }
 
+    /// Whether no transaction takes deliveries (none has a deadline).
+    #[inline]
+    pub(super) fn open_none(&self) -> bool {
+        self.open.is_none()
+    }
+
     /// Whether the transaction taking deliveries stops taking them by `now`.
     #[inline]
     pub(super) fn closes_by(&self, now: Instant) -> bool {
@@ -298,18 +304,20 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
             group.state = state;
             let run = group.state.txn().expect("answered");
             for (token, delivery, plan) in core::mem::take(&mut group.waiting) {
-                self.commands.push_back(Command::Invoke(Invoke {
-                    token,
-                    members: Members::One(delivery, plan),
-                    txn: run.clone(),
-                }));
+                self.commands
+                    .push_back(Command::Invoke(alloc::boxed::Box::new(Invoke {
+                        token,
+                        members: Members::One(delivery, plan),
+                        txn: run.clone(),
+                    })));
             }
             if let Some((token, batch)) = group.batch.take() {
-                self.commands.push_back(Command::Invoke(Invoke {
-                    token,
-                    members: Members::Batch(batch),
-                    txn: run,
-                }));
+                self.commands
+                    .push_back(Command::Invoke(alloc::boxed::Box::new(Invoke {
+                        token,
+                        members: Members::Batch(batch),
+                        txn: run,
+                    })));
             }
             return;
         }
@@ -317,12 +325,13 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
             copy.state = state;
             let run = copy.state.txn().expect("answered");
             if let Some((republish, kept)) = copy.copy.take() {
-                self.commands.push_back(Command::Republish(Republishing {
-                    token: copy.token,
-                    republish,
-                    kept,
-                    txn: run,
-                }));
+                self.commands
+                    .push_back(Command::Republish(alloc::boxed::Box::new(Republishing {
+                        token: copy.token,
+                        republish,
+                        kept,
+                        txn: run,
+                    })));
             }
             return;
         }
@@ -417,23 +426,22 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
         &mut self,
         token: Token,
         held: Held<D::Id>,
-        verdict: Verdict,
+        settlement: Settlement,
         now: Instant,
     ) {
         let Held { delivered, key } = held;
         // A delivery still counted in its transaction waited for its publishes; one that is
         // not, for its copy (in a transaction of its own).
         let in_group = self.transactions.member_of.contains_key(&token);
-        let settlement = match (verdict, in_group) {
-            (Verdict::Ack(_), true) => return self.member_acked(token, (delivered, key), now),
-            (Verdict::Ack(_), false) => {
+        match (settlement, in_group) {
+            (Settlement::Ack, true) => return self.member_acked(token, (delivered, key), now),
+            (Settlement::Ack, false) => {
                 // Its copy is confirmed: out of the handlers' hands, it waits for its commit.
                 self.releases.push(delivered.id.clone());
                 return self.commit_copy(token, (delivered, key), now);
             }
-            (Verdict::Nack, _) => Settlement::Nack,
-            (Verdict::Leave, _) => Settlement::Leave,
-        };
+            _ => {}
+        }
         match in_group {
             true => self.member_failed(token, now),
             false => self.abort_copy(token),
@@ -550,12 +558,13 @@ impl<D: Envelope, K: Clone, T: Clone> SubscriptionMachine<D, K, T> {
         if let Some(id) = &acquired {
             self.commands.push_back(Command::Acquire(id.clone()));
         }
-        self.commands.push_back(Command::Commit {
-            txn,
-            handle: handle.clone(),
-            acks,
-            messages: acked.len(),
-        });
+        self.commands
+            .push_back(Command::Commit(alloc::boxed::Box::new(Commit {
+                txn,
+                handle: handle.clone(),
+                acks,
+                messages: acked.len(),
+            })));
         self.transactions.committing.insert(
             txn,
             Committing {

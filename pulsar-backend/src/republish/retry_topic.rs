@@ -22,12 +22,12 @@
 use std::time::Duration;
 
 use ruststream::message::Message;
-use ruststream_driver::port::Copied;
+use ruststream_driver::port::Original;
 use ruststream_pulsar_model::{reconsume_times, DELAY_TIME, RECONSUMETIMES};
 
 /// The copy of `of` for the retry topic `topic`, to be delivered after `delay`, counting
 /// `count` deliveries before it (the machine's `Republish::RetryTopic`).
-pub(super) fn copy(topic: &str, of: Copied<'_>, delay: Duration, count: u32) -> Message {
+pub(super) fn copy(topic: &str, of: Original<'_>, delay: Duration, count: u32) -> Message {
     let mut copy = Message::new(topic.to_owned(), of.payload.to_vec()).deliver_after(delay);
     copy.properties = copy_properties(&of, delay, count);
     copy.key = of.key.map(str::to_owned);
@@ -51,7 +51,7 @@ pub(crate) fn republished(properties: &[(String, String)]) -> u32 {
 /// The original properties with `REAL_TOPIC` and `ORIGIN_MESSAGE_ID` added unless present,
 /// and this copy's `RECONSUMETIMES` (`count`: the deliveries before it, the machine's one
 /// attempt count plus this one) and `DELAY_TIME` in place of earlier ones.
-fn copy_properties(of: &Copied<'_>, delay: Duration, count: u32) -> Vec<(String, String)> {
+fn copy_properties(of: &Original<'_>, delay: Duration, count: u32) -> Vec<(String, String)> {
     let mut properties = super::copy_properties(of, &[RECONSUMETIMES, DELAY_TIME]);
     properties.push((RECONSUMETIMES.to_owned(), count.to_string()));
     properties.push((DELAY_TIME.to_owned(), delay.as_millis().to_string()));
@@ -63,8 +63,8 @@ mod tests {
     use super::*;
     use ruststream_pulsar_model::{ORIGIN_MESSAGE_ID, REAL_TOPIC};
 
-    fn of(properties: &[(String, String)]) -> Copied<'_> {
-        Copied {
+    fn of(properties: &[(String, String)]) -> Original<'_> {
+        Original {
             payload: b"{}",
             properties,
             topic: "persistent://public/default/refunds",

@@ -395,10 +395,8 @@ fn run(
                     opens += 1;
                     pending.push(Pending::Open(txn, reply(opens > 30)));
                 }
-                Command::Commit {
-                    txn, handle, acks, ..
-                } => {
-                    pending.push(Pending::Commit(txn, handle, acks));
+                Command::Commit(commit) => {
+                    pending.push(Pending::Commit(commit.txn, commit.handle, commit.acks));
                 }
                 Command::Abort(handle) => {
                     coordinator.txns.get_mut(&handle).unwrap().ended = true;

@@ -435,8 +435,8 @@ fn a_settled_message_of_an_unfinished_entry_is_acknowledged_by_index_when_asked(
         .collect();
     assert!(matches!(
         &made[..],
-        [Command::AckIndex { id, slot: s, ack_set }]
-            if *id == ids[1] && Some(*s) == slot(ids[1], 2) && ack_set == &vec![0b01]
+        [Command::AckIndex { id, size, ack_set }]
+            if *id == ids[1] && size.get() == 2 && ack_set == &vec![0b01]
     ));
 }
 
@@ -857,9 +857,11 @@ fn txn_commands(commands: &[Cmd]) -> (Vec<TxnId>, Vec<(TxnId, Handle, Vec<Id>)>,
     for command in commands {
         match command {
             Command::Open { txn, .. } => opens.push(*txn),
-            Command::Commit {
-                txn, handle, acks, ..
-            } => commits.push((*txn, *handle, acks.iter().map(|(id, _)| *id).collect())),
+            Command::Commit(commit) => commits.push((
+                commit.txn,
+                commit.handle,
+                commit.acks.iter().map(|(id, _)| *id).collect(),
+            )),
             Command::Abort(handle) => aborts.push(*handle),
             _ => {}
         }
@@ -1278,7 +1280,7 @@ fn a_transaction_acknowledging_a_whole_entry_acknowledges_it_once_without_an_ind
     let commits: Vec<_> = drain(&mut m, 0)
         .into_iter()
         .filter_map(|c| match c {
-            Command::Commit { acks, .. } => Some(acks),
+            Command::Commit(commit) => Some(commit.acks),
             _ => None,
         })
         .collect();

@@ -162,7 +162,7 @@ impl RunningApp {
         self.brokers
             .first()
             .map(|b| &**b)
-            .ok_or(PublishError::NoBroker)
+            .ok_or_else(|| PublishError::NoBroker)
     }
 
     /// Publish `messages`, all to one topic, as one batch through the app's first broker (see

@@ -97,6 +97,10 @@ impl<P: ConsumerPort> ConsumerPort for Chunked<P> {
             let Some(received) = std::task::ready!(self.inner.poll_receive(cx)) else {
                 return Poll::Ready(None);
             };
+            // Most deliveries carry nothing unusual: no chunk to look for.
+            if received.unusual.is_none() {
+                return Poll::Ready(Some(received.with_id(ChunkedId::single)));
+            }
             if received.chunk().is_none_or(|c| c.num_chunks <= 1) {
                 let mut received = received.with_id(ChunkedId::single);
                 received.take_chunk();

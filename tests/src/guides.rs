@@ -65,5 +65,11 @@ pub struct BatchHandlers;
 #[doc = include_str!("../../docs/publishing.md")]
 pub struct Publishing;
 
+#[doc = include_str!("../../docs/releasing.md")]
+pub struct Releasing;
+
+#[doc = include_str!("../../docs/broker-authors.md")]
+pub struct BrokerAuthors;
+
 #[doc = include_str!("../../docs/asyncapi.md")]
 pub struct Asyncapi;

@@ -87,8 +87,9 @@ impl Layer for HandlerMetrics {
     #[inline(always)]
     fn completed(&self, delivery: &Delivery<'_>, end: &End<'_>) {
         if end.by_handler() {
-            let took = end.ended().saturating_duration_since(delivery.started());
-            self.duration.record(took.as_secs_f64());
+            // Converted to seconds by the handle, only where a recorder takes it.
+            self.duration
+                .record(end.ended().saturating_duration_since(delivery.started()));
         }
         self.outcomes[outcome_index(&end.completion())].increment(1);
     }

@@ -74,6 +74,15 @@ impl Display for Id<'_, '_> {
 
 #[inline(always)]
 fn start_span(delivery: &mut Delivery<'_>) {
+    // Below DEBUG everywhere (the common case in production), one test and no call.
+    if ::tracing::level_enabled!(::tracing::Level::DEBUG) {
+        start_debug_span(delivery);
+    }
+}
+
+/// [`start_span`] where DEBUG may be enabled.
+#[inline(never)]
+fn start_debug_span(delivery: &mut Delivery<'_>) {
     // The message is read only where the span is enabled: the fields are evaluated then.
     let span = ::tracing::debug_span!(
         "delivery",
@@ -92,13 +101,23 @@ fn start_span(delivery: &mut Delivery<'_>) {
 #[inline(always)]
 fn log_end(delivery: &Delivery<'_>, end: &End<'_>, dead_letter: Option<&str>) {
     match (end.completion(), end.error().is_some()) {
-        (Completion::Returned(HandlerOutcome::RetryAfter(delay)), false) => {
-            ::tracing::debug!(outcome = "retry_after", ?delay, "handled")
-        }
         (Completion::Returned(outcome), false) => {
-            ::tracing::debug!(outcome = outcome.name(), "handled")
+            if ::tracing::level_enabled!(::tracing::Level::DEBUG) {
+                log_handled(outcome);
+            }
         }
         _ => log_unusual_end(delivery, end, dead_letter),
+    }
+}
+
+/// The DEBUG line about an answer without an error.
+#[inline(never)]
+fn log_handled(outcome: HandlerOutcome) {
+    match outcome {
+        HandlerOutcome::RetryAfter(delay) => {
+            ::tracing::debug!(outcome = "retry_after", ?delay, "handled")
+        }
+        outcome => ::tracing::debug!(outcome = outcome.name(), "handled"),
     }
 }
 

@@ -373,6 +373,7 @@ impl InProcessPulsar {
 
     /// Publish to a topic whose name is resolved already (a partitioned topic's name routes
     /// to one of its partitions, keyed messages with `hashing`); the model's id, not printed.
+    #[inline(always)]
     pub(crate) fn store(
         &self,
         topic: &TopicName,
@@ -668,6 +669,7 @@ fn refused(topic: &TopicName, error: ModelError) -> PublishError {
 }
 
 /// What the model stores for `record` published at `now`.
+#[inline(always)]
 fn outgoing(record: Message, now: Instant) -> OutgoingMessage {
     let mut message = OutgoingMessage::new(record.payload);
     message.properties = record.properties.into();

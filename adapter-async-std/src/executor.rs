@@ -13,7 +13,7 @@ const THREAD_NAME_VAR: &str = "ASYNC_STD_THREAD_NAME";
 /// wake-up between the app's driver and pulsar-rs's connection and consumer tasks crosses
 /// threads. Measured on Apache Pulsar standalone, that made both a raw pulsar-rs loop and the
 /// framework cost clearly more CPU per message than on tokio, and on one thread the framework
-/// cost less than on tokio (the figures are in the CHANGELOG, performance round 5). smol's
+/// cost less than on tokio (`python3 scripts/bench --only=live` measures each runtime). smol's
 /// global executor runs one thread by default too. A service whose handlers compute on
 /// several subscriptions at once can ask for more: `ASYNC_STD_THREAD_COUNT=2`.
 ///

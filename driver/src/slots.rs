@@ -1,7 +1,7 @@
 //! The handler invocations a driver runs at once, in slots reused from one delivery to the next.
 //!
-//! A set of boxed futures (`FuturesUnordered`) costs two allocations per delivery: the box and
-//! the set's task. Here each slot keeps its heap cell and its waker for the driver's life, and
+//! A set of boxed futures (`FuturesUnordered`) allocates for every delivery: the box and the
+//! set's task. Here each slot keeps its heap cell and its waker for the driver's life, and
 //! a new invocation is written into a free cell in place. A delivery is polled once as it
 //! starts, so a handler that finishes without waiting (an acknowledgement, a decode error)
 //! never waits for the driver's next turn. Slots grow to the driver's concurrency and stay.

@@ -6,16 +6,17 @@
 //! ([`DEFAULT_REPLAY_SUBSCRIPTION`], Shared, from the earliest message), one message at a
 //! time: it publishes a copy to the message's `REAL_TOPIC` (or [`ReplayOptions::to`]) with the
 //! payload, key, event time and properties, less the dead-letter ones and plus
-//! [`REDRIVEN_FROM`] ([`replayed_properties`]); waits for the broker's receipt; acknowledges
+//! [`REPLAYED_FROM`] ([`replayed_properties`]); waits for the broker's receipt; acknowledges
 //! the original and waits until the broker has the acknowledgement; then takes the next. A
 //! replay killed at any point leaves at most the message in flight copied and still on the
 //! dead-letter topic, which the next replay moves again: a duplicate is possible, a loss is
 //! not. Messages it skips (filter, no `REAL_TOPIC`, a failed copy) stay unacknowledged on its
 //! subscription, for a later replay.
 //!
-//! The copy's [`REDRIVEN_FROM`] property, and the replay's default subscription
-//! (`ruststream-redrive`), keep names older than the command's: messages and brokers carry
-//! them.
+//! Two older names stay readable, as messages and brokers carry them: a copy replayed before
+//! the command had its name may carry [`REDRIVEN_FROM`], which a replay drops and writes
+//! anew as [`REPLAYED_FROM`]; the default subscription keeps its name (`ruststream-redrive`),
+//! so that one created under it keeps its position.
 //!
 //! A message of a batched entry is acknowledged on its own only where the broker acknowledges
 //! at batch-index level (Pulsar's `acknowledgmentAtBatchIndexLevelEnabled=true`, with
@@ -27,7 +28,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use ruststream::app::StartContext;
-//! use ruststream_pulsar::replay::{self, Replay, ReplayOptions, REDRIVEN_FROM};
+//! use ruststream_pulsar::replay::{self, Replay, ReplayOptions, REPLAYED_FROM};
 //! use ruststream_pulsar::{InProcessPulsar, PulsarBroker};
 //! use ruststream::message::Message;
 //!
@@ -45,7 +46,7 @@
 //!     .await?;
 //! assert_eq!(summary.moved, 1);
 //! let back = &pulsar.topic_messages("refunds")?[0];
-//! assert!(back.property(REDRIVEN_FROM).is_some());
+//! assert!(back.property(REPLAYED_FROM).is_some());
 //! assert_eq!(back.property("REAL_TOPIC"), None);
 //! # Ok(())
 //! # }
@@ -63,6 +64,7 @@ pub use ruststream_pulsar_model::replay::{ORIGIN_MESSAGE_IDY_TIME, REAL_SUBSCRIP
 pub use ruststream_pulsar_model::{
     replayed_from, replayed_properties, DEAD_LETTER_ERROR, DEAD_LETTER_PROPERTIES,
     DEAD_LETTER_REASON, DELAY_TIME, ORIGIN_MESSAGE_ID, REAL_TOPIC, RECONSUMETIMES, REDRIVEN_FROM,
+    REPLAYED_FROM,
 };
 
 /// Run `replay` on the Pulsar broker `broker` describes: its URL, token, TLS, namespace and

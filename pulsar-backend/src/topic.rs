@@ -15,7 +15,7 @@ const KEPT: usize = 1024;
 /// parsing a name formats, checks and allocates, which would otherwise be paid on every publish.
 ///
 /// Hashed with foldhash rather than std's SipHash: every in-process publish looks its topic up
-/// here, and SipHash was a visible share of a publish (CHANGELOG.md).
+/// here, and SipHash is a visible share of a publish's cost.
 #[derive(Debug)]
 pub(crate) struct Resolved {
     namespace: Option<String>,

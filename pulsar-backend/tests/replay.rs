@@ -11,7 +11,7 @@ use ruststream::runtime::{Runtime, WithClock};
 use ruststream::ManualClock;
 use ruststream_pulsar::replay::{
     self, Rate, Replay, ReplayEnd, ReplayEvent, ReplayOptions, ReplaySummary, DEAD_LETTER_REASON,
-    DEFAULT_REPLAY_SUBSCRIPTION, ORIGIN_MESSAGE_ID, REAL_TOPIC, REDRIVEN_FROM,
+    DEFAULT_REPLAY_SUBSCRIPTION, ORIGIN_MESSAGE_ID, REAL_TOPIC, REPLAYED_FROM,
 };
 use ruststream_pulsar::{InProcessPulsar, PulsarBroker, TopicMessage};
 
@@ -104,7 +104,7 @@ async fn every_message_goes_back_once_with_its_key_and_properties_less_the_dead_
         for gone in [REAL_TOPIC, ORIGIN_MESSAGE_ID, DEAD_LETTER_REASON] {
             assert_eq!(copy.property(gone), None, "{gone} dropped");
         }
-        let from = copy.property(REDRIVEN_FROM).expect("REDRIVEN_FROM set");
+        let from = copy.property(REPLAYED_FROM).expect("REPLAYED_FROM set");
         let (topic, id) = from.split_once('@').unwrap();
         assert_eq!(topic, DLQ);
         assert!(

@@ -9,8 +9,8 @@ use ruststream::Instant;
 ///
 /// Every call on the cluster asks for the next deadline, and computing it visits every
 /// consumer and subscription. One relaxed atomic word rather than a `OnceLock`, whose
-/// initialisation protocol was paid on every message of the consume→ack path
-/// (CHANGELOG.md), while the cluster stays `Sync`: readers that race compute the same
+/// initialisation protocol would be paid on every message of the consume→ack path, while
+/// the cluster stays `Sync`: readers that race compute the same
 /// answer from the same state.
 #[derive(Debug)]
 pub(crate) struct DeadlineCache(AtomicU64);

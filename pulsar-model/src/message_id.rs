@@ -54,8 +54,8 @@ impl std::hash::Hash for MessageId {
 
 impl MessageId {
     /// Append the id as [`Display`](fmt::Display) writes it, without `core::fmt`: an
-    /// in-process publish returns its id printed, and formatting it with `write!` was a large
-    /// share of a publish's cost (CHANGELOG.md).
+    /// in-process publish returns its id printed, and formatting it with `write!` is a large
+    /// share of a publish's cost.
     pub fn push_to(&self, out: &mut String) {
         self.pieces(|piece| {
             out.push_str(piece);

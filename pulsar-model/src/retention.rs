@@ -24,7 +24,7 @@
 //!   [`Cluster::ack`]), so a batch is freed as a whole, when its entry is acknowledged.
 //! - A freed message's memory is returned at one of its topic's next publishes, one a publish,
 //!   on the publisher's thread, where the allocator reuses it for the next message; at most
-//!   1,024 wait per topic, past which it is returned at once (CHANGELOG.md).
+//!   1,024 wait per topic, past which it is returned at once.
 //! - A message published while its topic has no subscription is kept only while it is among
 //!   the topic's last `without_subscription` entries (by default
 //!   [`DEFAULT_KEPT_WITHOUT_SUBSCRIPTION`], Pulsar's `managedLedgerMaxEntriesPerLedger`: with

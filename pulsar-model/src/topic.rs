@@ -68,7 +68,7 @@ pub(crate) struct Store {
 /// dropped where it is acknowledged: on another thread, a publish window of a thousand at a
 /// time (`run --embedded --publish`), past the allocator's per-thread cache. Dropped one a
 /// publish, they are freed on the publisher's thread just before it allocates the next
-/// message's, which reuses them (CHANGELOG.md). Past this many a freed content is
+/// message's, which reuses them. Past this many a freed content is
 /// dropped at once, so what a topic holds stays bounded when nothing is published.
 const BURIED_AT_MOST: usize = 1024;
 

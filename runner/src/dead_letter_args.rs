@@ -8,7 +8,7 @@ use ruststream::replay::{PropertyFilter, Rate, ReplayOptions, DEFAULT_REPLAY_SUB
 pub enum DeadLetterCommand {
     /// Move dead-lettered messages back to the topic each came from (its REAL_TOPIC property)
     /// or to --to, keeping payload, key and properties (less the dead-letter ones, plus
-    /// REDRIVEN_FROM). Each is acknowledged on the dead-letter topic only once the broker
+    /// REPLAYED_FROM). Each is acknowledged on the dead-letter topic only once the broker
     /// confirmed its copy. Ctrl-C stops after the message in flight. With --embedded it runs
     /// on the in-process Pulsar, which starts empty.
     Replay(ReplayArgs),

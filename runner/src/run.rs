@@ -242,7 +242,7 @@ async fn run<S: Send + Sync + 'static>(
 pub const SOURCE_PROPERTY: &str = "source";
 
 /// `FILE:LINE`, in one allocation and without `core::fmt`, whose machinery is costly for a
-/// string built once per published line (CHANGELOG.md).
+/// string built once per published line.
 fn source_of(file: &str, line: usize) -> String {
     let mut number = itoa::Buffer::new();
     let line = number.format(line);
@@ -263,8 +263,7 @@ pub const PUBLISH_WINDOW: usize = 1_000;
 
 /// Publish each line of `file` to `topic`, the line as it is; with `source`, with the property
 /// [`SOURCE_PROPERTY`] too. Off by default: the property's list, name and value are allocated
-/// for every message, more than the runner otherwise spends on a line (CHANGELOG.md),
-/// and a replayed line is published as it was.
+/// for every message, more than the runner otherwise spends on a line, and a replayed line is published as it was.
 ///
 /// The file is read as it is published, a line at a time. With `time` (`--embedded`), every
 /// [`PUBLISH_WINDOW`] lines it waits until the app has handled what it can at this instant, so
@@ -292,7 +291,7 @@ async fn publish_file(
     let topic: &'static str = Box::leak(topic.to_owned().into_boxed_str());
     let mut published = 0usize;
     // Bytes, not a `String`: a payload is bytes, and checking each line's UTF-8 (then trimming
-    // Unicode whitespace) cost more than the rest of reading it (CHANGELOG.md).
+    // Unicode whitespace) costs more than the rest of reading it.
     let mut line = Vec::new();
     let mut n = 0usize;
     // On a real broker, the receipts of the lines in flight.

@@ -44,7 +44,7 @@ impl<T: serde::de::DeserializeOwned> Payload for T {
         };
         // JSON text is UTF-8 (RFC 8259 §8.1). Checked once for the whole payload, so serde_json
         // need not check each string again, as it does when it decodes from bytes: one pass
-        // instead of one per string (CHANGELOG.md).
+        // instead of one per string.
         let text = core::str::from_utf8(bytes).map_err(|source| {
             fail(DecodeError::NotUtf8 {
                 at: source.valid_up_to(),

@@ -20,9 +20,8 @@ use crate::outcome::Answer;
 /// freed right after the next value's are allocated, so both stay within malloc's per-thread
 /// cache, as they do for a handler of one message. Dropped all at once as the call ended,
 /// 200 freed strings overflowed that cache (7 chunks of a size), and the broker's own frees
-/// as it settled the batch merged them. Measured in process (`python3 scripts/bench
-/// --only=inprocess`, a batch handler of 100 JSON orders): 5,917 instructions a message with
-/// the values dropped as the call ended, 5,576 with all dropped at the next decode.
+/// as it settled the batch merged them. `python3 scripts/bench --only=inprocess` (a batch
+/// handler of 100 JSON orders) shows the difference.
 #[derive(Default)]
 pub struct Spare {
     /// The decoded values' list (a `Vec<T>` of the handler's payload type), still holding the

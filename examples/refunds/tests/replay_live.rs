@@ -15,7 +15,7 @@ use pulsar::consumer::{ConsumerOptions, InitialPosition};
 use pulsar::producer::ProducerOptions;
 use pulsar::{Consumer, Pulsar, SubType, TokioExecutor};
 use ruststream_pulsar::replay::{
-    DEAD_LETTER_REASON, DEFAULT_REPLAY_SUBSCRIPTION, ORIGIN_MESSAGE_ID, REAL_TOPIC, REDRIVEN_FROM,
+    DEAD_LETTER_REASON, DEFAULT_REPLAY_SUBSCRIPTION, ORIGIN_MESSAGE_ID, REAL_TOPIC, REPLAYED_FROM,
 };
 use ruststream_test_brokers::ApacheStandalone;
 
@@ -297,7 +297,7 @@ fn a_replay_killed_midway_and_run_again_moves_every_message_once_but_the_one_in_
             );
             assert_eq!(properties["n"], n.to_string(), "properties kept");
             assert!(
-                properties[REDRIVEN_FROM].starts_with(&format!("{DLQ}@")),
+                properties[REPLAYED_FROM].starts_with(&format!("{DLQ}@")),
                 "{properties:?}"
             );
             for gone in [REAL_TOPIC, ORIGIN_MESSAGE_ID, DEAD_LETTER_REASON] {

@@ -32,7 +32,7 @@ impl<Id> ChunkedId<Id> {
     }
 
     /// `f` on every id this one stands for, the chunks' in order. Not an iterator: a chained
-    /// one cost each settlement and release about 30 instructions more (CHANGELOG.md).
+    /// one makes every settlement and release measurably slower.
     #[inline]
     pub(crate) fn each(&self, mut f: impl FnMut(&Id)) {
         if let Some(earlier) = &self.earlier {

@@ -118,7 +118,7 @@ async fn replay_with<Exe: Executor>(
         .with_topic(from.clone())
         .with_subscription(options.subscription.clone())
         .with_subscription_type(SubType::Shared)
-        .with_consumer_name(format!("ruststream-redrive-{}", std::process::id()))
+        .with_consumer_name(format!("ruststream-replay-{}", std::process::id()))
         // The permits pulsar-rs gives the broker; the receiver queue is the room between its
         // engine and the replay.
         .with_batch_size(RECEIVER_QUEUE)

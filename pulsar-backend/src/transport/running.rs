@@ -20,7 +20,7 @@ pub(crate) struct RunningPulsar<T: Transport> {
     /// How [`RunningBroker::publish`] publishes: through the layers' publish hooks where one
     /// has them, else straight to the transport. Chosen once ([`RunningPulsar::new`]) and
     /// called as the method's only step, so that the message is handed on where it lies: a
-    /// test on every publish made the method copy it first (about 50 instructions a publish).
+    /// test on every publish made the method copy it first.
     publish: for<'a> fn(&'a Self, Message) -> Publishing<'a, MessageId>,
     /// How [`RunningBroker::send`] publishes, chosen as `publish` is.
     send: for<'a> fn(&'a Self, Message, Receipt) -> Publishing<'a, ()>,

@@ -1,5 +1,9 @@
 //! The in-process Pulsar: topics, subscriptions, consumers, and the clock-driven client timers.
 
+mod inspect;
+mod schema;
+mod timers;
+
 use std::collections::BTreeMap;
 
 use ruststream::{Instant, SubscriptionType};
@@ -15,7 +19,7 @@ use crate::topic::Topic;
 use crate::transaction::Coordinator;
 use crate::{
     Acknowledgement, ConsumerId, ConsumerOptions, Dispatched, MessageId, ModelError,
-    OutgoingMessage, Redelivery, Retention, StoredMessage, TopicName,
+    OutgoingMessage, Redelivery, Retention, TopicName,
 };
 
 /// A Pulsar cluster with its pulsar-rs consumers, run by hand.
@@ -239,48 +243,6 @@ impl Cluster {
         Ok(())
     }
 
-    /// How many partitions `topic` has, if it is a partitioned topic.
-    pub fn partitions(&self, topic: &TopicName) -> Option<u32> {
-        self.partition_names(topic).map(|names| names.len() as u32)
-    }
-
-    /// The partitions of `topic`, in index order, if it is a partitioned topic.
-    #[inline]
-    pub fn partition_names(&self, topic: &TopicName) -> Option<&[TopicName]> {
-        if self.partitioned.is_empty() {
-            return None;
-        }
-        self.partitioned.get(topic).map(Vec::as_slice)
-    }
-
-    /// Every persistent topic of namespace `tenant/namespace`, partitions included (not the
-    /// partitioned topics' own names, which hold no messages), in name order: Pulsar's
-    /// `CommandGetTopicsOfNamespace`, what a pattern consumer lists.
-    pub fn topics_of_namespace(&self, namespace: &str) -> Vec<TopicName> {
-        self.topics
-            .keys()
-            .filter(|t| t.is_persistent() && t.namespace_name() == namespace)
-            .cloned()
-            .collect()
-    }
-
-    /// How many topics were ever created: a number that changes whenever a topic appears, for
-    /// whoever lists topics to tell that nothing new came.
-    pub fn topics_created(&self) -> u64 {
-        self.last_ledger_id
-    }
-
-    /// When `topic` was created, if it exists.
-    pub fn created_at(&self, topic: &TopicName) -> Option<Instant> {
-        self.topics.get(topic).map(|t| t.created)
-    }
-
-    /// The ledger that holds `topic`'s messages (the first number of their ids), if the topic
-    /// exists.
-    pub fn ledger_of(&self, topic: &TopicName) -> Option<u64> {
-        self.topics.get(topic).map(|t| t.ledger_id)
-    }
-
     /// Give `consumer` `permits` more messages' worth of room: Pulsar's `Flow` command.
     pub fn flow(
         &mut self,
@@ -289,8 +251,8 @@ impl Cluster {
         now: Instant,
     ) -> Result<(), ModelError> {
         self.handle_timeouts(now);
-        // Not `ok_or`: its error was built and dropped on every call, 13 instructions (on
-        // each acknowledgement).
+        // Not `ok_or`: its error would be built and dropped on every call (on each
+        // acknowledgement).
         let Some(state) = self.consumers.get_mut(&consumer) else {
             return Err(ModelError::UnknownConsumer { consumer });
         };
@@ -412,8 +374,8 @@ impl Cluster {
         now: Instant,
     ) -> Result<Acknowledgement, ModelError> {
         self.handle_timeouts(now);
-        // Not `ok_or`: its error was built and dropped on every call, 13 instructions (on
-        // each acknowledgement).
+        // Not `ok_or`: its error would be built and dropped on every call (on each
+        // acknowledgement).
         let Some(state) = self.consumers.get_mut(&consumer) else {
             return Err(ModelError::UnknownConsumer { consumer });
         };
@@ -524,163 +486,6 @@ impl Cluster {
         Ok(())
     }
 
-    /// Deliveries queued for `consumer` that its application has not received: work in flight
-    /// on the client side. 0 for an unknown consumer.
-    pub fn pending_for(&self, consumer: ConsumerId) -> usize {
-        self.consumers.get(&consumer).map_or(0, |c| c.queue.len())
-    }
-
-    /// Deliveries queued for all consumers that their applications have not received: the sum
-    /// of [`Cluster::pending_for`] over every consumer, kept as a count (asked after every
-    /// change by whoever waits for nothing to be in flight).
-    pub fn queued(&self) -> usize {
-        self.queued
-    }
-
-    /// The permits `consumer` has left plus its queued deliveries (in one look-up): what a
-    /// client counts as asked for and not yet received. `None` if it is unknown.
-    #[inline]
-    pub fn outstanding(&self, consumer: ConsumerId) -> Option<u64> {
-        self.consumers
-            .get(&consumer)
-            .map(|c| c.permits + c.queue.len() as u64)
-    }
-
-    /// The permits `consumer` has left, or `None` if it is unknown.
-    pub fn permits(&self, consumer: ConsumerId) -> Option<u64> {
-        self.consumers.get(&consumer).map(|c| c.permits)
-    }
-
-    /// Everything ever published to `topic`, in order (empty if the topic does not exist):
-    /// how a test checks what reached a dead-letter topic.
-    ///
-    /// With transactions, what a reader of the topic can read: messages of committed
-    /// transactions are there in their places, those of aborted transactions never are, and
-    /// the list stops before the first message of the oldest transaction still open on the
-    /// topic (the broker's max read position), even for plain messages published after it;
-    /// [`Cluster::held_back_messages`] lists the rest.
-    ///
-    /// That is under [`Retention::KeepAll`], the default. Under
-    /// [`Retention::UntilAcknowledged`] it is what the topic still holds: a message every
-    /// subscription acknowledged is gone, or still listed with its payload, properties and
-    /// key freed (empty) until the messages before it go too.
-    pub fn topic_messages(&self, topic: &TopicName) -> &[StoredMessage] {
-        self.topics
-            .get(topic)
-            .map_or(&[], |t| t.store.split_at_entry(t.readable()).0)
-    }
-
-    /// The messages stored on `topic` that no subscription may read yet: those from the first
-    /// message of the oldest transaction still open on it (see [`crate::transaction`]), in
-    /// order, whatever transaction (or none) each belongs to. Empty while no transaction is
-    /// open on the topic. With [`Cluster::topic_messages`], every message the topic holds.
-    pub fn held_back_messages(&self, topic: &TopicName) -> &[StoredMessage] {
-        self.topics
-            .get(topic)
-            .map_or(&[], |t| t.store.split_at_entry(t.readable()).1)
-    }
-
-    /// How many entries of `topic` the subscription has not acknowledged (a batch counts as
-    /// one), or `None` if there is no such subscription.
-    ///
-    /// As the broker counts it (`getNumberOfEntriesInBacklog`): entries of open transactions
-    /// count, and so do transaction markers and entries of aborted transactions until a
-    /// dispatcher reads them, which it does as soon as a consumer has a permit.
-    pub fn backlog(&self, topic: &TopicName, subscription: &str) -> Option<usize> {
-        let t = self.topics.get(topic)?;
-        Some(t.subscriptions.get(subscription)?.backlog(t.len()))
-    }
-
-    /// The consumer receiving messages on an Exclusive or Failover subscription.
-    pub fn active_consumer(&self, topic: &TopicName, subscription: &str) -> Option<ConsumerId> {
-        self.topics
-            .get(topic)?
-            .subscriptions
-            .get(subscription)?
-            .active
-    }
-
-    /// When a timer fires next: the earliest unacked-message tick
-    /// ([`UNACKED_REDELIVERY_TICK`](crate::UNACKED_REDELIVERY_TICK)) at which some consumer
-    /// has an expired ack timeout, the earliest delayed delivery coming due, or the earliest
-    /// instant the coordinator aborts an open transaction whose timeout passed
-    /// ([`crate::transaction`]). `None` when nothing is waiting.
-    #[inline]
-    pub fn next_deadline(&self) -> Option<Instant> {
-        if !self.may_have_timers() {
-            return None;
-        }
-        self.next_deadline.get_or(|| self.compute_next_deadline())
-    }
-
-    fn compute_next_deadline(&self) -> Option<Instant> {
-        let ticks = self
-            .consumers
-            .values()
-            .filter_map(|c| c.unacked.as_ref()?.next_tick());
-        let delayed = self
-            .topics
-            .values()
-            .flat_map(|t| t.subscriptions.values())
-            .filter_map(Subscription::next_delayed);
-        ticks
-            .chain(delayed)
-            .chain(self.coordinator.next_timeout())
-            .min()
-    }
-
-    /// Run every timer due at or before `now`, in order, each at its own instant: delayed
-    /// messages coming due join their subscription's replay set, the coordinator aborts the
-    /// transactions whose timeout passed (as [`Cluster::abort`] does), the consumers whose
-    /// tick comes ask for their expired messages again, with the same effect per type as
-    /// [`Cluster::nack`], and the broker dispatches.
-    #[inline]
-    pub fn handle_timeouts(&mut self, now: Instant) {
-        // Every call starts here: the common case, no timer at all, without a call.
-        if self.may_have_timers() {
-            self.run_timers(now);
-        }
-    }
-
-    /// Whether any timer can exist: a consumer with an ack timeout is connected, a delayed
-    /// message was ever published, or a transaction is open. While not, no call runs a timer
-    /// or moves a deadline.
-    #[inline]
-    pub fn may_have_timers(&self) -> bool {
-        self.timed_consumers > 0 || self.delayed_published || self.coordinator.has_open()
-    }
-
-    fn run_timers(&mut self, now: Instant) {
-        while let Some(tick) = self.next_deadline().filter(|&t| t <= now) {
-            for topic in self.topics.values_mut() {
-                for sub in topic.subscriptions.values_mut() {
-                    sub.release_delayed(tick);
-                }
-            }
-            for txn in self.coordinator.take_timed_out(tick) {
-                self.time_out(txn, tick);
-            }
-            let due: Vec<ConsumerId> = self
-                .consumers
-                .iter()
-                .filter(|(_, c)| c.unacked.as_ref().and_then(|u| u.next_tick()) == Some(tick))
-                .map(|(id, _)| *id)
-                .collect();
-            for id in due {
-                let expired = self
-                    .consumers
-                    .get_mut(&id)
-                    .and_then(|c| c.unacked.as_mut())
-                    .map(|u| u.expire(tick))
-                    .unwrap_or_default();
-                if !expired.is_empty() {
-                    self.redeliver(id, &expired);
-                }
-            }
-            self.pump(tick);
-        }
-    }
-
     /// What the broker does with `RedeliverUnacknowledgedMessages` from `consumer`
     /// (`ServerCnx.handleRedeliverUnacknowledged`).
     fn redeliver(&mut self, consumer: ConsumerId, ids: &[MessageId]) -> Redelivery {
@@ -780,56 +585,6 @@ impl Cluster {
             *last_ledger_id += 1;
             Topic::new(*last_ledger_id, topic.partition_index().unwrap_or(-1), now)
         })
-    }
-}
-
-impl Cluster {
-    /// A producer (`producer`) or a consumer declares `schema` on `topic`. A topic without a
-    /// schema takes it: from any producer (Pulsar's `isAllowAutoUpdateSchema`, on by
-    /// default), and from a consumer while the topic holds nothing (a consumer on a topic
-    /// with data and no schema is let in without registering one, as Pulsar's
-    /// `addSchemaIfIdleOrCheckCompatible` does). A schema of another kind is refused; one of
-    /// the same kind is accepted (a producer's replaces the definition, as a new version).
-    pub(crate) fn declare_schema(
-        &mut self,
-        topic: &TopicName,
-        schema: &ruststream::Schema,
-        producer: bool,
-        now: Instant,
-    ) -> Result<(), ModelError> {
-        let state = self.topic_mut(topic, now);
-        match &state.schema {
-            Some(existing) if existing.kind() != schema.kind() => {
-                Err(ModelError::IncompatibleSchema {
-                    topic: topic.clone(),
-                    existing: existing.kind(),
-                    requested: schema.kind(),
-                })
-            }
-            Some(_) if !producer => Ok(()),
-            None if !producer && state.store.len() > 0 => Ok(()),
-            _ => {
-                state.schema = Some(schema.clone());
-                Ok(())
-            }
-        }
-    }
-
-    /// The schema registered on `topic`, if any.
-    pub fn schema(&self, topic: &TopicName) -> Option<&ruststream::Schema> {
-        self.topics.get(topic)?.schema.as_ref()
-    }
-
-    /// Refuse a partitioned topic's own name where a partition's is needed.
-    #[inline]
-    pub(crate) fn require_not_partitioned(&self, topic: &TopicName) -> Result<(), ModelError> {
-        match self.partitions(topic) {
-            Some(partitions) => Err(ModelError::PartitionedTopic {
-                topic: topic.clone(),
-                partitions,
-            }),
-            None => Ok(()),
-        }
     }
 }
 

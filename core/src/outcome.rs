@@ -272,8 +272,8 @@ impl IntoOutcome for alloc::boxed::Box<dyn core::error::Error + Send + Sync> {
     }
 }
 
-/// A publish that failed ([`Publisher::send`](crate::Publisher::send) or `publish` with `?`):
-/// [`HandlerOutcome::retry`], the error logged, as the machine does with a delivery whose
+/// A publish that failed ([`Publisher::publish`](crate::Publisher::publish) or
+/// `publish_for_id`, with `?`): [`HandlerOutcome::retry`], the error logged, as the machine does with a delivery whose
 /// publish failed after its handler returned. A message that cannot be sent the same way
 /// every time (encoding, topic name) then reaches the dead-letter topic at the attempt limit.
 impl IntoOutcome for crate::publish::PublishError {

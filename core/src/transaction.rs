@@ -2,14 +2,16 @@
 //! together, or neither does (Pulsar transactions, PIP-31).
 //!
 //! A registration made transactional runs each delivery in a transaction of its own: the
-//! driver opens it before the handler runs, every message the handler publishes through its
-//! `Publisher` goes in it, and so does a dead-letter or retry-topic copy the machine orders.
-//! An acknowledgement (`ack`, `drop`, a copy confirmed) becomes
-//! [`Call::Commit`](crate::broker::machine::Call::Commit): the message is acknowledged in the
-//! transaction and the transaction committed, so the output appears exactly when the input is
-//! consumed. Any other end (`retry`, `retry_after`, an error, a panic, a timeout, a publish
-//! that failed) becomes [`Call::Abort`](crate::broker::machine::Call::Abort) at once: nothing the
-//! handler published is ever seen, and the message comes back as the completion table says.
+//! machine asks for it to be opened before the handler runs
+//! ([`Command::Open`](crate::broker::machine::Command::Open)), every message the handler
+//! publishes through its `Publisher` goes in it, and so does a dead-letter or retry-topic copy
+//! the machine orders. An acknowledgement (`ack`, `drop`, a copy confirmed) becomes
+//! [`Command::Commit`](crate::broker::machine::Command::Commit): the message is acknowledged in
+//! the transaction and the transaction committed, so the output appears exactly when the input
+//! is consumed. Any other end (`retry`, `retry_after`, an error, a panic, a timeout, a publish
+//! that failed) becomes [`Command::Abort`](crate::broker::machine::Command::Abort) at once:
+//! nothing the handler published is ever seen, and the message comes back as the completion
+//! table says.
 
 use core::num::NonZeroU32;
 use core::time::Duration;

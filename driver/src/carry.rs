@@ -2,7 +2,6 @@
 //! made as it says, nothing is decided here.
 
 use std::future::Future;
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,43 +16,10 @@ use ruststream::{Handler, PublishError};
 use crate::instruments::SettlementCall;
 use crate::invoke::BatchEnd;
 use crate::kept::KeptRef;
-use crate::port::{CommitError, ConsumerPort, Original, Received, Transaction};
+use crate::outstanding::{Invoke, Io};
+use crate::port::{ConsumerPort, Original, Received, Transaction};
 use crate::run::Driver;
 use crate::slots::Slots;
-
-/// An invocation, as a driver's machine asks for it.
-pub(crate) type Invoke<Id> = ruststream::broker::machine::Invoke<Received<Id>, Transaction>;
-
-/// The consumer calls of the flush under way, made together, and the releases made after
-/// them.
-pub(crate) struct Calls<Id> {
-    acks: Vec<Id>,
-    nacks: Vec<Id>,
-    index: Vec<(Id, NonZeroU32, Vec<i64>)>,
-    releases: Vec<Id>,
-}
-
-impl<Id> Default for Calls<Id> {
-    fn default() -> Self {
-        Calls {
-            acks: Vec::new(),
-            nacks: Vec::new(),
-            index: Vec::new(),
-            releases: Vec::new(),
-        }
-    }
-}
-
-/// What the broker answered for the machine.
-pub(crate) enum Io {
-    Opened(TxnId, Result<Transaction, Arc<str>>),
-    /// A commit, of so many messages, and how it went.
-    Committed(TxnId, usize, Result<(), CommitError>),
-    /// An abort, of the transaction that prints so, and how it went.
-    Aborted(String, Result<(), BoxError>),
-    /// A copy handed to its producer (its answer comes through the outbox).
-    Sent,
-}
 
 impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     /// Carry out every command the machine has at `now`; an invocation starts in `running`
@@ -170,6 +136,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     }
 
     /// One delivery the machine held, and how it runs (see [`Driver::invoke`]).
+    #[allow(
+        clippy::boxed_local,
+        reason = "the machine's command holds it boxed; it is unpacked where it lies"
+    )]
     pub(crate) fn unpack(invoke: Box<Invoke<C::Id>>) -> (Received<C::Id>, Start<Transaction>) {
         let Invoke {
             token,
@@ -183,6 +153,10 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
     }
 
     /// The invocation of a batch.
+    #[allow(
+        clippy::boxed_local,
+        reason = "the machine's command holds it boxed; it is unpacked where it lies"
+    )]
     pub(crate) fn batch(
         &mut self,
         invoke: Box<Invoke<C::Id>>,

@@ -218,6 +218,10 @@ impl<S: Send + Sync + 'static, H: Handler<S>> Invocation<S, H> {
 
     /// The invocation of one delivery, `token`, in `txn`. (An `async` block rather than an
     /// `async fn`: an `async fn` moves its arguments once more, into its body, as it starts.)
+    #[allow(
+        clippy::manual_async_fn,
+        reason = "an async fn would move its arguments once more"
+    )]
     #[inline(always)]
     pub(crate) fn one<Id: Clone + Send + Sync + 'static>(
         self: Arc<Self>,

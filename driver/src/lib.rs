@@ -11,6 +11,7 @@
 //! |---|---|
 //! | the loop: events in, commands out | `run.rs` ([`Driver::run`]) |
 //! | carrying out each command | `carry.rs` |
+//! | the calls and answers outstanding between events | `outstanding.rs` |
 //! | a handler's invocation, for one delivery or a batch | `invoke.rs` |
 //! | the ports a broker implements | [`port`] |
 //! | the built-in layers (span, trace context, metrics) | [`layers`] |
@@ -27,6 +28,7 @@ mod kept;
 pub mod layers;
 pub mod metric;
 mod mount;
+mod outstanding;
 pub mod port;
 mod report;
 mod run;

@@ -26,10 +26,10 @@ use ruststream::runtime::{Runtime, Sleep};
 use ruststream::transaction::TransactionPolicy;
 use ruststream::{Handler, Instant, SubscriptionRules};
 
-use crate::carry::{Calls, Invoke, Io};
 use crate::instruments::Instruments;
 use crate::invoke::{BatchEnd, Invocation, Lists, Wrap};
 use crate::kept::KeptRef;
+use crate::outstanding::{Calls, Invoke, Io};
 use crate::port::{ConsumerPort, Received, Republisher, Transaction, TransactionPort};
 use crate::slots::Slots;
 use crate::Handled;

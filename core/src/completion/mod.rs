@@ -22,10 +22,10 @@
 //! call the service makes.
 //!
 //! [`SubscriptionRules::settle`] is the decision for one delivery. The subscription machine
-//! ([`crate::broker::machine`]) runs it for every delivery: it turns the decision into consumer calls
-//! ([`Call`](crate::broker::machine::Call)), holds the delayed ones until their deadline, and reports
-//! the next deadline so that the driver needs a single timer however many deliveries are
-//! waiting.
+//! ([`crate::broker::machine`]) runs it for every delivery: it turns the decision into
+//! consumer calls ([`Command`](crate::broker::machine::Command)), holds the delayed ones until
+//! their deadline, and reports the next deadline so that the driver needs a single timer
+//! however many deliveries are waiting.
 
 mod backoff;
 mod error;

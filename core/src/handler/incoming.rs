@@ -3,8 +3,8 @@
 use alloc::string::String;
 use core::time::Duration;
 
-use crate::broker::HandlerPort;
 use crate::message::MessageId;
+use crate::publish::outbox::HandlerPort;
 
 /// A borrowed view of one delivery: what a handler's parameters are extracted from.
 #[derive(Clone, Copy)]

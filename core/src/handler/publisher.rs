@@ -4,8 +4,8 @@ use alloc::sync::Arc;
 
 use super::Incoming;
 use super::{Extract, Rejection};
-use crate::broker::{HandlerPort, Tracker};
 use crate::message::{IntoMessage, Message, MessageId};
+use crate::publish::outbox::{HandlerPort, Tracker};
 use crate::publish::{Publish, PublishError, Publishing, Receipt};
 
 /// A handler parameter that publishes through the broker the handler runs on.

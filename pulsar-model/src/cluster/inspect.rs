@@ -85,8 +85,9 @@ impl Cluster {
     /// topic (the broker's max read position), even for plain messages published after it;
     /// [`Cluster::held_back_messages`] lists the rest.
     ///
-    /// That is under [`Retention::KeepAll`], the default. Under
-    /// [`Retention::UntilAcknowledged`] it is what the topic still holds: a message every
+    /// That is under [`Retention::KeepAll`](crate::Retention::KeepAll), the default. Under
+    /// [`Retention::UntilAcknowledged`](crate::Retention::UntilAcknowledged) it is what the
+    /// topic still holds: a message every
     /// subscription acknowledged is gone, or still listed with its payload, properties and
     /// key freed (empty) until the messages before it go too.
     pub fn topic_messages(&self, topic: &TopicName) -> &[StoredMessage] {

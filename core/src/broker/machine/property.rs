@@ -572,7 +572,7 @@ fn run(
             }
             // The service crashes: its machine, handlers and requests go; the broker sends
             // again what was not acknowledged; open transactions time out.
-            7 if pick % 5 == 0 && crashes < 3 => {
+            7 if pick.is_multiple_of(5) && crashes < 3 => {
                 crashes += 1;
                 m = fresh(&setup);
                 running.clear();

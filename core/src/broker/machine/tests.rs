@@ -851,8 +851,11 @@ fn transactional(key_ordered: bool, group: Option<(u32, u64)>) -> Machine {
     machine(SubscriptionType::Shared, None, config)
 }
 
+/// A commit as a test reads it: the transaction, its handle, the ids it acknowledges.
+type CommitSeen = (TxnId, Handle, Vec<Id>);
+
 /// The transactions `commands` open, commit (with their acks) and abort.
-fn txn_commands(commands: &[Cmd]) -> (Vec<TxnId>, Vec<(TxnId, Handle, Vec<Id>)>, Vec<Handle>) {
+fn txn_commands(commands: &[Cmd]) -> (Vec<TxnId>, Vec<CommitSeen>, Vec<Handle>) {
     let (mut opens, mut commits, mut aborts) = (Vec::new(), Vec::new(), Vec::new());
     for command in commands {
         match command {

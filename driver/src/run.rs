@@ -282,8 +282,11 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                         Poll::Pending => {}
                     }
                 }
-                if let Some((_, sleep)) = &mut self.timer {
+                if let Some((at, sleep)) = &mut self.timer {
                     if sleep.as_mut().poll(cx).is_ready() {
+                        // A sleep that completed is not polled again (a runtime's may stay
+                        // pending for good): `arm_timer` makes it anew.
+                        *at = Instant::MAX;
                         return Poll::Ready(Turn::Timer);
                     }
                 }
@@ -298,7 +301,13 @@ impl<C: ConsumerPort, S: Send + Sync + 'static, H: Handler<S>> Driver<C, S, H> {
                 Turn::Fed => unflushed = true,
                 // The due calls are made by `flush` at the top of the loop, before a fired
                 // sleep is replaced.
-                Turn::Timer | Turn::Idle => flush_now = true,
+                Turn::Idle => flush_now = true,
+                // The deadline passed: the flush reads the time again rather than take the
+                // latest read, which may be from before it.
+                Turn::Timer => {
+                    self.read_at = None;
+                    flush_now = true;
+                }
             }
         }
         self.shutdown(running, batches, one, Self::batch).await;

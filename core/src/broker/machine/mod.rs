@@ -2,7 +2,7 @@
 //!
 //! A subscription's driver owns a consumer, runs handlers and carries out I/O; every decision
 //! in between is made here, without I/O, without a clock and without an executor. The driver
-//! speaks to it through seven methods, in quinn-proto's shape: what happened goes in, what to
+//! speaks to it through eight methods, in quinn-proto's shape: what happened goes in, what to
 //! do comes out, with the next deadline.
 //!
 //! | method | the driver |
